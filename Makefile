@@ -1,0 +1,121 @@
+# cprof — build, test and demo.
+#   make          build libcprof.so, the cprof tool and cprof.pc into build/
+#   make check    install missing packages, build, run every test
+#   make demo     install missing packages, build, profile examples/leak.c
+#   make install  PREFIX=/usr/local
+
+PREFIX  ?= /usr/local
+B       := build
+CC      ?= cc
+CSTD    := -std=gnu11
+WARN    := -Wall -Wextra -Werror
+OPT     ?= -O2 -g
+# Frame pointers everywhere: CPROF_UNWIND=fp must be able to walk through us.
+BASE_CFLAGS := $(CSTD) $(WARN) $(OPT) -fno-omit-frame-pointer -D_GNU_SOURCE \
+               -Iinclude -Isrc $(CFLAGS)
+
+pc = $(shell pkg-config --cflags --libs $(1) 2>/dev/null)
+
+# --- the format library (src/profile), shared by runtime and tool ---------
+PROFILE_SRC := $(wildcard src/profile/*.c)
+PROFILE_OBJ := $(PROFILE_SRC:%.c=$(B)/pic/%.o)
+
+# --- the runtime (src/runtime) -> libcprof.so ------------------------------
+RUNTIME_SRC := $(wildcard src/runtime/*.c)
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/pic/%.o)
+RUNTIME_LIBS := -lunwind -lz -ldl -lpthread -lm
+
+# --- the HTTP endpoints (src/http) -> libcprof-http.so ---------------------
+HTTP_SRC := $(wildcard src/http/*.c)
+HTTP_OBJ := $(HTTP_SRC:%.c=$(B)/pic/%.o)
+
+# --- the tool (src/tool) -> cprof ------------------------------------------
+TOOL_SRC := $(wildcard src/tool/*.c)
+TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/obj/%.o)
+TOOL_LIBS := $(call pc,libdw libcurl libedit libmicrohttpd) \
+             $(shell pkg-config --exists libdebuginfod && echo -ldebuginfod) -lz -lm
+
+TARGETS := $(B)/libcprof.so $(B)/cprof.pc
+ifneq ($(HTTP_SRC),)
+TARGETS += $(B)/libcprof-http.so
+endif
+ifneq ($(TOOL_SRC),)
+TARGETS += $(B)/cprof
+endif
+
+all: $(TARGETS)
+
+$(B)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -c -o $@ $<
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -MMD -c -o $@ $<
+
+$(B)/libcprofile.a: $(PROFILE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/libcprofile.a
+	$(CC) -shared -o $@ $(RUNTIME_OBJ) $(B)/libcprofile.a $(RUNTIME_LIBS) \
+	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete
+
+$(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/libcprofile.a $(B)/libcprof.so
+	$(CC) -shared -o $@ $(HTTP_OBJ) $(B)/libcprofile.a $(call pc,libmicrohttpd) -lz \
+	    -L$(B) -lcprof -Wl,--no-undefined -Wl,-soname,libcprof-http.so
+
+$(B)/cprof: $(TOOL_OBJ) $(B)/libcprofile.a
+	$(CC) -o $@ $(TOOL_OBJ) $(B)/libcprofile.a $(TOOL_LIBS)
+
+$(B)/cprof.pc: cprof.pc.in
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# --- tests ------------------------------------------------------------------
+# Unit tests: tests/unit/test_<module>.c, linked with the object files of the
+# module they test (named in the test's first line: "// links: src/x/y.c ...").
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/asan/%)
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+unit_links = $(shell sed -n '1s|^// links:||p' $(1))
+UNIT_LIBS := $(call pc,cmocka) $(TOOL_LIBS) -lunwind -ldl -lpthread
+
+$(B)/tests/%: tests/unit/%.c $(TARGETS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< $(call unit_links,$<) $(UNIT_LIBS)
+
+$(B)/tests/asan/%: tests/unit/%.c $(TARGETS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN) -Itests -o $@ $< $(call unit_links,$<) $(UNIT_LIBS)
+
+tests: all $(UNIT_BIN) $(ASAN_BIN)
+
+deps:
+	@sh scripts/deps.sh
+
+check: deps
+	$(MAKE) tests
+	@sh tests/run.sh
+
+demo: deps
+	$(MAKE) all
+	@sh examples/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(B)/libcprof.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/cprof.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(B)/cprof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	if [ -f $(B)/libcprof-http.so ]; then install -m 755 $(B)/libcprof-http.so $(DESTDIR)$(PREFIX)/lib/; fi
+	if [ -f $(B)/cprof ]; then install -m 755 $(B)/cprof $(DESTDIR)$(PREFIX)/bin/; fi
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all tests deps check demo install clean
+.SECONDARY:

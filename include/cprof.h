@@ -1,0 +1,58 @@
+/* cprof.h — the public C API of libcprof, Go's pprof profiling for C and C++.
+ *
+ * Link with -lcprof (pkg-config cprof), or LD_PRELOAD libcprof.so into an
+ * unmodified program and drive it with CPROF_* environment variables.
+ * Every function here is thread-safe, may be called at any time (also before
+ * main), never aborts the program, and returns 0 or a negative errno.
+ */
+#ifndef CPROF_H
+#define CPROF_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CPROF_VERSION "0.1.0"
+
+/* Whole-process allocation counters, exact (not sampled). Byte counts are
+ * the allocator's usable sizes (malloc_usable_size), as Go's MemStats counts
+ * size-class bytes. */
+typedef struct {
+    uint64_t mallocs;           /* allocations made (malloc, calloc, realloc, aligned) */
+    uint64_t frees;             /* blocks released (free, realloc) */
+    uint64_t total_alloc_bytes; /* bytes ever allocated */
+    uint64_t live_bytes;        /* bytes allocated and not yet freed */
+    uint64_t live_objects;      /* mallocs - frees */
+    int64_t rate;               /* bytes between samples; 0 = off, 1 = every allocation */
+    uint64_t sampled_allocs;    /* allocations recorded in the profile */
+    uint64_t sampled_frees;     /* frees of recorded allocations */
+    uint64_t dropped_samples;   /* samples not recorded because a table was full */
+    uint64_t stack_buckets;     /* distinct stacks recorded */
+    uint64_t profiler_bytes;    /* memory cprof itself holds (mapped for its tables) */
+    uint64_t profiler_limit;    /* the bound on profiler_bytes */
+} cprof_stats_t;
+
+/* Sets the heap sampling rate in bytes (Go's MemProfileRate): 0 turns heap
+ * profiling off, 1 records every allocation, default 524288. -EINVAL if
+ * rate < 0. Already-recorded samples keep counting their frees. */
+int cprof_set_rate(int64_t rate);
+
+/* Fills *st with the current counters. */
+int cprof_stats(cprof_stats_t *st);
+
+/* Writes the heap profile to path (pattern expansion: %p pid, %e program
+ * name, %t unix time, %n sequence number; %% a percent sign), gzipped
+ * profile.proto, atomically (temporary file + rename). */
+int cprof_heap_profile_write(const char *path);
+
+/* Writes the heap profile to fd: debug=0 gzipped profile.proto, debug=1 the
+ * legacy text form of Go's /debug/pprof/heap?debug=1 with the statistics
+ * block. */
+int cprof_heap_profile_write_fd(int fd, int debug);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

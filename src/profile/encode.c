@@ -1,0 +1,255 @@
+/* encode.c — profile_t to profile.proto bytes, and gzip.
+ *
+ * Nested messages are length-prefixed, so each one is written into a scratch
+ * buffer first and then copied behind its tag and length. Field order
+ * follows Go's writer: sample types, samples, mappings, locations,
+ * functions, string table, then the scalar fields. */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+void pbuf_free(pbuf_t *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+static void put(pbuf_t *b, const void *src, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->len + n)
+            nc *= 2;
+        uint8_t *nd = realloc(b->data, nc);
+        if (!nd) {
+            b->oom = true;
+            return;
+        }
+        b->data = nd;
+        b->cap = nc;
+    }
+    memcpy(b->data + b->len, src, n);
+    b->len += n;
+}
+
+static void varint(pbuf_t *b, uint64_t v)
+{
+    uint8_t tmp[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        tmp[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    tmp[n++] = (uint8_t)v;
+    put(b, tmp, n);
+}
+
+enum { WIRE_VARINT = 0, WIRE_BYTES = 2 };
+
+static void key(pbuf_t *b, int field, int wire)
+{
+    varint(b, (uint64_t)field << 3 | (uint64_t)wire);
+}
+
+/* Scalars are written only when nonzero, as Go does. */
+static void field_u64(pbuf_t *b, int field, uint64_t v)
+{
+    if (v) {
+        key(b, field, WIRE_VARINT);
+        varint(b, v);
+    }
+}
+
+static void field_bool(pbuf_t *b, int field, bool v)
+{
+    field_u64(b, field, v ? 1 : 0);
+}
+
+static void field_bytes(pbuf_t *b, int field, const void *data, size_t n)
+{
+    key(b, field, WIRE_BYTES);
+    varint(b, n);
+    put(b, data, n);
+}
+
+/* Appends the scratch buffer as a nested message and empties it. */
+static void field_msg(pbuf_t *b, int field, pbuf_t *msg)
+{
+    if (msg->oom)
+        b->oom = true;
+    field_bytes(b, field, msg->data, msg->len);
+    msg->len = 0;
+}
+
+static void packed_u64(pbuf_t *b, pbuf_t *tmp, int field, const uint64_t *v, size_t n)
+{
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        varint(tmp, v[i]);
+    field_msg(b, field, tmp);
+}
+
+static void value_type(pbuf_t *b, pbuf_t *tmp, int field, const profile_value_type_t *vt)
+{
+    field_u64(tmp, 1, (uint64_t)vt->type);
+    field_u64(tmp, 2, (uint64_t)vt->unit);
+    field_msg(b, field, tmp);
+}
+
+static void sample(pbuf_t *b, pbuf_t *tmp, pbuf_t *inner, const profile_t *p,
+                   const profile_sample_t *s)
+{
+    packed_u64(tmp, inner, 1, s->location_ids, s->n_location_ids);
+    packed_u64(tmp, inner, 2, (const uint64_t *)s->values, p->n_sample_types);
+    for (uint32_t i = 0; i < s->n_labels; i++) {
+        const profile_label_t *l = &s->labels[i];
+        field_u64(inner, 1, (uint64_t)l->key);
+        field_u64(inner, 2, (uint64_t)l->str);
+        field_u64(inner, 3, (uint64_t)l->num);
+        field_u64(inner, 4, (uint64_t)l->num_unit);
+        field_msg(tmp, 3, inner);
+    }
+    field_msg(b, 2, tmp);
+}
+
+static void mapping(pbuf_t *b, pbuf_t *tmp, const profile_mapping_t *m)
+{
+    field_u64(tmp, 1, m->id);
+    field_u64(tmp, 2, m->memory_start);
+    field_u64(tmp, 3, m->memory_limit);
+    field_u64(tmp, 4, m->file_offset);
+    field_u64(tmp, 5, (uint64_t)m->filename);
+    field_u64(tmp, 6, (uint64_t)m->build_id);
+    field_bool(tmp, 7, m->has_functions);
+    field_bool(tmp, 8, m->has_filenames);
+    field_bool(tmp, 9, m->has_line_numbers);
+    field_bool(tmp, 10, m->has_inline_frames);
+    field_msg(b, 3, tmp);
+}
+
+static void location(pbuf_t *b, pbuf_t *tmp, pbuf_t *inner, const profile_location_t *l)
+{
+    field_u64(tmp, 1, l->id);
+    field_u64(tmp, 2, l->mapping_id);
+    field_u64(tmp, 3, l->address);
+    for (uint32_t i = 0; i < l->n_lines; i++) {
+        field_u64(inner, 1, l->lines[i].function_id);
+        field_u64(inner, 2, (uint64_t)l->lines[i].line);
+        field_msg(tmp, 4, inner);
+    }
+    field_bool(tmp, 5, l->is_folded);
+    field_msg(b, 4, tmp);
+}
+
+static void function(pbuf_t *b, pbuf_t *tmp, const profile_function_t *f)
+{
+    field_u64(tmp, 1, f->id);
+    field_u64(tmp, 2, (uint64_t)f->name);
+    field_u64(tmp, 3, (uint64_t)f->system_name);
+    field_u64(tmp, 4, (uint64_t)f->filename);
+    field_u64(tmp, 5, (uint64_t)f->start_line);
+    field_msg(b, 5, tmp);
+}
+
+int profile_encode(const profile_t *p, pbuf_t *out)
+{
+    pbuf_t tmp = {0}, inner = {0};
+    for (size_t i = 0; i < p->n_sample_types; i++)
+        value_type(out, &tmp, 1, &p->sample_types[i]);
+    for (size_t i = 0; i < p->n_samples; i++)
+        sample(out, &tmp, &inner, p, &p->samples[i]);
+    for (size_t i = 0; i < p->n_mappings; i++)
+        mapping(out, &tmp, &p->mappings[i]);
+    for (size_t i = 0; i < p->n_locations; i++)
+        location(out, &tmp, &inner, &p->locations[i]);
+    for (size_t i = 0; i < p->n_functions; i++)
+        function(out, &tmp, &p->functions[i]);
+    for (size_t i = 0; i < p->n_strings; i++)
+        field_bytes(out, 6, p->strings[i], strlen(p->strings[i]));
+    field_u64(out, 7, (uint64_t)p->drop_frames);
+    field_u64(out, 8, (uint64_t)p->keep_frames);
+    field_u64(out, 9, (uint64_t)p->time_nanos);
+    field_u64(out, 10, (uint64_t)p->duration_nanos);
+    if (p->period_type.type || p->period_type.unit)
+        value_type(out, &tmp, 11, &p->period_type);
+    field_u64(out, 12, (uint64_t)p->period);
+    if (p->n_comments) {
+        for (size_t i = 0; i < p->n_comments; i++)
+            varint(&tmp, (uint64_t)p->comments[i]);
+        field_msg(out, 13, &tmp);
+    }
+    field_u64(out, 14, (uint64_t)p->default_sample_type);
+    bool oom = tmp.oom || inner.oom || out->oom;
+    pbuf_free(&tmp);
+    pbuf_free(&inner);
+    return oom ? -ENOMEM : 0;
+}
+
+int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
+{
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    /* 15 window bits + 16: gzip header and trailer. */
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
+        return -ENOMEM;
+    uLong bound = deflateBound(&z, (uLong)len);
+    out->len = 0;
+    put(out, NULL, 0);
+    if (!out->oom && out->cap < bound) {
+        uint8_t *nd = realloc(out->data, bound);
+        if (nd) {
+            out->data = nd;
+            out->cap = bound;
+        } else {
+            out->oom = true;
+        }
+    }
+    if (out->oom) {
+        deflateEnd(&z);
+        return -ENOMEM;
+    }
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = out->data;
+    z.avail_out = (uInt)out->cap;
+    int rc = deflate(&z, Z_FINISH);
+    out->len = z.total_out;
+    deflateEnd(&z);
+    return rc == Z_STREAM_END ? 0 : -EIO;
+}
+
+static int write_all(int fd, const uint8_t *d, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, d, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        d += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int profile_write_fd(const profile_t *p, int fd)
+{
+    pbuf_t raw = {0}, gz = {0};
+    int rc = profile_encode(p, &raw);
+    if (rc == 0)
+        rc = profile_gzip(raw.data, raw.len, &gz);
+    if (rc == 0)
+        rc = write_all(fd, gz.data, gz.len);
+    pbuf_free(&raw);
+    pbuf_free(&gz);
+    return rc;
+}

@@ -1,0 +1,327 @@
+/* profile.c — storage of the in-memory profile: growable element arrays,
+ * a chunk allocator for the small per-sample arrays, the string intern
+ * table, and the id indexes. */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Small arrays (sample stacks, values, labels, location lines, strings) come
+ * from chunks so that a 200,000-sample profile costs a few hundred mallocs,
+ * not a million. */
+struct profile_chunk {
+    struct profile_chunk *next;
+    size_t used, size;
+    max_align_t data[];
+};
+
+#define CHUNK_SIZE (256u << 10)
+
+void *profile_alloc(profile_t *p, size_t size)
+{
+    size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+    struct profile_chunk *c = p->chunks;
+    if (!c || c->size - c->used < size) {
+        size_t sz = size > CHUNK_SIZE ? size : CHUNK_SIZE;
+        c = malloc(sizeof(*c) + sz);
+        if (!c)
+            return NULL;
+        c->used = 0;
+        c->size = sz;
+        /* A big one-off block goes behind the current chunk so the current
+         * chunk's free space is not lost. */
+        if (p->chunks && sz > CHUNK_SIZE) {
+            c->next = p->chunks->next;
+            p->chunks->next = c;
+        } else {
+            c->next = p->chunks;
+            p->chunks = c;
+        }
+    }
+    void *r = (char *)c->data + c->used;
+    c->used += size;
+    return r;
+}
+
+static void *dup_into(profile_t *p, const void *src, size_t size)
+{
+    if (size == 0)
+        return NULL;
+    void *d = profile_alloc(p, size);
+    if (d && src)
+        memcpy(d, src, size);
+    else if (d)
+        memset(d, 0, size);
+    return d;
+}
+
+/* Grows *arr (of elements of size elem) so that one more fits. */
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 16;
+    void *na = realloc(*arr, nc * elem);
+    if (!na)
+        return -ENOMEM;
+    *arr = na;
+    *cap = nc;
+    return 0;
+}
+
+/* --- string table ---------------------------------------------------------- */
+
+struct profile_strtab {
+    uint32_t *slots; /* string index + 1; 0 = empty */
+    size_t mask;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int strtab_rehash(profile_t *p, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->n_strings; i++) {
+        size_t h = hash_bytes(p->strings[i], strlen(p->strings[i])) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)i + 1;
+    }
+    free(p->strtab->slots);
+    p->strtab->slots = slots;
+    p->strtab->mask = nslots - 1;
+    return 0;
+}
+
+int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
+{
+    profile_strtab_t *t = p->strtab;
+    if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
+        return -1;
+    size_t h = hash_bytes(s, len) & t->mask;
+    for (; t->slots[h]; h = (h + 1) & t->mask) {
+        const char *c = p->strings[t->slots[h] - 1];
+        if (strncmp(c, s, len) == 0 && c[len] == '\0')
+            return t->slots[h] - 1;
+    }
+    if (grow((void **)&p->strings, &p->cap_strings, p->n_strings, sizeof(char *)) < 0)
+        return -1;
+    char *copy = profile_alloc(p, len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    p->strings[p->n_strings] = copy;
+    t->slots[h] = (uint32_t)p->n_strings + 1;
+    return (int64_t)p->n_strings++;
+}
+
+int64_t profile_intern(profile_t *p, const char *s)
+{
+    return profile_intern_n(p, s, strlen(s));
+}
+
+/* --- construction ---------------------------------------------------------- */
+
+profile_t *profile_new(void)
+{
+    profile_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->strtab = calloc(1, sizeof(*p->strtab));
+    if (!p->strtab || strtab_rehash(p, 64) < 0 || profile_intern(p, "") != 0) {
+        profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void profile_free(profile_t *p)
+{
+    if (!p)
+        return;
+    free(p->sample_types);
+    free(p->samples);
+    free(p->mappings);
+    free(p->locations);
+    free(p->functions);
+    free(p->strings);
+    free(p->comments);
+    if (p->strtab)
+        free(p->strtab->slots);
+    free(p->strtab);
+    free(p->loc_index);
+    free(p->fn_index);
+    free(p->map_index);
+    for (struct profile_chunk *c = p->chunks, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(p);
+}
+
+int profile_add_sample_type(profile_t *p, const char *type, const char *unit)
+{
+    if (grow((void **)&p->sample_types, &p->cap_sample_types, p->n_sample_types,
+             sizeof(*p->sample_types)) < 0)
+        return -ENOMEM;
+    int64_t t = profile_intern(p, type), u = profile_intern(p, unit);
+    if (t < 0 || u < 0)
+        return -ENOMEM;
+    p->sample_types[p->n_sample_types++] = (profile_value_type_t){t, u};
+    return 0;
+}
+
+profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
+                                     const int64_t *values)
+{
+    if (grow((void **)&p->samples, &p->cap_samples, p->n_samples, sizeof(*p->samples)) < 0)
+        return NULL;
+    profile_sample_t *s = &p->samples[p->n_samples];
+    memset(s, 0, sizeof(*s));
+    s->location_ids = dup_into(p, locs, nlocs * sizeof(*locs));
+    s->values = dup_into(p, values, p->n_sample_types * sizeof(*values));
+    if ((nlocs && !s->location_ids) || (p->n_sample_types && !s->values))
+        return NULL;
+    s->n_location_ids = (uint32_t)nlocs;
+    p->n_samples++;
+    return s;
+}
+
+int profile_sample_add_label(profile_t *p, profile_sample_t *s, const profile_label_t *l)
+{
+    /* Labels are few per sample: copy-on-grow within chunk storage. */
+    profile_label_t *n = profile_alloc(p, (s->n_labels + 1) * sizeof(*n));
+    if (!n)
+        return -ENOMEM;
+    if (s->n_labels)
+        memcpy(n, s->labels, s->n_labels * sizeof(*n));
+    n[s->n_labels] = *l;
+    s->labels = n;
+    s->n_labels++;
+    return 0;
+}
+
+profile_mapping_t *profile_add_mapping(profile_t *p)
+{
+    if (grow((void **)&p->mappings, &p->cap_mappings, p->n_mappings, sizeof(*p->mappings)) < 0)
+        return NULL;
+    profile_mapping_t *m = &p->mappings[p->n_mappings++];
+    memset(m, 0, sizeof(*m));
+    return m;
+}
+
+profile_location_t *profile_add_location(profile_t *p, const profile_line_t *lines,
+                                         size_t nlines)
+{
+    if (grow((void **)&p->locations, &p->cap_locations, p->n_locations,
+             sizeof(*p->locations)) < 0)
+        return NULL;
+    profile_location_t *l = &p->locations[p->n_locations];
+    memset(l, 0, sizeof(*l));
+    l->lines = dup_into(p, lines, nlines * sizeof(*lines));
+    if (nlines && !l->lines)
+        return NULL;
+    l->n_lines = (uint32_t)nlines;
+    p->n_locations++;
+    return l;
+}
+
+profile_function_t *profile_add_function(profile_t *p)
+{
+    if (grow((void **)&p->functions, &p->cap_functions, p->n_functions,
+             sizeof(*p->functions)) < 0)
+        return NULL;
+    profile_function_t *f = &p->functions[p->n_functions++];
+    memset(f, 0, sizeof(*f));
+    return f;
+}
+
+int profile_add_comment(profile_t *p, const char *text)
+{
+    if (grow((void **)&p->comments, &p->cap_comments, p->n_comments, sizeof(*p->comments)) < 0)
+        return -ENOMEM;
+    int64_t s = profile_intern(p, text);
+    if (s < 0)
+        return -ENOMEM;
+    p->comments[p->n_comments++] = s;
+    return 0;
+}
+
+/* --- id indexes -------------------------------------------------------------- */
+
+/* Index for ids up to 2 * count + 1024 (dense or nearly); sparser ids fall
+ * back to a linear scan, which only a hostile or odd file pays for. */
+static int build_index(uint32_t **idx, size_t *nidx, const void *base, size_t n, size_t elem)
+{
+    size_t limit = 2 * n + 1024, max = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = *(const uint64_t *)((const char *)base + i * elem);
+        if (id < limit && id + 1 > max)
+            max = id + 1;
+    }
+    uint32_t *a = calloc(max ? max : 1, sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = *(const uint64_t *)((const char *)base + i * elem);
+        if (id < max && !a[id])
+            a[id] = (uint32_t)i + 1;
+    }
+    free(*idx);
+    *idx = a;
+    *nidx = max;
+    return 0;
+}
+
+int profile_index(profile_t *p)
+{
+    if (build_index(&p->loc_index, &p->n_loc_index, p->locations, p->n_locations,
+                    sizeof(*p->locations)) < 0 ||
+        build_index(&p->fn_index, &p->n_fn_index, p->functions, p->n_functions,
+                    sizeof(*p->functions)) < 0 ||
+        build_index(&p->map_index, &p->n_map_index, p->mappings, p->n_mappings,
+                    sizeof(*p->mappings)) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static const void *lookup(const uint32_t *idx, size_t nidx, const void *base, size_t n,
+                          size_t elem, uint64_t id)
+{
+    if (id == 0)
+        return NULL;
+    if (id < nidx)
+        return idx[id] ? (const char *)base + (idx[id] - 1) * elem : NULL;
+    for (size_t i = 0; i < n; i++)
+        if (*(const uint64_t *)((const char *)base + i * elem) == id)
+            return (const char *)base + i * elem;
+    return NULL;
+}
+
+const profile_location_t *profile_location_by_id(const profile_t *p, uint64_t id)
+{
+    return lookup(p->loc_index, p->n_loc_index, p->locations, p->n_locations,
+                  sizeof(*p->locations), id);
+}
+
+const profile_function_t *profile_function_by_id(const profile_t *p, uint64_t id)
+{
+    return lookup(p->fn_index, p->n_fn_index, p->functions, p->n_functions,
+                  sizeof(*p->functions), id);
+}
+
+const profile_mapping_t *profile_mapping_by_id(const profile_t *p, uint64_t id)
+{
+    return lookup(p->map_index, p->n_map_index, p->mappings, p->n_mappings,
+                  sizeof(*p->mappings), id);
+}

@@ -1,0 +1,166 @@
+/* profile.h — the in-memory pprof profile (profile.proto) shared by the
+ * runtime (which builds and encodes one) and the tool (which decodes,
+ * merges, filters and re-encodes).
+ *
+ * Ownership: a profile_t owns every array and string reachable from it;
+ * profile_free() releases all of it. Strings are interned: fields that name
+ * a string hold an index into p->strings (index 0 is always ""), exactly as
+ * in the wire format, so decode/encode are copies, not translations.
+ *
+ * Ids: mappings, locations and functions keep the ids of the wire format.
+ * After profile_index() (called by the decoder and by the builder helpers)
+ * the *_by_id lookups are O(1) for dense ids.
+ *
+ * Threads: a profile_t is used by one thread at a time. Nothing here takes
+ * a lock or touches global state, so the runtime may build profiles while
+ * its recursion guard is set (allocations then go to the real allocator).
+ */
+#ifndef CPROF_PROFILE_H
+#define CPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t type; /* string index, e.g. "inuse_space" */
+    int64_t unit; /* string index, e.g. "bytes" */
+} profile_value_type_t;
+
+typedef struct {
+    int64_t key;      /* string index */
+    int64_t str;      /* string index, or 0 */
+    int64_t num;      /* numeric value when str == 0 */
+    int64_t num_unit; /* string index, or 0 */
+} profile_label_t;
+
+typedef struct {
+    uint64_t *location_ids; /* leaf first */
+    int64_t *values;        /* profile.n_sample_types entries */
+    profile_label_t *labels;
+    uint32_t n_location_ids;
+    uint32_t n_labels;
+} profile_sample_t;
+
+typedef struct {
+    uint64_t id;
+    uint64_t memory_start; /* first address mapped */
+    uint64_t memory_limit; /* one past the last */
+    uint64_t file_offset;  /* offset in the file of memory_start */
+    int64_t filename;      /* string index */
+    int64_t build_id;      /* string index */
+    bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+} profile_mapping_t;
+
+typedef struct {
+    uint64_t function_id;
+    int64_t line;
+} profile_line_t;
+
+typedef struct {
+    uint64_t id;
+    uint64_t mapping_id; /* 0: no mapping */
+    uint64_t address;    /* process address; call site (return address - 1) */
+    profile_line_t *lines; /* innermost (inlined) first, real function last */
+    uint32_t n_lines;
+    bool is_folded;
+} profile_location_t;
+
+typedef struct {
+    uint64_t id;
+    int64_t name;        /* string index: demangled name */
+    int64_t system_name; /* string index: linker name */
+    int64_t filename;    /* string index */
+    int64_t start_line;
+} profile_function_t;
+
+typedef struct profile_strtab profile_strtab_t; /* intern hash, private */
+
+typedef struct {
+    profile_value_type_t *sample_types;
+    size_t n_sample_types;
+    profile_sample_t *samples;
+    size_t n_samples;
+    profile_mapping_t *mappings;
+    size_t n_mappings;
+    profile_location_t *locations;
+    size_t n_locations;
+    profile_function_t *functions;
+    size_t n_functions;
+    char **strings; /* strings[0] == "" */
+    size_t n_strings;
+    int64_t drop_frames; /* string index */
+    int64_t keep_frames; /* string index */
+    int64_t time_nanos;
+    int64_t duration_nanos;
+    profile_value_type_t period_type;
+    int64_t period;
+    int64_t *comments; /* string indexes */
+    size_t n_comments;
+    int64_t default_sample_type; /* string index */
+
+    /* private: capacities, intern table, id indexes */
+    size_t cap_samples, cap_mappings, cap_locations, cap_functions;
+    size_t cap_strings, cap_comments, cap_sample_types;
+    profile_strtab_t *strtab;
+    uint32_t *loc_index; /* id -> position + 1, for ids < n_loc_index */
+    size_t n_loc_index;
+    uint32_t *fn_index;
+    size_t n_fn_index;
+    uint32_t *map_index;
+    size_t n_map_index;
+    struct profile_chunk *chunks; /* storage of sample/location arrays */
+} profile_t;
+
+/* --- construction ------------------------------------------------------ */
+
+/* A new empty profile with strings[0] == "". NULL when out of memory. */
+profile_t *profile_new(void);
+void profile_free(profile_t *p);
+
+/* Index of s in the string table, adding it if new; -1 on OOM. */
+int64_t profile_intern(profile_t *p, const char *s);
+int64_t profile_intern_n(profile_t *p, const char *s, size_t len);
+
+/* Appending returns the new element (zeroed but for what is given), or NULL
+ * on OOM. Arrays passed in are copied into storage the profile owns.
+ * Pointers returned stay valid only until the next append of the same kind. */
+int profile_add_sample_type(profile_t *p, const char *type, const char *unit);
+profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
+                                     const int64_t *values);
+int profile_sample_add_label(profile_t *p, profile_sample_t *s, const profile_label_t *l);
+profile_mapping_t *profile_add_mapping(profile_t *p);
+profile_location_t *profile_add_location(profile_t *p, const profile_line_t *lines,
+                                         size_t nlines);
+profile_function_t *profile_add_function(profile_t *p);
+int profile_add_comment(profile_t *p, const char *text);
+
+/* Storage owned by the profile, released by profile_free. */
+void *profile_alloc(profile_t *p, size_t size);
+
+/* Rebuilds the id -> element indexes; 0 or -ENOMEM. */
+int profile_index(profile_t *p);
+const profile_location_t *profile_location_by_id(const profile_t *p, uint64_t id);
+const profile_function_t *profile_function_by_id(const profile_t *p, uint64_t id);
+const profile_mapping_t *profile_mapping_by_id(const profile_t *p, uint64_t id);
+
+/* --- wire format --------------------------------------------------------- */
+
+typedef struct {
+    uint8_t *data;
+    size_t len, cap;
+    bool oom; /* an append failed; the buffer is incomplete */
+} pbuf_t;
+
+void pbuf_free(pbuf_t *b);
+
+/* Serializes p as profile.proto (uncompressed) into out. 0 or -ENOMEM. */
+int profile_encode(const profile_t *p, pbuf_t *out);
+
+/* gzip-compresses in into out (zlib, gzip header). 0 or -ENOMEM/-EIO. */
+int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out);
+
+/* Encodes, gzips and writes the whole profile to fd. 0 or negative errno. */
+int profile_write_fd(const profile_t *p, int fd);
+
+#endif

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Runs one test (a binary or an e2e script) under a timeout; prints one
+# result line and, on failure, the end of its log. Used by tests/run.sh.
+t=$1; out=$2
+name=$(echo "$t" | sed 's|^build/tests/||; s|^tests/e2e/||; s|/|-|g')
+limit=300
+case "$t" in *.sh) l=$(sed -n 's/^# timeout: *//p' "$t" | head -n1); limit=${l:-300};; esac
+start=$(date +%s)
+timeout -k 5 "$limit" "$t" > "$out/$name.log" 2>&1 </dev/null
+rc=$?
+secs=$(( $(date +%s) - start ))
+case $rc in
+  0) echo "ok      $name (${secs}s)";;
+  77) echo "skip    $name: $(tail -n1 "$out/$name.log")";;
+  124|137) echo "FAIL    $name (timeout after ${limit}s)"; tail -n 30 "$out/$name.log" | sed 's/^/    | /';;
+  *) echo "FAIL    $name (exit $rc)"; tail -n 30 "$out/$name.log" | sed 's/^/    | /';;
+esac
