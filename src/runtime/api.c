@@ -1,0 +1,147 @@
+/* api.c — start-up and shut-down of the runtime, fork handling, and the
+ * public functions of cprof.h.
+ *
+ * Start: a constructor (before main, after libc) reads CPROF_*, maps the
+ * tables and only then sets the sampling rate, so no sample is taken
+ * before everything it needs exists. Allocations before that are counted
+ * but not sampled.
+ * Exit: a destructor writes CPROF_HEAP_PROFILE. Tables are never torn
+ * down: threads still running during exit keep allocating safely.
+ * fork: every runtime lock is taken before fork and released after, in
+ * both processes (lock order: stacks, livemap stripes, threadstats). */
+#include "cprof.h"
+
+#include "arena.h"
+#include "config.h"
+#include "heap.h"
+#include "heapprof.h"
+#include "output.h"
+#include "rt.h"
+#include "stacks.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static config_t cfg;
+static bool ready; /* tables exist: the rate may be nonzero */
+
+static void fork_prepare(void)
+{
+    rt_self.guard++;
+    stacks_fork_prepare();
+    livemap_fork_prepare();
+    tstats_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    tstats_fork_release();
+    livemap_fork_release();
+    stacks_fork_release();
+    rt_self.guard--;
+}
+
+static void fork_child(void)
+{
+    fork_parent();
+    rt_self.rng = 0; /* the child draws its own sample points */
+}
+
+__attribute__((constructor(101))) static void cprof_init(void)
+{
+    uint32_t g = rt_guard_enter();
+    config_read(&cfg);
+    arena_set_limit(cfg.memory_limit);
+    sampler_set_seed(cfg.seed);
+    tstats_init();
+    if (stacks_init(cfg.unwinder, cfg.depth) < 0 || livemap_init() < 0) {
+        rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
+                (unsigned long long)arena_limit());
+    } else {
+        ready = true;
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        sampler_set_rate(cfg.rate);
+        if (cfg.every > 0 && output_start_periodic(cfg.heap_profile, cfg.every) < 0)
+            rt_warn("cannot start the snapshot thread; no periodic snapshots");
+    }
+    rt_guard_leave(g);
+}
+
+__attribute__((destructor)) static void cprof_fini(void)
+{
+    uint32_t g = rt_guard_enter();
+    output_stop_periodic();
+    if (ready && cfg.heap_profile) {
+        int rc = output_write_heap(cfg.heap_profile);
+        if (rc < 0)
+            rt_warn("cannot write heap profile %s: %s", cfg.heap_profile, strerror(-rc));
+    }
+    rt_guard_leave(g);
+}
+
+RT_EXPORT int cprof_set_rate(int64_t rate)
+{
+    if (rate < 0)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    sampler_set_rate(rate);
+    return 0;
+}
+
+RT_EXPORT int cprof_stats(cprof_stats_t *st)
+{
+    if (!st)
+        return -EINVAL;
+    tstats_sum_t s;
+    tstats_sum(&s);
+    memset(st, 0, sizeof(*st));
+    st->mallocs = s.mallocs;
+    st->frees = s.frees;
+    st->total_alloc_bytes = s.alloc_bytes;
+    st->live_bytes = s.alloc_bytes - s.free_bytes;
+    st->live_objects = s.mallocs - s.frees;
+    st->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
+    uint32_t n = stacks_count();
+    for (uint32_t i = 0; i < n; i++) {
+        bucket_t *b = stacks_get(i);
+        st->sampled_allocs += __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
+        st->sampled_frees += __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
+    }
+    st->stack_buckets = n > 0 ? n - 1 : 0; /* not the overflow bucket */
+    st->dropped_samples = heap_dropped();
+    st->profiler_bytes = arena_bytes();
+    st->profiler_limit = arena_limit();
+    return 0;
+}
+
+RT_EXPORT int cprof_heap_profile_write(const char *path)
+{
+    if (!path || config_check_pattern(path) < 0)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    int rc = output_write_heap(path);
+    rt_guard_leave(g);
+    return rc;
+}
+
+RT_EXPORT int cprof_heap_profile_write_fd(int fd, int debug)
+{
+    if (fd < 0 || (debug != 0 && debug != 1))
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    heap_snapshot_t s;
+    int rc = heap_snapshot(&s);
+    if (rc == 0) {
+        rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
+        heap_snapshot_free(&s);
+    }
+    rt_guard_leave(g);
+    return rc;
+}

@@ -1,0 +1,77 @@
+/* arena.c — mmap-backed memory for the runtime's tables (see arena.h). */
+#include "arena.h"
+
+#include "rt.h"
+
+#include <sys/mman.h>
+
+#define CHUNK (1u << 20)
+
+static uint64_t mapped;               /* bytes mapped now, atomically updated */
+static uint64_t limit = 1ull << 30;   /* CPROF_MEMORY_LIMIT, default 1 GiB */
+static rt_lock_t bump_lock = RT_LOCK_INIT;
+static char *bump_cur, *bump_end;
+
+static size_t page_round(size_t n)
+{
+    return (n + 4095) & ~(size_t)4095;
+}
+
+void *arena_map(size_t size)
+{
+    size = page_round(size);
+    if (__atomic_add_fetch(&mapped, size, __ATOMIC_RELAXED) > limit) {
+        __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    return p;
+}
+
+void arena_unmap(void *p, size_t size)
+{
+    size = page_round(size);
+    munmap(p, size);
+    __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
+}
+
+void *arena_alloc(size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (size > CHUNK)
+        return arena_map(size);
+    rt_lock(&bump_lock);
+    if ((size_t)(bump_end - bump_cur) < size) {
+        /* The tail of the old chunk is abandoned: objects are small. */
+        char *c = arena_map(CHUNK);
+        if (!c) {
+            rt_unlock(&bump_lock);
+            return NULL;
+        }
+        bump_cur = c;
+        bump_end = c + CHUNK;
+    }
+    void *r = bump_cur;
+    bump_cur += size;
+    rt_unlock(&bump_lock);
+    return r;
+}
+
+uint64_t arena_bytes(void)
+{
+    return __atomic_load_n(&mapped, __ATOMIC_RELAXED);
+}
+
+uint64_t arena_limit(void)
+{
+    return limit;
+}
+
+void arena_set_limit(uint64_t bytes)
+{
+    limit = bytes;
+}

@@ -1,0 +1,26 @@
+/* arena.h — memory for the runtime's tables, mapped by cprof itself and
+ * never taken from the profiled program's heap. Every byte mapped is
+ * counted against one limit (CPROF_MEMORY_LIMIT); a request past it fails,
+ * and the caller degrades (drops the sample and counts the drop).
+ * Thread-safe; never calls malloc. */
+#ifndef CPROF_ARENA_H
+#define CPROF_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bump allocation of small, never-freed objects (stack buckets, per-thread
+ * counters), zeroed, 16-byte aligned. NULL past the limit. */
+void *arena_alloc(size_t size);
+
+/* Whole zeroed pages for a table that may later be released. */
+void *arena_map(size_t size);
+void arena_unmap(void *p, size_t size);
+
+/* Bytes mapped now (every mapping counts in full, touched or not, so the
+ * limit bounds the worst case), and the limit. */
+uint64_t arena_bytes(void);
+uint64_t arena_limit(void);
+void arena_set_limit(uint64_t bytes);
+
+#endif

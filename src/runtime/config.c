@@ -1,0 +1,125 @@
+/* config.c — reading and checking CPROF_* (see config.h). */
+#include "config.h"
+
+#include "rt.h"
+#include "stacks.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whole number in [min, max], with an optional K/M/G (x1024) suffix when
+ * allow_suffix. */
+static bool parse_u64(const char *s, uint64_t min, uint64_t max, bool allow_suffix,
+                      uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return false;
+    if (allow_suffix && *end) {
+        int shift = 0;
+        switch (*end) {
+        case 'k': case 'K': shift = 10; break;
+        case 'm': case 'M': shift = 20; break;
+        case 'g': case 'G': shift = 30; break;
+        default: return false;
+        }
+        end++;
+        if (v > (UINT64_MAX >> shift))
+            return false;
+        v <<= shift;
+    }
+    if (*end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int config_check_pattern(const char *p)
+{
+    if (!p || !*p)
+        return -EINVAL;
+    for (; *p; p++) {
+        if (*p != '%')
+            continue;
+        p++;
+        if (!*p || !strchr("petn%", *p))
+            return -EINVAL;
+    }
+    return 0;
+}
+
+static void bad(const char *name, const char *value, const char *accepts, const char *effect)
+{
+    rt_warn("%s=\"%s\" is not valid: %s; %s", name, value, accepts, effect);
+}
+
+void config_read(config_t *c)
+{
+    *c = (config_t){.rate = 524288, .unwinder = UNWIND_LIBUNWIND, .depth = 64,
+                    .memory_limit = 1ull << 30};
+    static const char heap_off[] = "heap profiling is off";
+    const char *v;
+    uint64_t u;
+
+    if ((v = getenv("CPROF_RATE"))) {
+        if (parse_u64(v, 0, INT64_MAX, false, &u)) {
+            c->rate = (int64_t)u;
+        } else {
+            bad("CPROF_RATE", v, "expected bytes between samples, a whole number >= 0 "
+                "(0 = off, 1 = every allocation)", heap_off);
+            c->rate = 0;
+        }
+    }
+    if ((v = getenv("CPROF_UNWIND"))) {
+        if (strcmp(v, "fp") == 0) {
+            c->unwinder = UNWIND_FP;
+        } else if (strcmp(v, "libunwind") != 0) {
+            bad("CPROF_UNWIND", v, "expected \"libunwind\" or \"fp\"", heap_off);
+            c->rate = 0;
+        }
+    }
+    if ((v = getenv("CPROF_DEPTH"))) {
+        if (parse_u64(v, 1, STACKS_MAX_DEPTH, false, &u)) {
+            c->depth = (int)u;
+        } else {
+            bad("CPROF_DEPTH", v, "expected a stack depth from 1 to 256", heap_off);
+            c->rate = 0;
+        }
+    }
+    if ((v = getenv("CPROF_MEMORY_LIMIT"))) {
+        if (parse_u64(v, 1u << 20, UINT64_MAX, true, &u)) {
+            c->memory_limit = u;
+        } else {
+            bad("CPROF_MEMORY_LIMIT", v, "expected bytes >= 1M, optionally with K, M or G",
+                heap_off);
+            c->rate = 0;
+        }
+    }
+    if ((v = getenv("CPROF_SEED")) && !parse_u64(v, 1, UINT64_MAX, false, &c->seed))
+        bad("CPROF_SEED", v, "expected a whole number > 0", "sampling is seeded from the clock");
+    if ((v = getenv("CPROF_HEAP_PROFILE"))) {
+        if (config_check_pattern(v) == 0)
+            c->heap_profile = v;
+        else
+            bad("CPROF_HEAP_PROFILE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no heap profile is written");
+    }
+    if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (!errno && end != v && !*end && isfinite(d) && d >= 0.01 && d <= 1e7 && c->heap_profile) {
+            c->every = d;
+        } else {
+            bad("CPROF_HEAP_PROFILE_EVERY", v, c->heap_profile ?
+                "expected seconds between snapshots, a number from 0.01 to 10000000" :
+                "it needs CPROF_HEAP_PROFILE to name the files", "no periodic snapshots");
+        }
+    }
+}

@@ -1,0 +1,26 @@
+/* config.h — the CPROF_* environment variables, read once at start.
+ * Every value is validated; a bad one prints one line naming the variable
+ * and what it accepts, and turns off what that variable controls (never
+ * the program). getenv only: safe before main and inside the constructor. */
+#ifndef CPROF_CONFIG_H
+#define CPROF_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t rate;             /* CPROF_RATE: bytes per sample, 0 off (default 524288) */
+    int unwinder;             /* CPROF_UNWIND: UNWIND_LIBUNWIND | UNWIND_FP */
+    int depth;                /* CPROF_DEPTH: 1..256 (default 64) */
+    const char *heap_profile; /* CPROF_HEAP_PROFILE: output pattern, or NULL */
+    double every;             /* CPROF_HEAP_PROFILE_EVERY: seconds, 0 = none */
+    uint64_t memory_limit;    /* CPROF_MEMORY_LIMIT: bytes (default 1 GiB) */
+    uint64_t seed;            /* CPROF_SEED: 0 = from the clock */
+} config_t;
+
+void config_read(config_t *c);
+
+/* Checks a file-name pattern (%p %e %t %n %%); 0 or -EINVAL. */
+int config_check_pattern(const char *pattern);
+
+#endif

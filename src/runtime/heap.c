@@ -1,0 +1,62 @@
+/* heap.c — recording sampled allocations and their frees (see heap.h). */
+#include "heap.h"
+
+#include "stacks.h"
+
+static uint64_t dropped; /* samples lost to a full live map */
+
+static void credit_free(uint32_t index, uint64_t size)
+{
+    bucket_t *b = stacks_get(index);
+    __atomic_add_fetch(&b->free_objects, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&b->free_bytes, size, __ATOMIC_RELAXED);
+}
+
+__attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
+{
+    uint32_t g = rt_guard_enter();
+    uintptr_t pcs[STACKS_MAX_DEPTH];
+    int depth = stacks_capture(pcs);
+    bucket_t *b = stacks_intern(pcs, depth);
+    uint32_t old_bucket;
+    uint64_t old_size;
+    int rc = livemap_insert(p, b->index, size, &old_bucket, &old_size);
+    if (rc < 0) {
+        __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+    } else {
+        if (rc == 0)
+            credit_free(old_bucket, old_size);
+        /* Allocation counted after the live entry exists: a snapshot never
+         * sees more frees than allocations for a bucket. */
+        __atomic_add_fetch(&b->alloc_objects, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&b->alloc_bytes, size, __ATOMIC_RELAXED);
+    }
+    rt_guard_leave(g);
+}
+
+__attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out)
+{
+    if (livemap_remove(p, &out->bucket, &out->size)) {
+        out->sampled = true;
+        credit_free(out->bucket, out->size);
+    }
+}
+
+void heap_undo_free(void *p, const heap_freed_t *f)
+{
+    tstats_add(&rt_self, 0, (uint64_t)-1, 0, -f->usable);
+    if (!f->sampled)
+        return;
+    bucket_t *b = stacks_get(f->bucket);
+    __atomic_sub_fetch(&b->free_objects, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&b->free_bytes, f->size, __ATOMIC_RELAXED);
+    uint32_t ob;
+    uint64_t os;
+    if (livemap_insert(p, f->bucket, f->size, &ob, &os) < 0)
+        __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t heap_dropped(void)
+{
+    return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+}

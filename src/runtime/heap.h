@@ -1,0 +1,51 @@
+/* heap.h — what the allocation hooks do besides forwarding: count every
+ * allocation and free (threadstats.h), sample (sampler.h), and for sampled
+ * objects record the stack (stacks.h) and the live object (livemap.h).
+ *
+ * The inline functions are the whole cost of an unsampled call: a few
+ * thread-local adds, the allocator's usable-size lookup, the sampler
+ * countdown, and on free one read of the live-map filter. */
+#ifndef CPROF_HEAP_H
+#define CPROF_HEAP_H
+
+#include "livemap.h"
+#include "rt.h"
+#include "sampler.h"
+#include "threadstats.h"
+
+#include <stdint.h>
+
+/* What a free of a sampled object took out of the tables, so a failed
+ * realloc can put it back. */
+typedef struct {
+    bool sampled;
+    uint32_t bucket;
+    uint64_t size;
+    uint64_t usable;
+} heap_freed_t;
+
+void heap_record_alloc(void *p, size_t size);
+void heap_record_free(const void *p, heap_freed_t *out);
+void heap_undo_free(void *p, const heap_freed_t *f);
+
+static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
+{
+    tstats_add(t, 1, 0, rt_usable_size(p), 0);
+    if (RT_UNLIKELY(sampler_take(t, size)))
+        heap_record_alloc(p, size);
+}
+
+/* Called before the real free: the address may be reused right after. */
+static inline void heap_on_free(rt_thread_t *t, void *p, heap_freed_t *out)
+{
+    size_t usable = rt_usable_size(p);
+    tstats_add(t, 0, 1, 0, usable);
+    out->sampled = false;
+    out->usable = usable;
+    if (RT_UNLIKELY(livemap_maybe(p)))
+        heap_record_free(p, out);
+}
+
+uint64_t heap_dropped(void);
+
+#endif

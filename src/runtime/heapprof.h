@@ -1,0 +1,46 @@
+/* heapprof.h — turning the bucket table into heap profiles.
+ *
+ * A snapshot copies each bucket's counters (atomic reads, no lock held
+ * against allocating threads); the profile is then built from the copy, so
+ * the host's threads are never held up while a profile is encoded.
+ * Snapshot records are indexed by bucket index, so two snapshots can be
+ * subtracted (the delta profile of /debug/pprof/heap?seconds=N).
+ * All of this runs with the guard set: it allocates. */
+#ifndef CPROF_HEAPPROF_H
+#define CPROF_HEAPPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const uintptr_t *pcs; /* return addresses, leaf first (bucket memory) */
+    uint32_t depth;
+    /* raw sampled numbers; bytes as the program asked */
+    int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
+} heap_record_t;
+
+typedef struct {
+    heap_record_t *recs; /* recs[i] is bucket i */
+    size_t n;
+    int64_t rate;        /* the sampling rate when taken */
+} heap_snapshot_t;
+
+int heap_snapshot(heap_snapshot_t *s);
+void heap_snapshot_free(heap_snapshot_t *s);
+
+/* cur -= base, record by record (for delta profiles). */
+void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base);
+
+/* Go's scaleHeapSample: divides out the sampling probability
+ * 1 - exp(-avg/rate) of the record's average object size. */
+void heap_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
+                int64_t *bytes_out);
+
+/* Gzipped profile.proto with Go's four heap sample types.
+ * default_type: NULL for "heap" (inuse_space), "alloc_space" for "allocs". */
+int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type);
+
+/* The legacy text form of Go's /debug/pprof/heap?debug=1. */
+int heap_write_text(int fd, const heap_snapshot_t *s);
+
+#endif

@@ -1,0 +1,264 @@
+/* hooks.c — the allocation entry points cprof interposes (LD_PRELOAD or
+ * -lcprof). Each one forwards to the next allocator in the chain
+ * (dlsym(RTLD_NEXT)), so glibc, jemalloc or tcmalloc behind cprof all work,
+ * and tells heap.h what happened.
+ *
+ * The guard is set around every forward: whatever the next allocator calls
+ * (its own malloc, dlsym, ...) is not counted twice. While dlsym itself
+ * runs to resolve the next allocator, allocations come from a small static
+ * bootstrap buffer, which free() recognizes and ignores. */
+#include "heap.h"
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+rt_next_t rt_next;
+
+/* --- bootstrap buffer: dlsym's own calloc before rt_next is known ----- */
+
+#define BOOT_SIZE (64u << 10)
+static _Alignas(64) char boot_buf[BOOT_SIZE];
+static size_t boot_used;
+
+static bool is_boot(const void *p)
+{
+    return (const char *)p >= boot_buf && (const char *)p < boot_buf + BOOT_SIZE;
+}
+
+/* Each block is preceded by its size (16 bytes, to keep alignment). */
+static void *boot_alloc(size_t size, size_t align)
+{
+    if (align < 16)
+        align = 16;
+    size_t need = ((size + 15) & ~(size_t)15) + align;
+    size_t off = __atomic_fetch_add(&boot_used, need, __ATOMIC_RELAXED);
+    if (off + need > BOOT_SIZE || align > 4096)
+        return NULL;
+    uintptr_t p = ((uintptr_t)boot_buf + off + 16 + align - 1) & ~(uintptr_t)(align - 1);
+    ((size_t *)p)[-1] = size;
+    return (void *)p; /* static storage: already zero */
+}
+
+static size_t boot_size(const void *p)
+{
+    return ((const size_t *)p)[-1];
+}
+
+static void resolve(void)
+{
+    uint32_t g = rt_guard_enter();
+    rt_next_t n;
+    n.malloc = dlsym(RTLD_NEXT, "malloc");
+    n.free = dlsym(RTLD_NEXT, "free");
+    n.calloc = dlsym(RTLD_NEXT, "calloc");
+    n.realloc = dlsym(RTLD_NEXT, "realloc");
+    n.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+    n.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+    n.memalign = dlsym(RTLD_NEXT, "memalign");
+    n.valloc = dlsym(RTLD_NEXT, "valloc");
+    n.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+    n.malloc_usable_size = dlsym(RTLD_NEXT, "malloc_usable_size");
+    if (!n.malloc || !n.free || !n.calloc || !n.realloc) {
+        static const char msg[] = "cprof: cannot find the next allocator (malloc); aborting\n";
+        ssize_t w = write(2, msg, sizeof(msg) - 1);
+        (void)w;
+        _exit(127);
+    }
+    /* Publish malloc last: it is the "resolved" flag the hooks test. */
+    void *(*m)(size_t) = n.malloc;
+    n.malloc = NULL;
+    rt_next = n;
+    __atomic_store_n(&rt_next.malloc, m, __ATOMIC_RELEASE);
+    rt_guard_leave(g);
+}
+
+/* True when the caller must use the bootstrap buffer. */
+static inline bool need_boot(void)
+{
+    if (RT_LIKELY(__atomic_load_n(&rt_next.malloc, __ATOMIC_ACQUIRE) != NULL))
+        return false;
+    if (rt_self.guard) /* inside resolve(): dlsym is allocating */
+        return true;
+    resolve();
+    return false;
+}
+
+/* Calls the next allocator with the guard set. */
+#define FORWARD(call)                                                                    \
+    ({                                                                                   \
+        rt_thread_t *t_ = &rt_self;                                                      \
+        t_->guard++;                                                                     \
+        __typeof__(call) r_ = (call);                                                    \
+        t_->guard--;                                                                     \
+        r_;                                                                              \
+    })
+
+RT_EXPORT void *malloc(size_t size)
+{
+    if (RT_UNLIKELY(need_boot()))
+        return boot_alloc(size, 16);
+    rt_thread_t *t = &rt_self;
+    if (t->guard)
+        return rt_next.malloc(size);
+    void *p = FORWARD(rt_next.malloc(size));
+    if (RT_LIKELY(p != NULL))
+        heap_on_alloc(t, p, size);
+    return p;
+}
+
+RT_EXPORT void free(void *p)
+{
+    if (!p || RT_UNLIKELY(is_boot(p)))
+        return;
+    if (RT_UNLIKELY(need_boot()))
+        return; /* cannot happen: only boot blocks exist before resolve */
+    rt_thread_t *t = &rt_self;
+    if (!t->guard) {
+        heap_freed_t f;
+        heap_on_free(t, p, &f);
+        t->guard++;
+        rt_next.free(p);
+        t->guard--;
+        return;
+    }
+    rt_next.free(p);
+}
+
+RT_EXPORT void *calloc(size_t n, size_t size)
+{
+    if (RT_UNLIKELY(need_boot())) {
+        size_t total;
+        return __builtin_mul_overflow(n, size, &total) ? NULL : boot_alloc(total, 16);
+    }
+    rt_thread_t *t = &rt_self;
+    if (t->guard)
+        return rt_next.calloc(n, size);
+    void *p = FORWARD(rt_next.calloc(n, size));
+    if (p)
+        heap_on_alloc(t, p, n * size);
+    return p;
+}
+
+RT_EXPORT void *realloc(void *old, size_t size)
+{
+    if (!old)
+        return malloc(size);
+    if (RT_UNLIKELY(is_boot(old))) {
+        void *p = malloc(size);
+        if (p)
+            memcpy(p, old, boot_size(old) < size ? boot_size(old) : size);
+        return p;
+    }
+    if (RT_UNLIKELY(need_boot()))
+        return NULL;
+    rt_thread_t *t = &rt_self;
+    if (t->guard)
+        return rt_next.realloc(old, size);
+    /* A free of the old block and an allocation of the new one. The free is
+     * recorded first: once the real realloc returns, another thread may
+     * already have been given the old address. */
+    heap_freed_t f;
+    heap_on_free(t, old, &f);
+    void *p = FORWARD(rt_next.realloc(old, size));
+    if (p)
+        heap_on_alloc(t, p, size);
+    else if (size != 0)
+        heap_undo_free(old, &f); /* failed: the old block lives on */
+    return p;
+}
+
+RT_EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(old, total);
+}
+
+RT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+    if (RT_UNLIKELY(need_boot())) {
+        *out = boot_alloc(size, align);
+        return *out ? 0 : ENOMEM;
+    }
+    rt_thread_t *t = &rt_self;
+    if (t->guard)
+        return rt_next.posix_memalign(out, align, size);
+    int rc = FORWARD(rt_next.posix_memalign(out, align, size));
+    if (rc == 0 && *out)
+        heap_on_alloc(t, *out, size);
+    return rc;
+}
+
+/* The aligned variants the next allocator may lack fall back to
+ * posix_memalign, which every allocator here has. */
+static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t size)
+{
+    if (RT_UNLIKELY(need_boot()))
+        return boot_alloc(size, align);
+    rt_thread_t *t = &rt_self;
+    void *p = NULL;
+    t->guard++;
+    if (fn) {
+        p = fn(align, size);
+    } else {
+        int rc = rt_next.posix_memalign(&p, align, size);
+        if (rc)
+            errno = rc;
+    }
+    t->guard--;
+    if (p && !t->guard)
+        heap_on_alloc(t, p, size);
+    return p;
+}
+
+RT_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    return aligned_common(rt_next.aligned_alloc, align, size);
+}
+
+RT_EXPORT void *memalign(size_t align, size_t size)
+{
+    return aligned_common(rt_next.memalign, align, size);
+}
+
+RT_EXPORT void *valloc(size_t size)
+{
+    if (RT_UNLIKELY(need_boot()) || !rt_next.valloc)
+        return aligned_common(NULL, (size_t)sysconf(_SC_PAGESIZE), size);
+    rt_thread_t *t = &rt_self;
+    void *p = FORWARD(rt_next.valloc(size));
+    if (p && !t->guard)
+        heap_on_alloc(t, p, size);
+    return p;
+}
+
+RT_EXPORT void *pvalloc(size_t size)
+{
+    if (RT_UNLIKELY(need_boot()) || !rt_next.pvalloc) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        return aligned_common(NULL, page, (size + page - 1) & ~(page - 1));
+    }
+    rt_thread_t *t = &rt_self;
+    void *p = FORWARD(rt_next.pvalloc(size));
+    if (p && !t->guard)
+        heap_on_alloc(t, p, size);
+    return p;
+}
+
+RT_EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    if (is_boot(p))
+        return boot_size(p);
+    if (RT_UNLIKELY(need_boot()))
+        return 0;
+    return rt_usable_size(p);
+}

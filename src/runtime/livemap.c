@@ -1,0 +1,156 @@
+/* livemap.c — live sampled objects (see livemap.h). */
+#include "livemap.h"
+
+#include "arena.h"
+#include "rt.h"
+
+#include <errno.h>
+
+#define NSTRIPES 64
+#define FILTER_SIZE (1u << 16)
+#define INITIAL_SLOTS 256
+
+typedef struct {
+    uintptr_t key; /* 0 = empty */
+    uint64_t val;
+} entry_t;
+
+typedef struct {
+    rt_lock_t lock;
+    entry_t *slots;
+    uint64_t mask; /* slots - 1 */
+    uint64_t count;
+} __attribute__((aligned(64))) stripe_t;
+
+uint32_t *livemap_filter;
+static stripe_t stripes[NSTRIPES];
+
+int livemap_init(void)
+{
+    if (!livemap_filter) {
+        uint32_t *f = arena_map(FILTER_SIZE * sizeof(*f));
+        if (!f)
+            return -ENOMEM;
+        __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+static uint64_t slot_of(uint64_t mix, uint64_t mask)
+{
+    return (mix >> 22) & mask;
+}
+
+static void put(entry_t *slots, uint64_t mask, uintptr_t key, uint64_t val)
+{
+    uint64_t i = slot_of(livemap_mix((void *)key), mask);
+    while (slots[i].key)
+        i = (i + 1) & mask;
+    slots[i] = (entry_t){key, val};
+}
+
+/* Doubles the stripe's table (or makes the first one). Lock held. */
+static bool grow_locked(stripe_t *s)
+{
+    uint64_t nslots = s->slots ? (s->mask + 1) * 2 : INITIAL_SLOTS;
+    entry_t *n = arena_map(nslots * sizeof(entry_t));
+    if (!n)
+        return false;
+    if (s->slots) {
+        for (uint64_t i = 0; i <= s->mask; i++)
+            if (s->slots[i].key)
+                put(n, nslots - 1, s->slots[i].key, s->slots[i].val);
+        arena_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
+    }
+    s->slots = n;
+    s->mask = nslots - 1;
+    return true;
+}
+
+int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
+                   uint64_t *old_size)
+{
+    uint64_t mix = livemap_mix(p);
+    stripe_t *s = &stripes[mix & (NSTRIPES - 1)];
+    uint64_t val = (uint64_t)bucket << LIVE_SIZE_BITS | (size > LIVE_SIZE_MAX ? LIVE_SIZE_MAX : size);
+    int rc = 1;
+    rt_lock(&s->lock);
+    if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && !grow_locked(s)) {
+        rt_unlock(&s->lock);
+        return -1;
+    }
+    uint64_t i = slot_of(mix, s->mask);
+    for (; s->slots[i].key; i = (i + 1) & s->mask) {
+        if (s->slots[i].key == (uintptr_t)p) {
+            /* Freed behind cprof's back (an unhooked path): replace. */
+            *old_bucket = (uint32_t)(s->slots[i].val >> LIVE_SIZE_BITS);
+            *old_size = s->slots[i].val & LIVE_SIZE_MAX;
+            rc = 0;
+            break;
+        }
+    }
+    if (rc)
+        s->count++;
+    s->slots[i] = (entry_t){(uintptr_t)p, val};
+    if (rc)
+        __atomic_add_fetch(&livemap_filter[(mix >> 6) & 0xffff], 1, __ATOMIC_RELAXED);
+    rt_unlock(&s->lock);
+    return rc;
+}
+
+bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
+{
+    uint64_t mix = livemap_mix(p);
+    stripe_t *s = &stripes[mix & (NSTRIPES - 1)];
+    rt_lock(&s->lock);
+    if (!s->slots) {
+        rt_unlock(&s->lock);
+        return false;
+    }
+    uint64_t i = slot_of(mix, s->mask);
+    for (; s->slots[i].key != (uintptr_t)p; i = (i + 1) & s->mask) {
+        if (!s->slots[i].key) {
+            rt_unlock(&s->lock);
+            return false;
+        }
+    }
+    *bucket = (uint32_t)(s->slots[i].val >> LIVE_SIZE_BITS);
+    *size = s->slots[i].val & LIVE_SIZE_MAX;
+    /* Backward-shift deletion: pull later entries of the probe run into
+     * the hole, so lookups never need tombstones. */
+    uint64_t hole = i;
+    for (uint64_t j = (i + 1) & s->mask; s->slots[j].key; j = (j + 1) & s->mask) {
+        uint64_t home = slot_of(livemap_mix((void *)s->slots[j].key), s->mask);
+        /* Move j into the hole unless its home lies cyclically in (hole, j]. */
+        bool home_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!home_between) {
+            s->slots[hole] = s->slots[j];
+            hole = j;
+        }
+    }
+    s->slots[hole].key = 0;
+    s->count--;
+    __atomic_sub_fetch(&livemap_filter[(mix >> 6) & 0xffff], 1, __ATOMIC_RELAXED);
+    rt_unlock(&s->lock);
+    return true;
+}
+
+uint64_t livemap_count(void)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < NSTRIPES; i++)
+        n += __atomic_load_n(&stripes[i].count, __ATOMIC_RELAXED);
+    return n;
+}
+
+void livemap_fork_prepare(void)
+{
+    for (int i = 0; i < NSTRIPES; i++)
+        rt_lock(&stripes[i].lock);
+}
+
+void livemap_fork_release(void)
+{
+    for (int i = 0; i < NSTRIPES; i++)
+        rt_unlock(&stripes[i].lock);
+}

@@ -1,0 +1,51 @@
+/* livemap.h — the sampled objects still alive: pointer -> (bucket, size),
+ * so that a free of a sampled object is credited to its stack.
+ *
+ * free() calls livemap_maybe() on every pointer: one read of a counting
+ * filter (2^16 counters, 256 KiB) that is zero for almost every pointer at
+ * the default rate, with no lock and no write. Only a hit takes the lock of
+ * one of 64 stripes, each an open-addressing table (linear probing,
+ * backward-shift deletion) that grows by doubling, in arena memory.
+ *
+ * Removal happens before the real free, so an address can never be live
+ * twice in the map. */
+#ifndef CPROF_LIVEMAP_H
+#define CPROF_LIVEMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Values pack the bucket index (24 bits) above the size (40 bits). */
+#define LIVE_SIZE_BITS 40
+#define LIVE_SIZE_MAX ((1ull << LIVE_SIZE_BITS) - 1)
+
+extern uint32_t *livemap_filter;
+
+static inline uint64_t livemap_mix(const void *p)
+{
+    uint64_t x = ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+static inline bool livemap_maybe(const void *p)
+{
+    return livemap_filter &&
+           __atomic_load_n(&livemap_filter[(livemap_mix(p) >> 6) & 0xffff], __ATOMIC_RELAXED);
+}
+
+int livemap_init(void);
+
+/* Records p. Returns 1 when done, 0 when p was already there (its old
+ * value is put in *old and replaced), -1 when the table is full. */
+int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
+                   uint64_t *old_size);
+
+/* Removes p; false if it was not recorded. */
+bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size);
+
+uint64_t livemap_count(void);
+
+void livemap_fork_prepare(void);
+void livemap_fork_release(void);
+
+#endif

@@ -1,0 +1,128 @@
+/* output.c — heap profile files (see output.h). */
+#include "output.h"
+
+#include "heapprof.h"
+#include "rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char *program_invocation_short_name;
+
+static uint64_t sequence;
+
+int output_expand(const char *pat, uint64_t seq, char *out, size_t outlen)
+{
+    size_t n = 0;
+    for (const char *p = pat; *p; p++) {
+        char tmp[64];
+        const char *add = tmp;
+        if (*p != '%') {
+            tmp[0] = *p;
+            tmp[1] = '\0';
+        } else {
+            switch (*++p) {
+            case 'p': snprintf(tmp, sizeof(tmp), "%d", (int)getpid()); break;
+            case 't': snprintf(tmp, sizeof(tmp), "%lld", (long long)time(NULL)); break;
+            case 'n': snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)seq); break;
+            case 'e': add = program_invocation_short_name; break;
+            case '%': strcpy(tmp, "%"); break;
+            default: return -EINVAL;
+            }
+        }
+        size_t l = strlen(add);
+        if (n + l + 1 > outlen)
+            return -ENAMETOOLONG;
+        memcpy(out + n, add, l);
+        n += l;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+int output_write_heap(const char *pattern)
+{
+    char path[4096], tmp[4200];
+    uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
+    int rc = output_expand(pattern, seq, path, sizeof(path));
+    if (rc < 0)
+        return rc;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    heap_snapshot_t s;
+    rc = heap_snapshot(&s);
+    if (rc == 0) {
+        rc = heap_write_proto(fd, &s, NULL);
+        heap_snapshot_free(&s);
+    }
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+/* --- periodic snapshots -------------------------------------------------- */
+
+static char periodic_pattern[4096];
+static double periodic_seconds;
+static int periodic_stop;
+
+static void *periodic_main(void *arg)
+{
+    (void)arg;
+    rt_self.guard = 1; /* for its whole life: its allocations are cprof's */
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!__atomic_load_n(&periodic_stop, __ATOMIC_RELAXED)) {
+        double t = (double)next.tv_sec + next.tv_nsec / 1e9 + periodic_seconds;
+        next.tv_sec = (time_t)t;
+        next.tv_nsec = (long)((t - (double)next.tv_sec) * 1e9);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+            ;
+        if (__atomic_load_n(&periodic_stop, __ATOMIC_RELAXED))
+            break;
+        int rc = output_write_heap(periodic_pattern);
+        if (rc < 0)
+            rt_warn("cannot write heap snapshot %s: %s", periodic_pattern, strerror(-rc));
+    }
+    return NULL;
+}
+
+int output_start_periodic(const char *pattern, double seconds)
+{
+    size_t len = strlen(pattern);
+    if (len + 4 >= sizeof(periodic_pattern))
+        return -ENAMETOOLONG;
+    if (strstr(pattern, "%n")) {
+        strcpy(periodic_pattern, pattern);
+    } else {
+        size_t cut = len >= 6 && strcmp(pattern + len - 6, ".pb.gz") == 0 ? len - 6 : len;
+        snprintf(periodic_pattern, sizeof(periodic_pattern), "%.*s.%%n%s", (int)cut, pattern,
+                 pattern + cut);
+    }
+    periodic_seconds = seconds;
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, periodic_main, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc == 0)
+        pthread_setname_np(th, "cprof-snapshot");
+    return -rc;
+}
+
+void output_stop_periodic(void)
+{
+    __atomic_store_n(&periodic_stop, 1, __ATOMIC_RELAXED);
+}

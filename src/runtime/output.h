@@ -1,0 +1,23 @@
+/* output.h — heap profile files: name patterns, atomic writes (temporary
+ * file + rename, so a reader never sees half a profile), and the thread
+ * that writes numbered snapshots every CPROF_HEAP_PROFILE_EVERY seconds.
+ * Called with the guard set. */
+#ifndef CPROF_OUTPUT_H
+#define CPROF_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Expands %p %e %t %n %% into out. -EINVAL (bad pattern) or -ENAMETOOLONG. */
+int output_expand(const char *pattern, uint64_t seq, char *out, size_t outlen);
+
+/* Writes the heap profile (gzipped proto) to the expanded pattern. The
+ * sequence number is taken from a process-wide counter. 0 or -errno. */
+int output_write_heap(const char *pattern);
+
+/* Starts the snapshot thread; the files follow `pattern`, which gets ".%n"
+ * before a trailing ".pb.gz" (or at its end) when it has no %n. */
+int output_start_periodic(const char *pattern, double seconds);
+void output_stop_periodic(void);
+
+#endif

@@ -1,0 +1,101 @@
+/* rt.h — what every part of the runtime shares: the per-thread state (with
+ * the recursion guard), the next allocator in the chain, and a small lock.
+ *
+ * Rules for all of src/runtime:
+ * - Code reached from a hook runs with the thread's guard set; any malloc it
+ *   makes then goes straight to the next allocator (see hooks.c).
+ * - No lock is held across a call out of cprof (unwinding, the next
+ *   allocator, I/O); locks are rt_lock_t, which never allocates and is
+ *   invisible to any pthread_mutex interposer.
+ * - Tables live in memory cprof maps itself (arena.h), never in the heap of
+ *   the profiled program.
+ */
+#ifndef CPROF_RT_H
+#define CPROF_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RT_EXPORT __attribute__((visibility("default")))
+
+typedef struct tstats tstats_t;
+
+/* Per-thread state. initial-exec TLS: reaching it never calls
+ * __tls_get_addr, which could allocate. */
+typedef struct {
+    int64_t next_sample;  /* bytes left before the next sample (Go's nextSample) */
+    uint64_t rng;         /* xorshift64* state; 0 = not seeded yet */
+    tstats_t *stats;      /* this thread's counters (threadstats.h), or NULL */
+    uintptr_t stack_lo;   /* this thread's stack bounds, for the fp walk; */
+    uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
+    uint32_t guard;       /* nonzero while cprof itself runs on this thread */
+    uint8_t exited;       /* thread-exit destructors ran: no new stats block */
+} rt_thread_t;
+
+extern __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));
+
+/* Sets the guard; returns the previous value for rt_guard_leave. */
+static inline uint32_t rt_guard_enter(void)
+{
+    return rt_self.guard++;
+}
+
+static inline void rt_guard_leave(uint32_t prev)
+{
+    rt_self.guard = prev;
+}
+
+/* The allocator cprof forwards to (RTLD_NEXT), resolved on first use. */
+typedef struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    size_t (*malloc_usable_size)(void *);
+} rt_next_t;
+
+extern rt_next_t rt_next;
+
+/* Usable size of a block of the next allocator (0 if it cannot tell). */
+static inline size_t rt_usable_size(void *p)
+{
+    return rt_next.malloc_usable_size ? rt_next.malloc_usable_size(p) : 0;
+}
+
+/* --- lock: a futex lock (uncontended: one atomic exchange) ------------- */
+
+typedef struct {
+    int state; /* 0 free, 1 held, 2 held with waiters */
+} rt_lock_t;
+
+#define RT_LOCK_INIT {0}
+
+void rt_lock_slow(rt_lock_t *l);
+void rt_unlock_wake(rt_lock_t *l);
+
+static inline void rt_lock(rt_lock_t *l)
+{
+    int expected = 0;
+    if (!__atomic_compare_exchange_n(&l->state, &expected, 1, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        rt_lock_slow(l);
+}
+
+static inline void rt_unlock(rt_lock_t *l)
+{
+    if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
+        rt_unlock_wake(l);
+}
+
+/* Prints "cprof: <message>\n" to stderr with write(2): no stdio, no malloc. */
+void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,72 @@
+/* sampler.c — drawing the gaps between samples (see sampler.h). */
+#include "sampler.h"
+
+#include <math.h>
+#include <time.h>
+
+int64_t sampler_rate;
+static uint64_t fixed_seed;
+static uint64_t thread_counter;
+
+void sampler_set_rate(int64_t rate)
+{
+    __atomic_store_n(&sampler_rate, rate, __ATOMIC_RELAXED);
+}
+
+void sampler_set_seed(uint64_t seed)
+{
+    fixed_seed = seed;
+}
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t next_random(rt_thread_t *t)
+{
+    /* xorshift64*: fast, and plenty for choosing sample points. */
+    uint64_t x = t->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    t->rng = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* An exponentially distributed gap with mean `rate`, at least 1 byte. */
+static int64_t draw_gap(rt_thread_t *t, int64_t rate)
+{
+    /* u in (0, 1]: 53 random bits, never 0 so log(u) is finite. */
+    double u = (double)((next_random(t) >> 11) + 1) * (1.0 / 9007199254740992.0);
+    return (int64_t)(-log(u) * (double)rate) + 1;
+}
+
+bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
+{
+    if (RT_UNLIKELY(t->rng == 0)) {
+        /* A new thread: seed, and draw its first gap as Go does for a new
+         * mcache, so the first allocation is not always sampled. */
+        uint64_t n = __atomic_add_fetch(&thread_counter, 1, __ATOMIC_RELAXED);
+        uint64_t seed = fixed_seed;
+        if (!seed) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uintptr_t)t;
+        }
+        t->rng = splitmix64(seed + n) | 1;
+        if (rate != 1) {
+            t->next_sample = draw_gap(t, rate);
+            if ((int64_t)size < t->next_sample) {
+                t->next_sample -= (int64_t)size;
+                return false;
+            }
+        }
+    }
+    if (rate != 1)
+        t->next_sample = draw_gap(t, rate);
+    return true;
+}

@@ -1,0 +1,40 @@
+/* sampler.h — which allocations are sampled: Go's MemProfileRate scheme.
+ *
+ * Each thread counts down the bytes left before its next sample
+ * (rt_self.next_sample). An allocation of `size` bytes is sampled when
+ * size >= next_sample, after which a new gap is drawn from an exponential
+ * distribution with mean `rate`; otherwise the size is subtracted. Because
+ * the gaps are memoryless, an allocation of size s is sampled with
+ * probability 1 - exp(-s/rate), which the profile writer divides out
+ * (heapprof.c). rate 1 samples everything, 0 nothing. */
+#ifndef CPROF_SAMPLER_H
+#define CPROF_SAMPLER_H
+
+#include "rt.h"
+
+#include <stdint.h>
+
+extern int64_t sampler_rate; /* bytes; read relaxed on every allocation */
+
+/* Slow path of sampler_take: seeds a new thread, or draws the next gap.
+ * Returns whether this allocation is sampled. */
+bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate);
+
+static inline bool sampler_take(rt_thread_t *t, size_t size)
+{
+    int64_t rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
+    if (rate <= 0)
+        return false;
+    if (rate != 1 && (int64_t)size < t->next_sample) {
+        t->next_sample -= (int64_t)size;
+        return false;
+    }
+    return sampler_slow(t, size, rate);
+}
+
+void sampler_set_rate(int64_t rate);
+
+/* Fixed seed (CPROF_SEED) for reproducible runs; 0 = seed from the clock. */
+void sampler_set_seed(uint64_t seed);
+
+#endif

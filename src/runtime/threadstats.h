@@ -1,0 +1,58 @@
+/* threadstats.h — the exact whole-process counters (cprof_stats_t's
+ * mallocs, frees, bytes), kept per thread so that counting costs a few
+ * non-atomic adds on a cache line no other thread writes.
+ *
+ * Each thread takes a counter block on its first allocation and gives it
+ * back when it exits; a block keeps its sums when it changes hands, so the
+ * totals are simply the sum over every block ever made (plus the orphan
+ * counters for the few allocations a thread makes after its exit hook ran).
+ * Blocks come from the arena and are reused: thread storms stay bounded. */
+#ifndef CPROF_THREADSTATS_H
+#define CPROF_THREADSTATS_H
+
+#include "rt.h"
+
+#include <stdint.h>
+
+struct tstats {
+    uint64_t mallocs, frees;          /* counts */
+    uint64_t alloc_bytes, free_bytes; /* usable sizes, bytes */
+    struct tstats *next_all;          /* every block, for summing */
+    struct tstats *next_free;         /* blocks of exited threads */
+} __attribute__((aligned(64)));
+
+typedef struct {
+    uint64_t mallocs, frees, alloc_bytes, free_bytes;
+} tstats_sum_t;
+
+/* Slow path: gives the calling thread a block (NULL if none can be had). */
+tstats_t *tstats_acquire(rt_thread_t *t);
+
+/* Counts into the thread's block, or the orphan counters if it has none.
+ * Relaxed atomic stores: a concurrent reader sees whole values. */
+void tstats_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t fb);
+
+static inline void tstats_add(rt_thread_t *t, uint64_t mallocs, uint64_t frees,
+                              uint64_t ab, uint64_t fb)
+{
+    tstats_t *s = t->stats;
+    if (RT_UNLIKELY(!s) && !(s = tstats_acquire(t))) {
+        tstats_orphan_add(mallocs, frees, ab, fb);
+        return;
+    }
+    __atomic_store_n(&s->mallocs, s->mallocs + mallocs, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->frees, s->frees + frees, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->alloc_bytes, s->alloc_bytes + ab, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->free_bytes, s->free_bytes + fb, __ATOMIC_RELAXED);
+}
+
+void tstats_sum(tstats_sum_t *out);
+
+/* Creates the thread-exit key; called once from the constructor. */
+void tstats_init(void);
+
+/* fork: hold / release the block list lock around fork(). */
+void tstats_fork_prepare(void);
+void tstats_fork_release(void);
+
+#endif
