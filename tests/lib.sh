@@ -1,0 +1,48 @@
+# lib.sh — shared helpers for the end-to-end tests (sourced, POSIX sh).
+# Each test gets a scratch directory $T, removed at exit.
+set -u
+TOP=${CPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${CPROF_BUILD:-$TOP/build}
+LIB=$BUILD/libcprof.so
+PROGS=$TOP/tests/progs
+T=$(mktemp -d "${TMPDIR:-/tmp}/cprof-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export GOCACHE=${GOCACHE:-${TMPDIR:-/tmp}/cprof-gocache} GOFLAGS=-mod=mod GO111MODULE=off
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "$*"; exit 77; }
+note() { echo "# $*"; }
+
+# cc_prog OUT SRC [FLAGS...]: builds a test program with DWARF.
+cc_prog() {
+  out=$1; src=$2; shift 2
+  case "$src" in
+    *.cc) g++ -g -O1 -o "$out" "$src" "$@" -lpthread ;;
+    *) gcc -std=gnu11 -g -O1 -o "$out" "$src" "$@" -lpthread ;;
+  esac || fail "cannot build $src"
+}
+
+# pprof_flat INDEX PROFILE [BINARY]: "name flat" per node of go tool pprof -top,
+# exact (bytes in B, counts plain).
+pprof_flat() {
+  idx=$1; prof=$2; shift 2
+  go tool pprof -top -unit=byte -nodefraction=0 -nodecount=100000 -sample_index="$idx" \
+    "$@" "$prof" 2>/dev/null |
+    awk 'started { v=$1; sub(/(B|byte)$/, "", v); name=$6; for (i=7;i<=NF;i++) name=name" "$i; print name, v }
+         /^ *flat  flat%/ { started=1 }'
+}
+
+# check_truth TRUTHFILE PROFILE [BINARY]: every "TRUTH fn ao ab io ib" line
+# must equal go tool pprof's flat values for fn in the four sample types.
+check_truth() {
+  truthf=$1; prof=$2; shift 2
+  i=2
+  for idx in alloc_objects alloc_space inuse_objects inuse_space; do
+    pprof_flat "$idx" "$prof" "$@" > "$T/flat.$idx"
+    awk -v col=$i -v idx=$idx 'NR==FNR { got[$1]=$2; next }
+      $1=="TRUTH" { want=$(col+1); have=($2 in got) ? got[$2] : 0
+        if (have != want) { printf "%s %s: profile %s, truth %s\n", $2, idx, have, want; bad=1 } }
+      END { exit bad }' "$T/flat.$idx" "$truthf" || { cat "$T/flat.$idx"; fail "$prof: numbers differ from the truth"; }
+    i=$((i+1))
+  done
+}
