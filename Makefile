@@ -92,7 +92,12 @@ $(B)/tests/asan/%: tests/unit/%.c $(TARGETS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN) -Itests -o $@ $< $(call unit_links,$<) $(UNIT_LIBS)
 
-tests: all $(UNIT_BIN) $(ASAN_BIN)
+# Test tools of the format library: profgen (random profiles), profdump.
+$(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/libcprofile.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/libcprofile.a -lz -lm
+
+tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen
 
 deps:
 	@sh scripts/deps.sh

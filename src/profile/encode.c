@@ -20,7 +20,9 @@ void pbuf_free(pbuf_t *b)
 
 static void put(pbuf_t *b, const void *src, size_t n)
 {
-    if (b->oom)
+    /* n == 0 may come with src == NULL (empty strings, empty scratch
+     * buffers): memcpy must not see a NULL pointer even then. */
+    if (b->oom || n == 0)
         return;
     if (b->len + n > b->cap) {
         size_t nc = b->cap ? b->cap : 4096;

@@ -125,6 +125,28 @@ int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
     return (int64_t)p->n_strings++;
 }
 
+int64_t profile_add_string(profile_t *p, const char *s, size_t len)
+{
+    profile_strtab_t *t = p->strtab;
+    if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
+        return -1;
+    if (grow((void **)&p->strings, &p->cap_strings, p->n_strings, sizeof(char *)) < 0)
+        return -1;
+    char *copy = profile_alloc(p, len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    /* A duplicate still gets a slot: interning then finds whichever of the
+     * equal strings comes first in its probe sequence, which is fine. */
+    size_t h = hash_bytes(copy, len) & t->mask;
+    while (t->slots[h])
+        h = (h + 1) & t->mask;
+    p->strings[p->n_strings] = copy;
+    t->slots[h] = (uint32_t)p->n_strings + 1;
+    return (int64_t)p->n_strings++;
+}
+
 int64_t profile_intern(profile_t *p, const char *s)
 {
     return profile_intern_n(p, s, strlen(s));
@@ -162,6 +184,9 @@ void profile_free(profile_t *p)
     free(p->loc_index);
     free(p->fn_index);
     free(p->map_index);
+    free(p->loc_sparse);
+    free(p->fn_sparse);
+    free(p->map_sparse);
     for (struct profile_chunk *c = p->chunks, *n; c; c = n) {
         n = c->next;
         free(c);
@@ -259,49 +284,92 @@ int profile_add_comment(profile_t *p, const char *text)
 
 /* --- id indexes -------------------------------------------------------------- */
 
-/* Index for ids up to 2 * count + 1024 (dense or nearly); sparser ids fall
- * back to a linear scan, which only a hostile or odd file pays for. */
-static int build_index(uint32_t **idx, size_t *nidx, const void *base, size_t n, size_t elem)
+struct profile_idpos {
+    uint64_t id;
+    uint32_t pos;
+};
+
+static int idpos_cmp(const void *a, const void *b)
 {
-    size_t limit = 2 * n + 1024, max = 0;
+    const profile_idpos_t *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos; /* first occurrence wins */
+}
+
+/* Dense array for ids up to 2 * count + 1024 (the usual 1..N case); larger
+ * ids go to a sorted side table searched by bisection, so that a profile
+ * whose writer uses hashes or addresses as ids stays O(log n) per lookup. */
+static int build_index(uint32_t **idx, size_t *nidx, profile_idpos_t **sparse,
+                       size_t *nsparse, const void *base, size_t n, size_t elem)
+{
+    size_t limit = 2 * n + 1024, max = 0, ns = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t id = *(const uint64_t *)((const char *)base + i * elem);
         if (id < limit && id + 1 > max)
             max = id + 1;
+        else if (id >= limit)
+            ns++;
     }
     uint32_t *a = calloc(max ? max : 1, sizeof(*a));
-    if (!a)
+    profile_idpos_t *s = ns ? malloc(ns * sizeof(*s)) : NULL;
+    if (!a || (ns && !s)) {
+        free(a);
+        free(s);
         return -ENOMEM;
+    }
+    ns = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t id = *(const uint64_t *)((const char *)base + i * elem);
-        if (id < max && !a[id])
-            a[id] = (uint32_t)i + 1;
+        if (id < max) {
+            if (!a[id])
+                a[id] = (uint32_t)i + 1;
+        } else if (id >= limit) {
+            s[ns++] = (profile_idpos_t){id, (uint32_t)i};
+        }
     }
+    if (ns)
+        qsort(s, ns, sizeof(*s), idpos_cmp);
     free(*idx);
     *idx = a;
     *nidx = max;
+    free(*sparse);
+    *sparse = s;
+    *nsparse = ns;
     return 0;
 }
 
 int profile_index(profile_t *p)
 {
-    if (build_index(&p->loc_index, &p->n_loc_index, p->locations, p->n_locations,
-                    sizeof(*p->locations)) < 0 ||
-        build_index(&p->fn_index, &p->n_fn_index, p->functions, p->n_functions,
-                    sizeof(*p->functions)) < 0 ||
-        build_index(&p->map_index, &p->n_map_index, p->mappings, p->n_mappings,
-                    sizeof(*p->mappings)) < 0)
+    if (build_index(&p->loc_index, &p->n_loc_index, &p->loc_sparse, &p->n_loc_sparse,
+                    p->locations, p->n_locations, sizeof(*p->locations)) < 0 ||
+        build_index(&p->fn_index, &p->n_fn_index, &p->fn_sparse, &p->n_fn_sparse,
+                    p->functions, p->n_functions, sizeof(*p->functions)) < 0 ||
+        build_index(&p->map_index, &p->n_map_index, &p->map_sparse, &p->n_map_sparse,
+                    p->mappings, p->n_mappings, sizeof(*p->mappings)) < 0)
         return -ENOMEM;
     return 0;
 }
 
-static const void *lookup(const uint32_t *idx, size_t nidx, const void *base, size_t n,
-                          size_t elem, uint64_t id)
+static const void *lookup(const uint32_t *idx, size_t nidx, const profile_idpos_t *sparse,
+                          size_t nsparse, const void *base, size_t n, size_t elem, uint64_t id)
 {
     if (id == 0)
         return NULL;
     if (id < nidx)
         return idx[id] ? (const char *)base + (idx[id] - 1) * elem : NULL;
+    size_t lo = 0, hi = nsparse;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sparse[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < nsparse && sparse[lo].id == id && sparse[lo].pos < n)
+        return (const char *)base + sparse[lo].pos * elem;
+    /* Not indexed (appended since the last profile_index, or an id between
+     * the dense range and the sparse limit): scan. */
     for (size_t i = 0; i < n; i++)
         if (*(const uint64_t *)((const char *)base + i * elem) == id)
             return (const char *)base + i * elem;
@@ -310,18 +378,21 @@ static const void *lookup(const uint32_t *idx, size_t nidx, const void *base, si
 
 const profile_location_t *profile_location_by_id(const profile_t *p, uint64_t id)
 {
-    return lookup(p->loc_index, p->n_loc_index, p->locations, p->n_locations,
+    return lookup(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse,
+                  p->locations, p->n_locations,
                   sizeof(*p->locations), id);
 }
 
 const profile_function_t *profile_function_by_id(const profile_t *p, uint64_t id)
 {
-    return lookup(p->fn_index, p->n_fn_index, p->functions, p->n_functions,
+    return lookup(p->fn_index, p->n_fn_index, p->fn_sparse, p->n_fn_sparse,
+                  p->functions, p->n_functions,
                   sizeof(*p->functions), id);
 }
 
 const profile_mapping_t *profile_mapping_by_id(const profile_t *p, uint64_t id)
 {
-    return lookup(p->map_index, p->n_map_index, p->mappings, p->n_mappings,
+    return lookup(p->map_index, p->n_map_index, p->map_sparse, p->n_map_sparse,
+                  p->mappings, p->n_mappings,
                   sizeof(*p->mappings), id);
 }

@@ -75,6 +75,7 @@ typedef struct {
 } profile_function_t;
 
 typedef struct profile_strtab profile_strtab_t; /* intern hash, private */
+typedef struct profile_idpos profile_idpos_t;   /* sparse id index, private */
 
 typedef struct {
     profile_value_type_t *sample_types;
@@ -109,6 +110,9 @@ typedef struct {
     size_t n_fn_index;
     uint32_t *map_index;
     size_t n_map_index;
+    /* ids too large for the dense indexes, sorted by id */
+    profile_idpos_t *loc_sparse, *fn_sparse, *map_sparse;
+    size_t n_loc_sparse, n_fn_sparse, n_map_sparse;
     struct profile_chunk *chunks; /* storage of sample/location arrays */
 } profile_t;
 
@@ -121,6 +125,11 @@ void profile_free(profile_t *p);
 /* Index of s in the string table, adding it if new; -1 on OOM. */
 int64_t profile_intern(profile_t *p, const char *s);
 int64_t profile_intern_n(profile_t *p, const char *s, size_t len);
+
+/* Appends s to the string table even if an equal string is already there,
+ * so that a decoder keeps the indexes of the wire format (which may hold
+ * duplicates). Returns the new index, or -1 on OOM. */
+int64_t profile_add_string(profile_t *p, const char *s, size_t len);
 
 /* Appending returns the new element (zeroed but for what is given), or NULL
  * on OOM. Arrays passed in are copied into storage the profile owns.

@@ -1,0 +1,1221 @@
+/* decode.c — profile.proto bytes to profile_t, gzip inflation, strict
+ * validation, and profile_parse(), which ties them to the legacy parsers.
+ *
+ * The decoder makes two passes over the top-level message: the first checks
+ * the wire structure of the top level and counts each repeated field, so
+ * that the element arrays are allocated once at their exact size and the
+ * number of sample types is known before any sample is read (the wire
+ * format allows any field order). The second pass decodes the elements.
+ * Nested messages (Sample, Label, Mapping, Location, Line, Function,
+ * ValueType) are decoded by small functions with fixed nesting, so hostile
+ * "deep nesting" costs nothing: unknown fields are skipped, never entered.
+ *
+ * Semantics follow Go's pprof 1.19 reader (profile/proto.go, profile.go):
+ * packed and unpacked repeated numbers, unknown fields skipped, groups an
+ * error, a second nonzero time_nanos means concatenated profiles, labels
+ * with str, num and num_unit all zero dropped, a dangling mapping_id read
+ * as "no mapping". Stricter than Go on purpose (these are writer bugs, and
+ * saying so beats a confused report): varints that overflow 64 bits,
+ * strings with NUL bytes, a missing string table, any bad string index or
+ * dangling location/function id.
+ */
+#include "decode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "legacy.h"
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
+
+/* Top-level field numbers of Profile. */
+enum {
+    F_SAMPLE_TYPE = 1,
+    F_SAMPLE = 2,
+    F_MAPPING = 3,
+    F_LOCATION = 4,
+    F_FUNCTION = 5,
+    F_STRING = 6,
+    F_DROP = 7,
+    F_KEEP = 8,
+    F_TIME = 9,
+    F_DURATION = 10,
+    F_PERIOD_TYPE = 11,
+    F_PERIOD = 12,
+    F_COMMENT = 13,
+    F_DEFAULT_TYPE = 14,
+};
+
+static int set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+/* --- wire reader ------------------------------------------------------------ */
+
+typedef struct {
+    const uint8_t *base; /* start of the whole buffer: offsets in messages */
+    char *err;
+    size_t errlen;
+    profile_t *p;
+    bool concat; /* failed because of a second time_nanos */
+    /* scratch for the arrays of one sample / location */
+    uint64_t *locs;
+    size_t n_locs, cap_locs;
+    int64_t *vals;
+    size_t n_vals, cap_vals;
+    profile_label_t *labels;
+    size_t n_labels, cap_labels;
+    profile_line_t *lines;
+    size_t n_lines, cap_lines;
+} dec_t;
+
+typedef struct {
+    const uint8_t *pos, *end;
+} rd_t;
+
+typedef struct {
+    uint64_t field;
+    int wire;
+    uint64_t u;          /* value of a varint / fixed field */
+    const uint8_t *data; /* payload of a length-delimited field */
+    size_t len;
+    size_t off; /* offset of the key */
+} fld_t;
+
+#define FAIL(d, ...) set_err((d)->err, (d)->errlen, __VA_ARGS__)
+
+static size_t off_of(const dec_t *d, const uint8_t *at)
+{
+    return (size_t)(at - d->base);
+}
+
+static int get_varint(dec_t *d, rd_t *r, uint64_t *out)
+{
+    uint64_t v = 0;
+    const uint8_t *start = r->pos;
+    for (int i = 0;; i++) {
+        if (r->pos >= r->end)
+            return FAIL(d, "truncated varint at offset %zu", off_of(d, start));
+        if (i == 10)
+            return FAIL(d, "varint longer than 10 bytes at offset %zu", off_of(d, start));
+        uint8_t b = *r->pos++;
+        if (i == 9 && b > 1)
+            return FAIL(d, "varint overflows 64 bits at offset %zu", off_of(d, start));
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80))
+            break;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Reads the next field; 1 when one was read, 0 at the end, <0 on error. */
+static int next_field(dec_t *d, rd_t *r, fld_t *f)
+{
+    if (r->pos >= r->end)
+        return 0;
+    f->off = off_of(d, r->pos);
+    uint64_t key;
+    int rc = get_varint(d, r, &key);
+    if (rc < 0)
+        return rc;
+    f->field = key >> 3;
+    f->wire = (int)(key & 7);
+    f->data = NULL;
+    f->len = 0;
+    f->u = 0;
+    if (f->field == 0)
+        return FAIL(d, "field number 0 at offset %zu", f->off);
+    switch (f->wire) {
+    case WT_VARINT:
+        return get_varint(d, r, &f->u) < 0 ? -EINVAL : 1;
+    case WT_I64:
+        if (r->end - r->pos < 8)
+            return FAIL(d, "truncated 64-bit field %" PRIu64 " at offset %zu", f->field, f->off);
+        for (int i = 7; i >= 0; i--)
+            f->u = f->u << 8 | r->pos[i];
+        r->pos += 8;
+        return 1;
+    case WT_I32:
+        if (r->end - r->pos < 4)
+            return FAIL(d, "truncated 32-bit field %" PRIu64 " at offset %zu", f->field, f->off);
+        for (int i = 3; i >= 0; i--)
+            f->u = f->u << 8 | r->pos[i];
+        r->pos += 4;
+        return 1;
+    case WT_LEN: {
+        uint64_t n;
+        if (get_varint(d, r, &n) < 0)
+            return -EINVAL;
+        if (n > (uint64_t)(r->end - r->pos))
+            return FAIL(d,
+                        "field %" PRIu64 " at offset %zu: length %" PRIu64
+                        " exceeds the %zu bytes left",
+                        f->field, f->off, n, (size_t)(r->end - r->pos));
+        f->data = r->pos;
+        f->len = (size_t)n;
+        r->pos += n;
+        return 1;
+    }
+    case WT_SGROUP:
+    case WT_EGROUP:
+        return FAIL(d, "unsupported wire type %d (group) at offset %zu", f->wire, f->off);
+    default:
+        return FAIL(d, "invalid wire type %d at offset %zu", f->wire, f->off);
+    }
+}
+
+static const char *wire_name(int w)
+{
+    switch (w) {
+    case WT_VARINT:
+        return "varint";
+    case WT_I64:
+        return "64-bit";
+    case WT_LEN:
+        return "length-delimited";
+    default:
+        return "32-bit";
+    }
+}
+
+static int want(dec_t *d, const fld_t *f, int wire, const char *what)
+{
+    if (f->wire == wire)
+        return 0;
+    return FAIL(d, "%s at offset %zu has wire type %s, want %s", what, f->off,
+                wire_name(f->wire), wire_name(wire));
+}
+
+static int grow_arr(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *na = realloc(*arr, nc * elem);
+    if (!na)
+        return -ENOMEM;
+    *arr = na;
+    *cap = nc;
+    return 0;
+}
+
+static int oom(dec_t *d)
+{
+    set_err(d->err, d->errlen, "out of memory while decoding the profile");
+    return -ENOMEM;
+}
+
+/* A repeated number field, packed or not, appended to a u64 scratch array. */
+static int repeated_u64(dec_t *d, const fld_t *f, uint64_t **arr, size_t *n, size_t *cap,
+                        const char *what)
+{
+    if (f->wire == WT_VARINT) {
+        if (grow_arr((void **)arr, cap, *n + 1, sizeof(**arr)) < 0)
+            return oom(d);
+        (*arr)[(*n)++] = f->u;
+        return 0;
+    }
+    if (f->wire != WT_LEN)
+        return FAIL(d, "%s at offset %zu has wire type %s, want varint or packed", what,
+                    f->off, wire_name(f->wire));
+    rd_t r = {f->data, f->data + f->len};
+    /* Every varint takes at least one byte: f->len bounds the count. */
+    if (grow_arr((void **)arr, cap, *n + f->len, sizeof(**arr)) < 0)
+        return oom(d);
+    while (r.pos < r.end) {
+        uint64_t v;
+        if (get_varint(d, &r, &v) < 0)
+            return -EINVAL;
+        (*arr)[(*n)++] = v;
+    }
+    return 0;
+}
+
+/* --- nested messages -------------------------------------------------------- */
+
+static int dec_value_type(dec_t *d, const fld_t *outer, profile_value_type_t *vt)
+{
+    rd_t r = {outer->data, outer->data + outer->len};
+    fld_t f;
+    int rc;
+    memset(vt, 0, sizeof(*vt));
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        if (f.field == 1 || f.field == 2) {
+            if (want(d, &f, WT_VARINT, f.field == 1 ? "ValueType.type" : "ValueType.unit") < 0)
+                return -EINVAL;
+            if (f.field == 1)
+                vt->type = (int64_t)f.u;
+            else
+                vt->unit = (int64_t)f.u;
+        }
+    }
+    return rc;
+}
+
+static int dec_label(dec_t *d, const fld_t *outer)
+{
+    rd_t r = {outer->data, outer->data + outer->len};
+    fld_t f;
+    int rc;
+    profile_label_t l = {0, 0, 0, 0};
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        if (f.field < 1 || f.field > 4)
+            continue;
+        if (want(d, &f, WT_VARINT, "Label field") < 0)
+            return -EINVAL;
+        switch (f.field) {
+        case 1:
+            l.key = (int64_t)f.u;
+            break;
+        case 2:
+            l.str = (int64_t)f.u;
+            break;
+        case 3:
+            l.num = (int64_t)f.u;
+            break;
+        default:
+            l.num_unit = (int64_t)f.u;
+            break;
+        }
+    }
+    if (rc < 0)
+        return rc;
+    /* Go keeps a label as a string label if str is set, as a numeric one if
+     * num or num_unit is; a label with none of them disappears. */
+    if (l.str != 0) {
+        l.num = 0;
+        l.num_unit = 0;
+    } else if (l.num == 0 && l.num_unit == 0) {
+        return 0;
+    }
+    if (grow_arr((void **)&d->labels, &d->cap_labels, d->n_labels + 1, sizeof(*d->labels)) < 0)
+        return oom(d);
+    d->labels[d->n_labels++] = l;
+    return 0;
+}
+
+/* Copies n elements of size elem into the profile's chunk storage. */
+static void *keep(dec_t *d, const void *src, size_t n, size_t elem)
+{
+    if (n == 0)
+        return NULL;
+    void *m = profile_alloc(d->p, n * elem);
+    if (m)
+        memcpy(m, src, n * elem);
+    return m;
+}
+
+static int dec_sample(dec_t *d, const fld_t *outer, size_t idx)
+{
+    profile_t *p = d->p;
+    rd_t r = {outer->data, outer->data + outer->len};
+    fld_t f;
+    int rc;
+    d->n_locs = d->n_vals = d->n_labels = 0;
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        switch (f.field) {
+        case 1:
+            rc = repeated_u64(d, &f, &d->locs, &d->n_locs, &d->cap_locs, "Sample.location_id");
+            break;
+        case 2:
+            rc = repeated_u64(d, &f, (uint64_t **)&d->vals, &d->n_vals, &d->cap_vals,
+                              "Sample.value");
+            break;
+        case 3:
+            rc = want(d, &f, WT_LEN, "Sample.label");
+            if (rc == 0)
+                rc = dec_label(d, &f);
+            break;
+        default:
+            rc = 0;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (rc < 0)
+        return rc;
+    if (p->n_sample_types == 0)
+        return FAIL(d, "sample %zu present but the profile has no sample types", idx);
+    if (d->n_vals != p->n_sample_types)
+        return FAIL(d, "sample %zu has %zu values but there are %zu sample types", idx,
+                    d->n_vals, p->n_sample_types);
+    if (d->n_locs > UINT32_MAX || d->n_labels > UINT32_MAX)
+        return FAIL(d, "sample %zu is too large", idx);
+    profile_sample_t *s = &p->samples[idx];
+    s->location_ids = keep(d, d->locs, d->n_locs, sizeof(*d->locs));
+    s->values = keep(d, d->vals, d->n_vals, sizeof(*d->vals));
+    s->labels = keep(d, d->labels, d->n_labels, sizeof(*d->labels));
+    if ((d->n_locs && !s->location_ids) || !s->values || (d->n_labels && !s->labels))
+        return oom(d);
+    s->n_location_ids = (uint32_t)d->n_locs;
+    s->n_labels = (uint32_t)d->n_labels;
+    return 0;
+}
+
+static int dec_mapping(dec_t *d, const fld_t *outer, profile_mapping_t *m)
+{
+    rd_t r = {outer->data, outer->data + outer->len};
+    fld_t f;
+    int rc;
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        if (f.field < 1 || f.field > 10)
+            continue;
+        if (want(d, &f, WT_VARINT, "Mapping field") < 0)
+            return -EINVAL;
+        switch (f.field) {
+        case 1:
+            m->id = f.u;
+            break;
+        case 2:
+            m->memory_start = f.u;
+            break;
+        case 3:
+            m->memory_limit = f.u;
+            break;
+        case 4:
+            m->file_offset = f.u;
+            break;
+        case 5:
+            m->filename = (int64_t)f.u;
+            break;
+        case 6:
+            m->build_id = (int64_t)f.u;
+            break;
+        case 7:
+            m->has_functions = f.u != 0;
+            break;
+        case 8:
+            m->has_filenames = f.u != 0;
+            break;
+        case 9:
+            m->has_line_numbers = f.u != 0;
+            break;
+        default:
+            m->has_inline_frames = f.u != 0;
+            break;
+        }
+    }
+    return rc;
+}
+
+static int dec_line(dec_t *d, const fld_t *outer)
+{
+    rd_t r = {outer->data, outer->data + outer->len};
+    fld_t f;
+    int rc;
+    profile_line_t ln = {0, 0};
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        if (f.field != 1 && f.field != 2)
+            continue;
+        if (want(d, &f, WT_VARINT, "Line field") < 0)
+            return -EINVAL;
+        if (f.field == 1)
+            ln.function_id = f.u;
+        else
+            ln.line = (int64_t)f.u;
+    }
+    if (rc < 0)
+        return rc;
+    if (grow_arr((void **)&d->lines, &d->cap_lines, d->n_lines + 1, sizeof(*d->lines)) < 0)
+        return oom(d);
+    d->lines[d->n_lines++] = ln;
+    return 0;
+}
+
+static int dec_location(dec_t *d, const fld_t *outer, profile_location_t *l)
+{
+    rd_t r = {outer->data, outer->data + outer->len};
+    fld_t f;
+    int rc;
+    d->n_lines = 0;
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        if (f.field < 1 || f.field > 5)
+            continue;
+        if (f.field == 4) {
+            if (want(d, &f, WT_LEN, "Location.line") < 0 || dec_line(d, &f) < 0)
+                return -EINVAL;
+            continue;
+        }
+        if (want(d, &f, WT_VARINT, "Location field") < 0)
+            return -EINVAL;
+        switch (f.field) {
+        case 1:
+            l->id = f.u;
+            break;
+        case 2:
+            l->mapping_id = f.u;
+            break;
+        case 3:
+            l->address = f.u;
+            break;
+        default:
+            l->is_folded = f.u != 0;
+            break;
+        }
+    }
+    if (rc < 0)
+        return rc;
+    if (d->n_lines > UINT32_MAX)
+        return FAIL(d, "location %" PRIu64 " has too many lines", l->id);
+    l->lines = keep(d, d->lines, d->n_lines, sizeof(*d->lines));
+    if (d->n_lines && !l->lines)
+        return oom(d);
+    l->n_lines = (uint32_t)d->n_lines;
+    return 0;
+}
+
+static int dec_function(dec_t *d, const fld_t *outer, profile_function_t *fn)
+{
+    rd_t r = {outer->data, outer->data + outer->len};
+    fld_t f;
+    int rc;
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        if (f.field < 1 || f.field > 5)
+            continue;
+        if (want(d, &f, WT_VARINT, "Function field") < 0)
+            return -EINVAL;
+        switch (f.field) {
+        case 1:
+            fn->id = f.u;
+            break;
+        case 2:
+            fn->name = (int64_t)f.u;
+            break;
+        case 3:
+            fn->system_name = (int64_t)f.u;
+            break;
+        case 4:
+            fn->filename = (int64_t)f.u;
+            break;
+        default:
+            fn->start_line = (int64_t)f.u;
+            break;
+        }
+    }
+    return rc;
+}
+
+/* --- the Profile message ---------------------------------------------------- */
+
+static const char *top_name(uint64_t field)
+{
+    static const char *const names[] = {
+        NULL,          "sample_type", "sample",      "mapping",    "location",
+        "function",    "string_table", "drop_frames", "keep_frames", "time_nanos",
+        "duration_nanos", "period_type", "period",     "comment",    "default_sample_type",
+    };
+    return field < sizeof(names) / sizeof(names[0]) ? names[field] : NULL;
+}
+
+/* Pass 1: wire structure of the top level, element counts, string table
+ * and the concatenation check. */
+static int prescan(dec_t *d, const uint8_t *data, size_t len, size_t counts[15])
+{
+    rd_t r = {data, data + len};
+    fld_t f;
+    int rc;
+    bool time_set = false;
+    memset(counts, 0, 15 * sizeof(counts[0]));
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        const char *name = top_name(f.field);
+        if (!name)
+            continue; /* unknown field: skipped, as Go does */
+        switch (f.field) {
+        case F_SAMPLE_TYPE:
+        case F_SAMPLE:
+        case F_MAPPING:
+        case F_LOCATION:
+        case F_FUNCTION:
+        case F_STRING:
+        case F_PERIOD_TYPE:
+            if (want(d, &f, WT_LEN, name) < 0)
+                return -EINVAL;
+            counts[f.field]++;
+            break;
+        case F_COMMENT:
+            if (f.wire == WT_VARINT) {
+                counts[F_COMMENT]++;
+            } else if (f.wire == WT_LEN) {
+                for (size_t i = 0; i < f.len; i++)
+                    counts[F_COMMENT] += !(f.data[i] & 0x80);
+            } else {
+                return FAIL(d, "comment at offset %zu has wire type %s, want varint or packed",
+                            f.off, wire_name(f.wire));
+            }
+            break;
+        case F_TIME:
+            if (want(d, &f, WT_VARINT, name) < 0)
+                return -EINVAL;
+            if (time_set) {
+                d->concat = true;
+                return FAIL(d, "concatenated profiles detected (second time_nanos at offset %zu)",
+                            f.off);
+            }
+            time_set = f.u != 0;
+            break;
+        default:
+            if (want(d, &f, WT_VARINT, name) < 0)
+                return -EINVAL;
+        }
+    }
+    return rc;
+}
+
+static int add_strings_and_scalars(dec_t *d, const uint8_t *data, size_t len)
+{
+    profile_t *p = d->p;
+    rd_t r = {data, data + len};
+    fld_t f;
+    int rc;
+    size_t nstr = 0;
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        switch (f.field) {
+        case F_STRING:
+            if (nstr == 0 && f.len != 0)
+                return FAIL(d, "string_table[0] is not empty (offset %zu)", f.off);
+            if (memchr(f.data, 0, f.len))
+                return FAIL(d, "string_table[%zu] contains a NUL byte (offset %zu)", nstr, f.off);
+            /* profile_new() already holds "" at index 0. */
+            if (nstr > 0 && profile_add_string(p, (const char *)f.data, f.len) < 0)
+                return oom(d);
+            nstr++;
+            break;
+        case F_DROP:
+            p->drop_frames = (int64_t)f.u;
+            break;
+        case F_KEEP:
+            p->keep_frames = (int64_t)f.u;
+            break;
+        case F_TIME:
+            p->time_nanos = (int64_t)f.u;
+            break;
+        case F_DURATION:
+            p->duration_nanos = (int64_t)f.u;
+            break;
+        case F_PERIOD:
+            p->period = (int64_t)f.u;
+            break;
+        case F_DEFAULT_TYPE:
+            p->default_sample_type = (int64_t)f.u;
+            break;
+        case F_PERIOD_TYPE:
+            if (dec_value_type(d, &f, &p->period_type) < 0)
+                return -EINVAL;
+            break;
+        case F_SAMPLE_TYPE:
+            if (dec_value_type(d, &f, &p->sample_types[p->n_sample_types]) < 0)
+                return -EINVAL;
+            p->n_sample_types++;
+            break;
+        case F_COMMENT: {
+            size_t n = p->n_comments;
+            if (repeated_u64(d, &f, (uint64_t **)&p->comments, &n, &p->cap_comments,
+                             "comment") < 0)
+                return -EINVAL;
+            p->n_comments = n;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (rc < 0)
+        return rc;
+    if (nstr == 0)
+        return FAIL(d, "no string_table (every profile has at least the empty string)");
+    return 0;
+}
+
+static int decode_elements(dec_t *d, const uint8_t *data, size_t len)
+{
+    profile_t *p = d->p;
+    rd_t r = {data, data + len};
+    fld_t f;
+    int rc;
+    while ((rc = next_field(d, &r, &f)) > 0) {
+        switch (f.field) {
+        case F_SAMPLE:
+            rc = dec_sample(d, &f, p->n_samples);
+            if (rc == 0)
+                p->n_samples++;
+            break;
+        case F_MAPPING:
+            memset(&p->mappings[p->n_mappings], 0, sizeof(p->mappings[0]));
+            rc = dec_mapping(d, &f, &p->mappings[p->n_mappings++]);
+            break;
+        case F_LOCATION:
+            memset(&p->locations[p->n_locations], 0, sizeof(p->locations[0]));
+            rc = dec_location(d, &f, &p->locations[p->n_locations++]);
+            break;
+        case F_FUNCTION:
+            memset(&p->functions[p->n_functions], 0, sizeof(p->functions[0]));
+            rc = dec_function(d, &f, &p->functions[p->n_functions++]);
+            break;
+        default:
+            rc = 0;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return rc;
+}
+
+/* --- id sets (validation) --------------------------------------------------- */
+
+/* The ids of one table: a byte map when they are dense, else a sorted
+ * array, so that checking every reference stays O(1) / O(log n). */
+typedef struct {
+    uint8_t *dense;
+    size_t ndense;
+    uint64_t *sorted;
+    size_t nsorted;
+} idset_t;
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void idset_free(idset_t *s)
+{
+    free(s->dense);
+    free(s->sorted);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Builds the set; checks ids nonzero and unique. */
+static int idset_build(idset_t *s, const void *base, size_t n, size_t elem, const char *what,
+                       char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    uint64_t max = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = *(const uint64_t *)((const char *)base + i * elem);
+        if (id == 0)
+            return set_err(err, errlen, "%s #%zu has id 0 (reserved)", what, i);
+        if (id > max)
+            max = id;
+    }
+    if (n == 0)
+        return 0;
+    if (max < 4 * (uint64_t)n + 1024) {
+        s->ndense = (size_t)max + 1;
+        s->dense = calloc(s->ndense, 1);
+        if (!s->dense)
+            return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t id = *(const uint64_t *)((const char *)base + i * elem);
+            if (s->dense[id]) {
+                idset_free(s);
+                return set_err(err, errlen, "duplicate %s id %" PRIu64, what, id);
+            }
+            s->dense[id] = 1;
+        }
+        return 0;
+    }
+    s->sorted = malloc(n * sizeof(*s->sorted));
+    if (!s->sorted)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        s->sorted[i] = *(const uint64_t *)((const char *)base + i * elem);
+    s->nsorted = n;
+    qsort(s->sorted, n, sizeof(*s->sorted), u64_cmp);
+    for (size_t i = 1; i < n; i++) {
+        if (s->sorted[i] == s->sorted[i - 1]) {
+            uint64_t id = s->sorted[i];
+            idset_free(s);
+            return set_err(err, errlen, "duplicate %s id %" PRIu64, what, id);
+        }
+    }
+    return 0;
+}
+
+static bool idset_has(const idset_t *s, uint64_t id)
+{
+    if (s->dense)
+        return id < s->ndense && s->dense[id];
+    size_t lo = 0, hi = s->nsorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->sorted[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nsorted && s->sorted[lo] == id;
+}
+
+/* --- validation ------------------------------------------------------------- */
+
+typedef struct {
+    const profile_t *p;
+    char *err;
+    size_t errlen;
+} vctx_t;
+
+static int check_str(const vctx_t *v, int64_t idx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* fmt/... name the field ("function 3 name"). */
+static int check_str(const vctx_t *v, int64_t idx, const char *fmt, ...)
+{
+    if (idx >= 0 && (uint64_t)idx < v->p->n_strings)
+        return 0;
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    return set_err(v->err, v->errlen,
+                   "%s: string index %" PRId64 " out of range (string table has %zu entries)",
+                   what, idx, v->p->n_strings);
+}
+
+static int validate_strings(const vctx_t *v)
+{
+    const profile_t *p = v->p;
+    if (p->n_strings == 0 || !p->strings || !p->strings[0] || p->strings[0][0] != '\0')
+        return set_err(v->err, v->errlen, "string_table[0] is not empty");
+    for (size_t i = 0; i < p->n_sample_types; i++)
+        if (check_str(v, p->sample_types[i].type, "sample_type %zu type", i) < 0 ||
+            check_str(v, p->sample_types[i].unit, "sample_type %zu unit", i) < 0)
+            return -EINVAL;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const profile_sample_t *s = &p->samples[i];
+        for (uint32_t j = 0; j < s->n_labels; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (check_str(v, l->key, "sample %zu label %u key", i, j) < 0 ||
+                check_str(v, l->str, "sample %zu label %u str", i, j) < 0 ||
+                check_str(v, l->num_unit, "sample %zu label %u num_unit", i, j) < 0)
+                return -EINVAL;
+        }
+    }
+    for (size_t i = 0; i < p->n_mappings; i++) {
+        const profile_mapping_t *m = &p->mappings[i];
+        if (check_str(v, m->filename, "mapping %" PRIu64 " filename", m->id) < 0 ||
+            check_str(v, m->build_id, "mapping %" PRIu64 " build_id", m->id) < 0)
+            return -EINVAL;
+    }
+    for (size_t i = 0; i < p->n_functions; i++) {
+        const profile_function_t *f = &p->functions[i];
+        if (check_str(v, f->name, "function %" PRIu64 " name", f->id) < 0 ||
+            check_str(v, f->system_name, "function %" PRIu64 " system_name", f->id) < 0 ||
+            check_str(v, f->filename, "function %" PRIu64 " filename", f->id) < 0)
+            return -EINVAL;
+    }
+    if (check_str(v, p->drop_frames, "drop_frames") < 0 ||
+        check_str(v, p->keep_frames, "keep_frames") < 0 ||
+        check_str(v, p->period_type.type, "period_type type") < 0 ||
+        check_str(v, p->period_type.unit, "period_type unit") < 0 ||
+        check_str(v, p->default_sample_type, "default_sample_type") < 0)
+        return -EINVAL;
+    for (size_t i = 0; i < p->n_comments; i++)
+        if (check_str(v, p->comments[i], "comment %zu", i) < 0)
+            return -EINVAL;
+    return 0;
+}
+
+int profile_validate(const profile_t *p, char *err, size_t errlen)
+{
+    vctx_t v = {p, err, errlen};
+    int rc = validate_strings(&v);
+    if (rc < 0)
+        return rc;
+    if (p->n_samples && !p->n_sample_types)
+        return set_err(err, errlen, "profile has %zu samples but no sample types",
+                       p->n_samples);
+    idset_t maps, fns, locs;
+    rc = idset_build(&maps, p->mappings, p->n_mappings, sizeof(*p->mappings), "mapping", err,
+                     errlen);
+    if (rc < 0)
+        goto oom_or_rc;
+    rc = idset_build(&fns, p->functions, p->n_functions, sizeof(*p->functions), "function",
+                     err, errlen);
+    if (rc < 0) {
+        idset_free(&maps);
+        goto oom_or_rc;
+    }
+    rc = idset_build(&locs, p->locations, p->n_locations, sizeof(*p->locations), "location",
+                     err, errlen);
+    if (rc < 0) {
+        idset_free(&maps);
+        idset_free(&fns);
+        goto oom_or_rc;
+    }
+    for (size_t i = 0; i < p->n_locations && rc == 0; i++) {
+        const profile_location_t *l = &p->locations[i];
+        if (l->mapping_id && !idset_has(&maps, l->mapping_id))
+            rc = set_err(err, errlen, "location %" PRIu64 ": unknown mapping id %" PRIu64, l->id,
+                         l->mapping_id);
+        for (uint32_t j = 0; j < l->n_lines && rc == 0; j++) {
+            uint64_t fid = l->lines[j].function_id;
+            if (fid == 0)
+                rc = set_err(err, errlen, "location %" PRIu64 ": line %u has no function id",
+                             l->id, j);
+            else if (!idset_has(&fns, fid))
+                rc = set_err(err, errlen, "location %" PRIu64 ": unknown function id %" PRIu64,
+                             l->id, fid);
+        }
+    }
+    for (size_t i = 0; i < p->n_samples && rc == 0; i++) {
+        const profile_sample_t *s = &p->samples[i];
+        for (uint32_t j = 0; j < s->n_location_ids && rc == 0; j++)
+            if (!idset_has(&locs, s->location_ids[j]))
+                rc = set_err(err, errlen, "sample %zu: unknown location id %" PRIu64, i,
+                             s->location_ids[j]);
+    }
+    idset_free(&maps);
+    idset_free(&fns);
+    idset_free(&locs);
+    return rc;
+oom_or_rc:
+    if (rc == -ENOMEM)
+        set_err(err, errlen, "out of memory while validating the profile");
+    return rc;
+}
+
+/* Go treats a mapping_id that names no mapping as "no mapping". */
+static int drop_dangling_mapping_ids(profile_t *p, char *err, size_t errlen)
+{
+    bool any = false;
+    for (size_t i = 0; i < p->n_locations && !any; i++)
+        any = p->locations[i].mapping_id != 0;
+    if (!any)
+        return 0;
+    /* Ids are checked (nonzero, unique) by validation later; here only
+     * membership matters, so build the set leniently. */
+    uint64_t *ids = malloc((p->n_mappings ? p->n_mappings : 1) * sizeof(*ids));
+    if (!ids) {
+        set_err(err, errlen, "out of memory while decoding the profile");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < p->n_mappings; i++)
+        ids[i] = p->mappings[i].id;
+    qsort(ids, p->n_mappings, sizeof(*ids), u64_cmp);
+    idset_t s = {NULL, 0, ids, p->n_mappings};
+    for (size_t i = 0; i < p->n_locations; i++)
+        if (p->locations[i].mapping_id && !idset_has(&s, p->locations[i].mapping_id))
+            p->locations[i].mapping_id = 0;
+    free(ids);
+    return 0;
+}
+
+static void dec_free(dec_t *d)
+{
+    free(d->locs);
+    free(d->vals);
+    free(d->labels);
+    free(d->lines);
+}
+
+/* Like profile_decode_proto; *concat tells whether it failed because of
+ * concatenated profiles (then no legacy parser is tried). */
+static int decode_proto(const uint8_t *data, size_t len, profile_t **out, char *err,
+                        size_t errlen, bool *concat)
+{
+    *out = NULL;
+    *concat = false;
+    if (len == 0) {
+        set_err(err, errlen, "empty input");
+        return -ENODATA;
+    }
+    dec_t d;
+    memset(&d, 0, sizeof(d));
+    d.base = data;
+    d.err = err;
+    d.errlen = errlen;
+    size_t counts[15];
+    int rc = prescan(&d, data, len, counts);
+    if (rc < 0) {
+        *concat = d.concat;
+        return rc;
+    }
+    profile_t *p = profile_new();
+    if (!p) {
+        set_err(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    d.p = p;
+#define ALLOC_ARR(field, capf, n)                                                              \
+    do {                                                                                       \
+        if ((n) && !(p->field = calloc((n), sizeof(*p->field))))                              \
+            goto nomem;                                                                        \
+        p->capf = (n);                                                                         \
+    } while (0)
+    ALLOC_ARR(sample_types, cap_sample_types, counts[F_SAMPLE_TYPE]);
+    ALLOC_ARR(samples, cap_samples, counts[F_SAMPLE]);
+    ALLOC_ARR(mappings, cap_mappings, counts[F_MAPPING]);
+    ALLOC_ARR(locations, cap_locations, counts[F_LOCATION]);
+    ALLOC_ARR(functions, cap_functions, counts[F_FUNCTION]);
+    ALLOC_ARR(comments, cap_comments, counts[F_COMMENT]);
+#undef ALLOC_ARR
+    rc = add_strings_and_scalars(&d, data, len);
+    if (rc == 0)
+        rc = decode_elements(&d, data, len);
+    if (rc == 0)
+        rc = drop_dangling_mapping_ids(p, err, errlen);
+    if (rc == 0)
+        rc = profile_validate(p, err, errlen);
+    if (rc == 0 && profile_index(p) < 0)
+        goto nomem;
+    dec_free(&d);
+    if (rc < 0) {
+        profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+nomem:
+    dec_free(&d);
+    profile_free(p);
+    set_err(err, errlen, "out of memory while decoding the profile");
+    return -ENOMEM;
+}
+
+int profile_decode_proto(const uint8_t *data, size_t len, profile_t **out, char *err,
+                         size_t errlen)
+{
+    bool concat;
+    return decode_proto(data, len, out, err, errlen, &concat);
+}
+
+/* --- gzip ------------------------------------------------------------------- */
+
+int profile_gunzip(const uint8_t *data, size_t len, size_t limit, uint8_t **out,
+                   size_t *outlen, char *err, size_t errlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, 15 + 16) != Z_OK) {
+        set_err(err, errlen, "cannot initialize zlib");
+        return -ENOMEM;
+    }
+    size_t cap = len < limit / 4 ? len * 4 : limit;
+    if (cap < 4096)
+        cap = 4096;
+    uint8_t *buf = malloc(cap + 1);
+    size_t n = 0, in = 0;
+    int rc = 0;
+    if (!buf) {
+        rc = -ENOMEM;
+        set_err(err, errlen, "out of memory while inflating");
+        goto out;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= limit) {
+                /* One byte of room past the limit tells "exactly at the
+                 * limit" from "over it". */
+                if (n > limit) {
+                    rc = -EFBIG;
+                    set_err(err, errlen, "decompressed profile is larger than %zu MiB",
+                            limit >> 20);
+                    goto out;
+                }
+            } else {
+                size_t nc = cap > limit / 2 ? limit : cap * 2;
+                uint8_t *nb = realloc(buf, nc + 1);
+                if (!nb) {
+                    rc = -ENOMEM;
+                    set_err(err, errlen, "out of memory while inflating");
+                    goto out;
+                }
+                buf = nb;
+                cap = nc;
+            }
+        }
+        size_t room = (cap >= limit ? limit + 1 : cap) - n;
+        size_t avail = len - in;
+        z.next_in = (Bytef *)(data + in);
+        z.avail_in = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
+        z.next_out = buf + n;
+        z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
+        uInt ai = z.avail_in, ao = z.avail_out;
+        int zr = inflate(&z, Z_NO_FLUSH);
+        in += ai - z.avail_in;
+        n += ao - z.avail_out;
+        if (n > limit) {
+            rc = -EFBIG;
+            set_err(err, errlen, "decompressed profile is larger than %zu MiB", limit >> 20);
+            goto out;
+        }
+        if (zr == Z_STREAM_END) {
+            if (in == len)
+                break;
+            /* Another gzip member follows (Go's reader concatenates them). */
+            if (len - in < 2 || data[in] != 0x1f || data[in + 1] != 0x8b) {
+                rc = set_err(err, errlen, "trailing garbage after gzip data at offset %zu", in);
+                goto out;
+            }
+            inflateReset(&z);
+            continue;
+        }
+        if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
+            rc = set_err(err, errlen, "corrupt gzip data: %s", z.msg ? z.msg : "bad stream");
+            goto out;
+        }
+        if (zr == Z_MEM_ERROR) {
+            rc = -ENOMEM;
+            set_err(err, errlen, "out of memory while inflating");
+            goto out;
+        }
+        /* Z_OK or Z_BUF_ERROR: no progress possible without more input. */
+        if (in == len && n < (cap >= limit ? limit + 1 : cap)) {
+            rc = set_err(err, errlen, "truncated gzip data (%zu bytes in, %zu out)", len, n);
+            goto out;
+        }
+    }
+out:
+    inflateEnd(&z);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *outlen = n;
+    return 0;
+}
+
+/* --- entry points ----------------------------------------------------------- */
+
+static bool looks_like_text(const uint8_t *d, size_t n)
+{
+    if (n > 256)
+        n = 256;
+    for (size_t i = 0; i < n; i++)
+        if ((d[i] < 0x20 && d[i] != '\n' && d[i] != '\r' && d[i] != '\t') || d[i] == 0x7f)
+            return false;
+    return true;
+}
+
+int profile_parse(const uint8_t *data, size_t len, profile_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    uint8_t *raw = NULL;
+    int rc;
+    if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+        size_t rawlen;
+        char zerr[200];
+        rc = profile_gunzip(data, len, PROFILE_MAX_INFLATED, &raw, &rawlen, zerr, sizeof(zerr));
+        if (rc < 0) {
+            set_err(err, errlen, "decompressing profile: %s", zerr);
+            return rc;
+        }
+        data = raw;
+        len = rawlen;
+    }
+    char perr[256];
+    bool concat;
+    rc = decode_proto(data, len, out, perr, sizeof(perr), &concat);
+    if (rc == 0 || rc == -ENODATA || rc == -ENOMEM || concat) {
+        if (rc < 0)
+            set_err(err, errlen, "%s", perr);
+        free(raw);
+        return rc;
+    }
+    char lerr[256];
+    int lrc = legacy_parse(data, len, out, lerr, sizeof(lerr));
+    bool text = looks_like_text(data, len);
+    free(raw);
+    if (lrc == 0)
+        return 0;
+    if (lrc == LEGACY_UNRECOGNIZED) {
+        /* Text is no protobuf: its "wire errors" would only confuse. */
+        if (text)
+            set_err(err, errlen, "unrecognized profile format (neither profile.proto nor a "
+                                 "known legacy text profile)");
+        else
+            set_err(err, errlen, "%s", perr);
+        return -EINVAL;
+    }
+    set_err(err, errlen, "%s", lerr);
+    return lrc;
+}
+
+int profile_read_file(const char *path, profile_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        set_err(err, errlen, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    struct stat st;
+    size_t cap = 1 << 16;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        cap = (size_t)st.st_size + 1;
+    if (cap > PROFILE_MAX_INFLATED + 1) {
+        close(fd);
+        set_err(err, errlen, "%s: file is larger than %zu MiB", path, PROFILE_MAX_INFLATED >> 20);
+        return -EFBIG;
+    }
+    uint8_t *buf = malloc(cap);
+    size_t n = 0;
+    int rc = 0;
+    if (!buf)
+        rc = -ENOMEM;
+    while (rc == 0) {
+        if (n == cap) {
+            if (cap > PROFILE_MAX_INFLATED) {
+                rc = -EFBIG;
+                break;
+            }
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                rc = -ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+        } else if (r == 0) {
+            break;
+        } else {
+            n += (size_t)r;
+        }
+    }
+    close(fd);
+    if (rc < 0) {
+        free(buf);
+        set_err(err, errlen, "%s: %s", path,
+                rc == -EFBIG ? "file is too large" : strerror(-rc));
+        return rc;
+    }
+    char perr[512];
+    rc = profile_parse(buf, n, out, perr, sizeof(perr));
+    free(buf);
+    if (rc < 0)
+        set_err(err, errlen, "%s: %s", path, perr);
+    return rc;
+}
