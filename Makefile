@@ -33,7 +33,7 @@ HTTP_OBJ := $(HTTP_SRC:%.c=$(B)/pic/%.o)
 TOOL_SRC := $(wildcard src/tool/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/obj/%.o)
 TOOL_LIBS := $(call pc,libdw libcurl libedit libmicrohttpd) \
-             $(shell pkg-config --exists libdebuginfod && echo -ldebuginfod) -lz -lm
+             $(shell pkg-config --exists libdebuginfod && echo -ldebuginfod) -lz -lm -lstdc++
 
 TARGETS := $(B)/libcprof.so $(B)/cprof.pc
 ifneq ($(HTTP_SRC),)
@@ -84,11 +84,11 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit_links = $(shell sed -n '1s|^// links:||p' $(1))
 UNIT_LIBS := $(call pc,cmocka) $(TOOL_LIBS) -lunwind -ldl -lpthread
 
-$(B)/tests/%: tests/unit/%.c $(TARGETS)
+$(B)/tests/%: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< $(call unit_links,$<) $(UNIT_LIBS)
 
-$(B)/tests/asan/%: tests/unit/%.c $(TARGETS)
+$(B)/tests/asan/%: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN) -Itests -o $@ $< $(call unit_links,$<) $(UNIT_LIBS)
 

@@ -6,8 +6,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char *program_invocation_short_name;
 
 /* Whole number in [min, max], with an optional K/M/G (x1024) suffix when
  * allow_suffix. */
@@ -51,6 +56,35 @@ int config_check_pattern(const char *p)
         if (!*p || !strchr("petn%", *p))
             return -EINVAL;
     }
+    return 0;
+}
+
+int config_expand_pattern(const char *pat, uint64_t seq, char *out, size_t outlen)
+{
+    size_t n = 0;
+    for (const char *p = pat; *p; p++) {
+        char tmp[64];
+        const char *add = tmp;
+        if (*p != '%') {
+            tmp[0] = *p;
+            tmp[1] = '\0';
+        } else {
+            switch (*++p) {
+            case 'p': snprintf(tmp, sizeof(tmp), "%d", (int)getpid()); break;
+            case 't': snprintf(tmp, sizeof(tmp), "%lld", (long long)time(NULL)); break;
+            case 'n': snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)seq); break;
+            case 'e': add = program_invocation_short_name; break;
+            case '%': strcpy(tmp, "%"); break;
+            default: return -EINVAL;
+            }
+        }
+        size_t l = strlen(add);
+        if (n + l + 1 > outlen)
+            return -ENAMETOOLONG;
+        memcpy(out + n, add, l);
+        n += l;
+    }
+    out[n] = '\0';
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #define CPROF_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -22,5 +23,8 @@ void config_read(config_t *c);
 
 /* Checks a file-name pattern (%p %e %t %n %%); 0 or -EINVAL. */
 int config_check_pattern(const char *pattern);
+
+/* Expands %p %e %t %n(seq) %% into out. -EINVAL or -ENAMETOOLONG. */
+int config_expand_pattern(const char *pattern, uint64_t seq, char *out, size_t outlen);
 
 #endif

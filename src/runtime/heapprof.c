@@ -60,24 +60,6 @@ void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base)
     }
 }
 
-void heap_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
-                int64_t *bytes_out)
-{
-    if (count == 0 || bytes == 0) {
-        *count_out = *bytes_out = 0;
-        return;
-    }
-    if (rate <= 1) {
-        *count_out = count;
-        *bytes_out = bytes;
-        return;
-    }
-    double avg = (double)bytes / (double)count;
-    double scale = 1 / (1 - exp(-avg / (double)rate));
-    *count_out = (int64_t)((double)count * scale);
-    *bytes_out = (int64_t)((double)bytes * scale);
-}
-
 /* --- profile.proto ------------------------------------------------------ */
 
 /* pc -> location id, open addressing, grown by doubling. */
@@ -179,8 +161,8 @@ static int build_profile(profile_t *p, const heap_snapshot_t *s, const char *def
             if (!(locs[depth] = location_for(p, &pcs, r->pcs[depth], maps, nmaps)))
                 break;
         int64_t v[4];
-        heap_scale(r->alloc_objects, r->alloc_bytes, s->rate, &v[0], &v[1]);
-        heap_scale(r->inuse_objects, r->inuse_bytes, s->rate, &v[2], &v[3]);
+        sampler_scale(r->alloc_objects, r->alloc_bytes, s->rate, &v[0], &v[1]);
+        sampler_scale(r->inuse_objects, r->inuse_bytes, s->rate, &v[2], &v[3]);
         profile_sample_t *smp = depth == r->depth ? profile_add_sample(p, locs, depth, v) : NULL;
         if (!smp) {
             rc = -ENOMEM;

@@ -31,11 +31,6 @@ void heap_snapshot_free(heap_snapshot_t *s);
 /* cur -= base, record by record (for delta profiles). */
 void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base);
 
-/* Go's scaleHeapSample: divides out the sampling probability
- * 1 - exp(-avg/rate) of the record's average object size. */
-void heap_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
-                int64_t *bytes_out);
-
 /* Gzipped profile.proto with Go's four heap sample types.
  * default_type: NULL for "heap" (inuse_space), "alloc_space" for "allocs". */
 int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type);

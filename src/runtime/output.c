@@ -1,6 +1,7 @@
 /* output.c — heap profile files (see output.h). */
 #include "output.h"
 
+#include "config.h"
 #include "heapprof.h"
 #include "rt.h"
 
@@ -12,44 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char *program_invocation_short_name;
-
 static uint64_t sequence;
-
-int output_expand(const char *pat, uint64_t seq, char *out, size_t outlen)
-{
-    size_t n = 0;
-    for (const char *p = pat; *p; p++) {
-        char tmp[64];
-        const char *add = tmp;
-        if (*p != '%') {
-            tmp[0] = *p;
-            tmp[1] = '\0';
-        } else {
-            switch (*++p) {
-            case 'p': snprintf(tmp, sizeof(tmp), "%d", (int)getpid()); break;
-            case 't': snprintf(tmp, sizeof(tmp), "%lld", (long long)time(NULL)); break;
-            case 'n': snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)seq); break;
-            case 'e': add = program_invocation_short_name; break;
-            case '%': strcpy(tmp, "%"); break;
-            default: return -EINVAL;
-            }
-        }
-        size_t l = strlen(add);
-        if (n + l + 1 > outlen)
-            return -ENAMETOOLONG;
-        memcpy(out + n, add, l);
-        n += l;
-    }
-    out[n] = '\0';
-    return 0;
-}
 
 int output_write_heap(const char *pattern)
 {
     char path[4096], tmp[4200];
     uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
-    int rc = output_expand(pattern, seq, path, sizeof(path));
+    int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
     if (rc < 0)
         return rc;
     snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);

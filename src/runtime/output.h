@@ -8,9 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Expands %p %e %t %n %% into out. -EINVAL (bad pattern) or -ENAMETOOLONG. */
-int output_expand(const char *pattern, uint64_t seq, char *out, size_t outlen);
-
 /* Writes the heap profile (gzipped proto) to the expanded pattern. The
  * sequence number is taken from a process-wide counter. 0 or -errno. */
 int output_write_heap(const char *pattern);

@@ -2,6 +2,7 @@
 #include "sampler.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <time.h>
 
 int64_t sampler_rate;
@@ -69,4 +70,22 @@ bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
     if (rate != 1)
         t->next_sample = draw_gap(t, rate);
     return true;
+}
+
+void sampler_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
+                int64_t *bytes_out)
+{
+    if (count == 0 || bytes == 0) {
+        *count_out = *bytes_out = 0;
+        return;
+    }
+    if (rate <= 1) {
+        *count_out = count;
+        *bytes_out = bytes;
+        return;
+    }
+    double avg = (double)bytes / (double)count;
+    double scale = 1 / (1 - exp(-avg / (double)rate));
+    *count_out = (int64_t)((double)count * scale);
+    *bytes_out = (int64_t)((double)bytes * scale);
 }

@@ -34,6 +34,12 @@ static inline bool sampler_take(rt_thread_t *t, size_t size)
 
 void sampler_set_rate(int64_t rate);
 
+/* Go's scaleHeapSample: divides a record's (count, bytes) by the
+ * probability 1 - exp(-avg/rate) that an object of its average size is
+ * sampled, truncating as Go does. Unchanged when rate <= 1. */
+void sampler_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
+                   int64_t *bytes_out);
+
 /* Fixed seed (CPROF_SEED) for reproducible runs; 0 = seed from the clock. */
 void sampler_set_seed(uint64_t seed);
 

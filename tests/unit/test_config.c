@@ -1,0 +1,156 @@
+// links: src/runtime/config.c src/runtime/rt.c
+/* test_config.c — CPROF_* parsing: good values, one message per bad value,
+ * and the file-name patterns. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/config.h"
+#include "runtime/stacks.h"
+
+static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_DEPTH",
+                                   "CPROF_HEAP_PROFILE", "CPROF_HEAP_PROFILE_EVERY",
+                                   "CPROF_MEMORY_LIMIT", "CPROF_SEED"};
+
+/* Reads the config with stderr captured into err. */
+static void read_with(config_t *c, char *err, size_t errlen, const char *name, const char *value)
+{
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        unsetenv(vars[i]);
+    if (name)
+        setenv(name, value, 1);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    config_read(c);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(err, 1, errlen - 1, tmp);
+    err[n] = '\0';
+    fclose(tmp);
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    config_t c;
+    char err[1024];
+    read_with(&c, err, sizeof(err), NULL, NULL);
+    assert_string_equal(err, "");
+    assert_int_equal(c.rate, 524288);
+    assert_int_equal(c.unwinder, UNWIND_LIBUNWIND);
+    assert_int_equal(c.depth, 64);
+    assert_null(c.heap_profile);
+    assert_int_equal(c.memory_limit, 1ull << 30);
+}
+
+static void test_good_values(void **state)
+{
+    (void)state;
+    config_t c;
+    char err[1024];
+    read_with(&c, err, sizeof(err), "CPROF_RATE", "1");
+    assert_int_equal(c.rate, 1);
+    read_with(&c, err, sizeof(err), "CPROF_UNWIND", "fp");
+    assert_int_equal(c.unwinder, UNWIND_FP);
+    read_with(&c, err, sizeof(err), "CPROF_DEPTH", "256");
+    assert_int_equal(c.depth, 256);
+    read_with(&c, err, sizeof(err), "CPROF_MEMORY_LIMIT", "64M");
+    assert_int_equal(c.memory_limit, 64u << 20);
+    read_with(&c, err, sizeof(err), "CPROF_HEAP_PROFILE", "h.%p.%e.%t.%n.%%.pb.gz");
+    assert_string_equal(c.heap_profile, "h.%p.%e.%t.%n.%%.pb.gz");
+    assert_string_equal(err, "");
+}
+
+/* Each bad value: exactly one line naming the variable; what it controls
+ * is off; nothing else changes. */
+static void test_bad_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *value;
+        int heap_off;
+    } cases[] = {
+        {"CPROF_RATE", "abc", 1},       {"CPROF_RATE", "-1", 1},
+        {"CPROF_RATE", "12x", 1},       {"CPROF_RATE", "", 1},
+        {"CPROF_UNWIND", "foo", 1},     {"CPROF_DEPTH", "0", 1},
+        {"CPROF_DEPTH", "257", 1},      {"CPROF_MEMORY_LIMIT", "12", 1},
+        {"CPROF_MEMORY_LIMIT", "9T", 1}, {"CPROF_SEED", "x", 0},
+        {"CPROF_HEAP_PROFILE", "x%q", 0}, {"CPROF_HEAP_PROFILE", "x%", 0},
+        {"CPROF_HEAP_PROFILE_EVERY", "5", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        config_t c;
+        char err[1024];
+        read_with(&c, err, sizeof(err), cases[i].name, cases[i].value);
+        assert_int_equal(lines(err), 1);
+        assert_non_null(strstr(err, cases[i].name));
+        assert_true(strncmp(err, "cprof: ", 7) == 0);
+        assert_int_equal(c.rate == 0, cases[i].heap_off);
+        assert_null(c.heap_profile);
+    }
+}
+
+static void test_every_needs_profile(void **state)
+{
+    (void)state;
+    config_t c;
+    char err[1024];
+    setenv("CPROF_HEAP_PROFILE", "x.pb.gz", 1);
+    setenv("CPROF_HEAP_PROFILE_EVERY", "0.5", 1);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    config_read(&c);
+    dup2(saved, 2);
+    close(saved);
+    fclose(tmp);
+    assert_true(c.every == 0.5);
+    setenv("CPROF_HEAP_PROFILE_EVERY", "0", 1);
+    read_with(&c, err, sizeof(err), "CPROF_HEAP_PROFILE_EVERY", "0");
+    assert_int_equal(lines(err), 1);
+    assert_true(c.every == 0);
+}
+
+static void test_patterns(void **state)
+{
+    (void)state;
+    char out[256], want[256];
+    assert_int_equal(config_check_pattern("a%pb%%c%n"), 0);
+    assert_int_equal(config_check_pattern("a%x"), -EINVAL);
+    assert_int_equal(config_check_pattern(""), -EINVAL);
+    assert_int_equal(config_expand_pattern("heap.%p.%n.pb.gz", 7, out, sizeof(out)), 0);
+    snprintf(want, sizeof(want), "heap.%d.7.pb.gz", (int)getpid());
+    assert_string_equal(out, want);
+    assert_int_equal(config_expand_pattern("%%%e", 0, out, sizeof(out)), 0);
+    assert_string_equal(out, "%test_config");
+    assert_int_equal(config_expand_pattern("%p%p%p", 0, out, 4), -ENAMETOOLONG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_every_needs_profile),
+        cmocka_unit_test(test_patterns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
