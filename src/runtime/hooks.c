@@ -68,11 +68,19 @@ static void resolve(void)
         (void)w;
         _exit(127);
     }
-    /* Publish malloc last: it is the "resolved" flag the hooks test. */
-    void *(*m)(size_t) = n.malloc;
-    n.malloc = NULL;
-    rt_next = n;
-    __atomic_store_n(&rt_next.malloc, m, __ATOMIC_RELEASE);
+    /* Field by field, malloc last: it is the "resolved" flag the hooks test,
+     * and two threads racing here store the same values, so no field a
+     * hook may already use ever reads NULL. */
+    rt_next.free = n.free;
+    rt_next.calloc = n.calloc;
+    rt_next.realloc = n.realloc;
+    rt_next.posix_memalign = n.posix_memalign;
+    rt_next.aligned_alloc = n.aligned_alloc;
+    rt_next.memalign = n.memalign;
+    rt_next.valloc = n.valloc;
+    rt_next.pvalloc = n.pvalloc;
+    rt_next.malloc_usable_size = n.malloc_usable_size;
+    __atomic_store_n(&rt_next.malloc, n.malloc, __ATOMIC_RELEASE);
     rt_guard_leave(g);
 }
 

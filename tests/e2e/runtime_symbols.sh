@@ -1,0 +1,24 @@
+#!/bin/sh
+# What libcprof.so exports and imports, checked so that surprises show up
+# in review: it exports only the allocation hooks and the cprof_ API; it
+# depends on no C++ runtime; and it never calls pthread mutexes (its own
+# locks must stay invisible to a program's or cprof's mutex interposers).
+# timeout: 30
+. "$(dirname "$0")/../lib.sh"
+
+exports=$(nm -D --defined-only "$LIB" | awk '{print $3}' | sort)
+for s in $exports; do
+  case "$s" in
+    malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size) ;;
+    cprof_*) ;;
+    *) fail "unexpected export: $s" ;;
+  esac
+done
+for s in malloc free calloc realloc posix_memalign cprof_stats cprof_heap_profile_write; do
+  echo "$exports" | grep -qx "$s" || fail "missing export: $s"
+done
+imports=$(nm -D --undefined-only "$LIB" | awk '{print $2}')
+echo "$imports" | grep -E '^pthread_mutex_|^pthread_spin_' && fail "libcprof.so uses pthread locks"
+ldd "$LIB" | grep -E 'libstdc\+\+|libmicrohttpd|libcurl' && fail "unexpected dependency"
+note "exports: $(echo $exports)"
+exit 0
