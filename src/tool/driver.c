@@ -1,0 +1,577 @@
+/* driver.c — the cprof pipeline (pprof's internal/driver): sources →
+ * merged, symbolized profile → report or shell. */
+#include "tool/driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tool/combine.h"
+#include "tool/commands.h"
+#include "tool/fetch.h"
+#include "tool/filter.h"
+#include "tool/flags.h"
+#include "tool/list.h"
+#include "tool/report.h"
+#include "tool/shell.h"
+#include "tool/work.h"
+
+#if __has_include("tool/symbolize.h")
+#include "tool/symbolize.h"
+/* Weak while the symbolizer's implementation lands: without it, profiles
+ * are reported with the names they carry. */
+#pragma weak symbolize_profile
+#define HAVE_SYMBOLIZE 1
+#else
+#define HAVE_SYMBOLIZE 0
+#endif
+
+#define ERRLEN 1024
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* --- sample selection ----------------------------------------------------------- */
+
+int driver_sample_index(const profile_t *p, const char *si, char *err, size_t errlen)
+{
+    size_t n = p->n_sample_types;
+    const char *dst = p->default_sample_type > 0 ? p->strings[p->default_sample_type] : "";
+    if (!si || !*si) {
+        if (*dst)
+            for (size_t i = 0; i < n; i++)
+                if (strcmp(p->strings[p->sample_types[i].type], dst) == 0)
+                    return (int)i;
+        return (int)n - 1;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(si, &end, 10);
+    if (*end == '\0' && errno == 0) {
+        if (v < 0 || (size_t)v >= n) {
+            snprintf(err, errlen, "sample_index %s is outside the range [0..%zu]", si,
+                     n ? n - 1 : 0);
+            return -1;
+        }
+        return (int)v;
+    }
+    const char *noinuse = strncmp(si, "inuse_", 6) == 0 ? si + 6 : si;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = p->strings[p->sample_types[i].type];
+        if (strcmp(t, si) == 0 || strcmp(t, noinuse) == 0)
+            return (int)i;
+    }
+    size_t l = (size_t)snprintf(err, errlen, "sample_index \"%s\" must be one of: [", si);
+    for (size_t i = 0; i < n && l < errlen; i++)
+        l += (size_t)snprintf(err + l, errlen - l, "%s%s", i ? " " : "",
+                              p->strings[p->sample_types[i].type]);
+    if (l < errlen)
+        snprintf(err + l, errlen - l, "]");
+    return -1;
+}
+
+/* --- focus & co ------------------------------------------------------------------- */
+
+static int compile_opt(const char *name, const char *value, rx_t **out)
+{
+    *out = NULL;
+    if (!value || !*value)
+        return 0;
+    char e[256];
+    *out = rx_compile(value, e, sizeof(e));
+    if (!*out) {
+        msg("parsing %s regexp: %s", name, e);
+        return -1;
+    }
+    return 0;
+}
+
+static void warn_nomatch(bool matched, const char *option)
+{
+    if (!matched)
+        msg("%s expression matched no samples", option);
+}
+
+/* pprof's applyFocus. */
+static int apply_focus(work_t *w, const config_t *c, const numunits_t *units)
+{
+    rx_t *focus = NULL, *ignore = NULL, *hide = NULL, *show = NULL, *show_from = NULL,
+         *prune = NULL, *tagshow = NULL, *taghide = NULL;
+    tagfilter_t *tf = NULL, *ti = NULL;
+    int rc = -1;
+    char note[512], e[512];
+    if (compile_opt("focus", c->focus, &focus) < 0 || compile_opt("ignore", c->ignore, &ignore) < 0 ||
+        compile_opt("hide", c->hide, &hide) < 0 || compile_opt("show", c->show, &show) < 0 ||
+        compile_opt("show_from", c->show_from, &show_from) < 0)
+        goto out;
+    if (tagfilter_compile("tagfocus", c->tagfocus, w, units, &tf, note, sizeof(note), e,
+                          sizeof(e)) < 0) {
+        msg("%s", e);
+        goto out;
+    }
+    if (*note)
+        msg("%s", note);
+    if (tagfilter_compile("tagignore", c->tagignore, w, units, &ti, note, sizeof(note), e,
+                          sizeof(e)) < 0) {
+        msg("%s", e);
+        goto out;
+    }
+    if (*note)
+        msg("%s", note);
+    if (compile_opt("prune_from", c->prune_from, &prune) < 0)
+        goto out;
+
+    name_match_t m;
+    filter_by_name(w, focus, ignore, hide, show, &m);
+    warn_nomatch(!focus || m.fm, "Focus");
+    warn_nomatch(!ignore || m.im, "Ignore");
+    warn_nomatch(!hide || m.hm, "Hide");
+    warn_nomatch(!show || m.hnm, "Show");
+    bool sfm = filter_show_from(w, show_from);
+    warn_nomatch(!show_from || sfm, "ShowFrom");
+    if (tf || ti) {
+        bool fm, im;
+        filter_by_tag(w, tf, ti, &fm, &im);
+        warn_nomatch(!tf || fm, "TagFocus");
+        warn_nomatch(!ti || im, "TagIgnore");
+    }
+    if (compile_opt("tagshow", c->tagshow, &tagshow) < 0 ||
+        compile_opt("taghide", c->taghide, &taghide) < 0)
+        goto out;
+    if (tagshow || taghide) {
+        bool sm, hm;
+        if (filter_tags_by_name(w, tagshow, taghide, &sm, &hm) < 0) {
+            msg("out of memory");
+            goto out;
+        }
+        warn_nomatch(!tagshow || sm, "TagShow");
+        warn_nomatch(!taghide || hm, "TagHide");
+    }
+    if (prune)
+        filter_prune_from(w, prune);
+    rc = 0;
+out:
+    rx_free(focus);
+    rx_free(ignore);
+    rx_free(hide);
+    rx_free(show);
+    rx_free(show_from);
+    rx_free(prune);
+    rx_free(tagshow);
+    rx_free(taghide);
+    tagfilter_free(tf);
+    tagfilter_free(ti);
+    return rc;
+}
+
+/* pprof's aggregate(): granularity. */
+static int aggregate(work_t *w, const config_t *c)
+{
+    bool inlines = !c->noinlines, function = false, filename = false, linenumber = false,
+         address = false;
+    const char *g = c->granularity;
+    if (strcmp(g, "addresses") == 0) {
+        if (inlines)
+            return 0;
+        function = filename = linenumber = address = true;
+    } else if (strcmp(g, "lines") == 0) {
+        function = filename = linenumber = true;
+    } else if (strcmp(g, "files") == 0) {
+        filename = true;
+    } else if (strcmp(g, "functions") == 0) {
+        function = true;
+    } else if (strcmp(g, "filefunctions") == 0) {
+        function = filename = true;
+    } else {
+        msg("unexpected granularity");
+        return -1;
+    }
+    filter_aggregate(w, inlines, function, filename, linenumber, address);
+    return 0;
+}
+
+/* The file-name cleanup every graph-based report applies first. */
+static void trim_paths(work_t *w, const config_t *c)
+{
+    for (size_t i = 0; i < w->n_funcs; i++) {
+        const char *f = work_str(w, w->funcs[i].filename);
+        if (!*f)
+            continue;
+        const char *t = list_trim_path(f, c->trim_path, c->source_path);
+        if (t != f) {
+            int64_t s = profile_intern(w->p, t);
+            if (s >= 0)
+                w->funcs[i].filename = s;
+        }
+    }
+}
+
+/* pprof's applyCommandOverrides. */
+static void command_overrides(const command_t *cmd, config_t *c)
+{
+    bool trim = c->trim;
+    const char *n = cmd->name;
+    if (strcmp(n, "disasm") == 0) {
+        trim = false;
+        config_set_str(&c->granularity, "addresses");
+        c->noinlines = true;
+    } else if (strcmp(n, "weblist") == 0) {
+        trim = false;
+        config_set_str(&c->granularity, "addresses");
+        c->noinlines = false;
+    } else if (strcmp(n, "peek") == 0) {
+        trim = false;
+    } else if (strcmp(n, "list") == 0) {
+        trim = false;
+        config_set_str(&c->granularity, "lines");
+    } else if (strcmp(n, "text") == 0 || strcmp(n, "top") == 0 || strcmp(n, "topproto") == 0) {
+        if (c->nodecount == -1)
+            c->nodecount = 0;
+    } else if (c->nodecount == -1) {
+        c->nodecount = 80;
+    }
+    if (cmd->format == FMT_PROTO || cmd->format == FMT_RAW || cmd->format == FMT_CALLGRIND) {
+        trim = false;
+        config_set_str(&c->granularity, "addresses");
+        c->noinlines = false;
+    }
+    if (!trim) {
+        c->nodecount = 0;
+        c->nodefraction = 0;
+        c->edgefraction = 0;
+    }
+}
+
+/* Where a binary report goes when stdout is a terminal: profileNNN.EXT. */
+static FILE *away_from_tty(char *name, size_t n)
+{
+    for (int i = 1; i < 10000; i++) {
+        snprintf(name, n, "profile%03d.pb.gz", i);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            return fdopen(fd, "w");
+        if (errno != EEXIST)
+            return NULL;
+    }
+    return NULL;
+}
+
+int driver_report(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
+                  bool interactive)
+{
+    const command_t *cmd = command_find(cmdname);
+    if (!cmd) {
+        msg("unrecognized command: \"%s\"", cmdname);
+        return -1;
+    }
+    if (!cmd->available) {
+        msg("%s: not available in this version of cprof (it comes with the visualization "
+            "work)",
+            cmd->name);
+        return -1;
+    }
+    config_t cfg;
+    if (config_copy(&cfg, cfg0) < 0) {
+        msg("out of memory");
+        return -1;
+    }
+    command_overrides(cmd, &cfg);
+    int rc = -1;
+    char err[ERRLEN];
+    work_t *w = NULL;
+    numunits_t units = {0};
+    rx_t *symbol = NULL;
+    FILE *out = stdout;
+    bool close_out = false;
+    char *filters[16];
+    size_t nfilters = 0;
+
+    if (work_new(p, &w, err, sizeof(err)) < 0) {
+        msg("%s", err);
+        goto done;
+    }
+    char *conflicts = NULL;
+    if (numunits_compute(w, &units, &conflicts) < 0) {
+        msg("out of memory");
+        goto done;
+    }
+    if (conflicts && *conflicts)
+        fputs(conflicts, stderr);
+    free(conflicts);
+    if ((cfg.tagroot && *cfg.tagroot) || (cfg.tagleaf && *cfg.tagleaf))
+        msg("tagroot/tagleaf: not supported yet, ignored");
+    if (filter_remove_uninteresting(w, err, sizeof(err)) < 0) {
+        msg("failed to compile regexp %s", err);
+        goto done;
+    }
+    if (cfg.relative_percentages && apply_focus(w, &cfg, &units) < 0)
+        goto done;
+
+    if (p->n_sample_types == 0) {
+        msg("profile has no samples");
+        goto done;
+    }
+    int vi = driver_sample_index(p, cfg.sample_index, err, sizeof(err));
+    if (vi < 0) {
+        msg("%s", err);
+        goto done;
+    }
+    if (cfg.divide_by == 0) {
+        msg("zero divisor specified");
+        goto done;
+    }
+    static const struct {
+        const char *name;
+        size_t off;
+    } fl[] = {{"focus", offsetof(config_t, focus)},         {"ignore", offsetof(config_t, ignore)},
+              {"hide", offsetof(config_t, hide)},           {"show", offsetof(config_t, show)},
+              {"show_from", offsetof(config_t, show_from)}, {"tagfocus", offsetof(config_t, tagfocus)},
+              {"tagignore", offsetof(config_t, tagignore)}, {"tagshow", offsetof(config_t, tagshow)},
+              {"taghide", offsetof(config_t, taghide)}};
+    for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++) {
+        const char *v = *(char **)((char *)&cfg + fl[i].off);
+        if (v && *v && asprintf(&filters[nfilters], "%s=%s", fl[i].name, v) >= 0)
+            nfilters++;
+    }
+    char stype[256];
+    snprintf(stype, sizeof(stype), "%s%s", cfg.mean ? "mean_" : "",
+             p->strings[p->sample_types[vi].type]);
+
+    if (param) {
+        symbol = rx_compile(param, err, sizeof(err));
+        if (!symbol) {
+            msg("parsing argument regexp %s: %s", param, err);
+            goto done;
+        }
+    }
+
+    report_t r = {0};
+    r.w = w;
+    r.cmd = cmd;
+    r.cfg = &cfg;
+    r.symbol = symbol;
+    r.value_index = vi;
+    r.mean_index = cfg.mean ? 0 : -1;
+    r.sample_type = stype;
+    r.sample_unit = p->strings[p->sample_types[vi].unit];
+    snprintf(r.output_unit, sizeof(r.output_unit), "%s", cfg.unit);
+    r.ratio = 1 / cfg.divide_by;
+    r.total = report_compute_total(w, r.value_index, r.mean_index);
+    r.filters = (const char *const *)filters;
+    r.n_filters = nfilters;
+    r.units = &units;
+
+    if (!cfg.relative_percentages && apply_focus(w, &cfg, &units) < 0)
+        goto done;
+    if (aggregate(w, &cfg) < 0)
+        goto done;
+    if (cmd->format == FMT_TEXT || cmd->format == FMT_TREE || cmd->format == FMT_LIST ||
+        cmd->format == FMT_DOT || cmd->format == FMT_TOPPROTO)
+        trim_paths(w, &cfg);
+
+    if (cfg.output && *cfg.output) {
+        msg("Generating report in %s", cfg.output);
+        out = fopen(cfg.output, cmd->binary ? "wb" : "w");
+        if (!out) {
+            msg("open %s: %s", cfg.output, strerror(errno));
+            goto done;
+        }
+        close_out = true;
+    } else if (cmd->binary && (interactive || isatty(STDOUT_FILENO))) {
+        char name[64];
+        out = away_from_tty(name, sizeof(name));
+        if (!out) {
+            msg("creating a temporary file: %s", strerror(errno));
+            goto done;
+        }
+        msg("Generating report in %s", name);
+        close_out = true;
+    }
+    r.out = out;
+    if (report_generate(&r, err, sizeof(err)) < 0) {
+        fflush(out);
+        msg("%s", err);
+        goto done;
+    }
+    rc = 0;
+done:
+    if (close_out) {
+        if (fclose(out) != 0 && rc == 0) {
+            msg("writing %s: %s", cfg.output ? cfg.output : "report", strerror(errno));
+            rc = -1;
+        }
+    } else {
+        fflush(out);
+    }
+    for (size_t i = 0; i < nfilters; i++)
+        free(filters[i]);
+    rx_free(symbol);
+    numunits_free(&units);
+    work_free(w);
+    config_free(&cfg);
+    return rc;
+}
+
+/* --- loading -------------------------------------------------------------------------- */
+
+/* locateBinaries' overrides: a mapping for mapping-less profiles, and the
+ * BINARY / -buildid overrides of mapping[0]. */
+static int override_mappings(profile_t *p, const source_opts_t *s)
+{
+    if (p->n_mappings == 0) {
+        profile_mapping_t *m = profile_add_mapping(p);
+        if (!m)
+            return -ENOMEM;
+        m->id = 1;
+        for (size_t i = 0; i < p->n_locations; i++)
+            p->locations[i].mapping_id = 1;
+        if (profile_index(p) < 0)
+            return -ENOMEM;
+    }
+    if (s->exec_name) {
+        int64_t f = profile_intern(p, s->exec_name);
+        if (f < 0)
+            return -ENOMEM;
+        p->mappings[0].filename = f;
+    }
+    if (s->build_id) {
+        int64_t b = profile_intern(p, s->build_id);
+        if (b < 0)
+            return -ENOMEM;
+        p->mappings[0].build_id = b;
+    }
+    return 0;
+}
+
+/* Fetches and merges a list of sources; NULL (after messages) if none. */
+static profile_t *grab(char **srcs, size_t n, const source_opts_t *s, bool base)
+{
+    profile_t **ps = calloc(n + 1, sizeof(*ps));
+    size_t got = 0;
+    char err[ERRLEN];
+    if (!ps) {
+        msg("out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        profile_t *p;
+        if (fetch_profile(srcs[i], s->seconds, s->timeout, &p, err, sizeof(err)) < 0) {
+            msg("%s: %s", srcs[i], err);
+            continue;
+        }
+        if (override_mappings(p, s) < 0) {
+            msg("out of memory");
+            profile_free(p);
+            continue;
+        }
+        ps[got++] = p;
+    }
+    if (got == 0) {
+        free(ps);
+        msg(base ? "failed to fetch any base profiles" : "failed to fetch any source profiles");
+        return NULL;
+    }
+    if (got != n)
+        msg("Fetched %zu %s profiles out of %zu", got, base ? "base" : "source", n);
+    profile_t *out;
+    if (combine_profiles(ps, got, &out, err, sizeof(err)) < 0) {
+        msg("%s", err);
+        free(ps);
+        return NULL;
+    }
+    free(ps);
+    return out;
+}
+
+static profile_t *fetch_all(const source_opts_t *s)
+{
+    profile_t *p = grab(s->sources, s->n_sources, s, false);
+    if (!p)
+        return NULL;
+    char err[ERRLEN];
+    if (s->base) {
+        char *b = (char *)s->base;
+        profile_t *base = grab(&b, 1, s, true);
+        if (!base) {
+            profile_free(p);
+            return NULL;
+        }
+        profile_t *out;
+        if (combine_base(p, base, s->diff_base, s->normalize, &out, err, sizeof(err)) < 0) {
+            msg("%s", err);
+            return NULL;
+        }
+        p = out;
+    }
+#if HAVE_SYMBOLIZE
+    symbolize_opts_t so = {s->symbolize, s->exec_name};
+    if (symbolize_profile && symbolize_profile(p, &so, err, sizeof(err)) < 0) {
+        msg("%s", err);
+        profile_free(p);
+        return NULL;
+    }
+#endif
+    if (s->comment && *s->comment && profile_add_comment(p, s->comment) < 0) {
+        msg("out of memory");
+        profile_free(p);
+        return NULL;
+    }
+    if (profile_index(p) < 0) {
+        msg("out of memory");
+        profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int driver_main(int argc, char **argv)
+{
+    config_t cfg;
+    config_default(&cfg);
+    source_opts_t src;
+    cmdline_cmd_t cmd;
+    char err[ERRLEN], warn[ERRLEN];
+    flags_result_t fr = flags_parse(argc, argv, &cfg, &src, &cmd, err, sizeof(err), warn,
+                                    sizeof(warn));
+    if (fr == FLAGS_EXIT_OK) {
+        config_free(&cfg);
+        return 0;
+    }
+    if (fr == FLAGS_ERROR) {
+        msg("cprof: %s", err);
+        msg("Run 'cprof -h' for usage.");
+        config_free(&cfg);
+        return 2;
+    }
+    if (*warn)
+        fputs(warn, stderr);
+    if (src.http) {
+        msg("cprof: -http: the web interface comes with the visualization work");
+        config_free(&cfg);
+        return 1;
+    }
+    profile_t *p = fetch_all(&src);
+    if (!p) {
+        config_free(&cfg);
+        return 1;
+    }
+    int rc;
+    if (cmd.name)
+        rc = driver_report(p, cmd.name, cmd.param, &cfg, false) < 0 ? 1 : 0;
+    else
+        rc = shell_run(p, &cfg) < 0 ? 1 : 0;
+    profile_free(p);
+    config_free(&cfg);
+    return rc;
+}
