@@ -1,0 +1,41 @@
+/* demangle.h — C++ (Itanium ABI) symbol names made readable the way pprof
+ * shows them: -symbolize=demangle=full|templates|none|default.
+ *
+ * The demangling itself is libstdc++'s __cxa_demangle; this module owns the
+ * simplification pprof applies on top (ianlancetaylor/demangle's NoParams,
+ * NoTemplateParams and NoClones options), done on the demangled text:
+ *   default    ns::Klass::method        no parameters, no template
+ *                                       arguments, no return type
+ *   templates  ns::Klass::tm<long>      no parameters, no return type
+ *   full       long ns::Klass::tm<long>(long)   everything but clone suffixes
+ *   none       the linker name untouched
+ * Names that are not mangled but look like demangled C++ get the same
+ * simplification (pprof's heuristic for profiles written with names).
+ *
+ * Threads: no state; safe from any thread.
+ */
+#ifndef CPROF_TOOL_DEMANGLE_H
+#define CPROF_TOOL_DEMANGLE_H
+
+typedef enum {
+    DEMANGLE_DEFAULT,   /* simplified: no parameters, no templates */
+    DEMANGLE_TEMPLATES, /* no parameters, template arguments kept */
+    DEMANGLE_FULL,      /* full signature, no clone suffixes */
+    DEMANGLE_NONE,      /* keep linker names */
+} demangle_mode_t;
+
+/* Parses "default", "templates", "full" or "none"; -1 if none of them. */
+int demangle_parse_mode(const char *s);
+
+/* The name pprof would show for the linker name sym under mode: a new
+ * malloc'd string, or NULL when the name stays as it is (not mangled and not
+ * simplifiable, mode none) or memory ran out. */
+char *demangle_symbol(const char *sym, demangle_mode_t mode);
+
+/* The same simplification for a name already in C++ source spelling
+ * ("ns::Klass<int>::f", as DWARF names functions that have no linkage
+ * name): a new malloc'd string, or NULL when it stays as it is. Unlike the
+ * fallback above, "(anonymous namespace)" survives. */
+char *demangle_simplify(const char *name, demangle_mode_t mode);
+
+#endif
