@@ -46,11 +46,16 @@ struct elfobj {
     Dwfl_Module *mod;
     bool dwfl_failed;
 
-    /* Function symbols by address, best name of each address first; built
-     * on the first name taken from the symbol table. */
-    struct alias *aliases;
-    size_t naliases;
-    bool aliases_done;
+    /* Function symbols sorted by address, the best name of each address
+     * first; built on the first name taken from the symbol table. */
+    struct sym *syms;
+    size_t nsyms;
+    bool syms_done;
+
+    /* Per compilation unit, its functions and their address ranges, built
+     * on the first address looked up in the unit (open addressing). */
+    struct cuidx **cus;
+    size_t cmask, cused;
 
     struct qname *qnames; /* open addressing */
     size_t qmask, qused;
@@ -64,10 +69,38 @@ struct qname {
     char *name;
 };
 
-struct alias {
-    uint64_t addr;
+struct sym {
+    uint64_t addr, size;
     const char *name;
     int rank; /* lower is better */
+};
+
+/* A subprogram or inlined subroutine with code, and what a frame needs of
+ * it, worked out once. */
+typedef struct {
+    Dwarf_Die die;
+    int32_t parent; /* enclosing function node, -1 */
+    int tag;
+    bool named;
+    const char *name, *system_name, *call_file;
+    int64_t start_line, call_line;
+    bool cxx_source;
+} fnode_t;
+
+/* One address range of a node; `up` is the nearest earlier interval that
+ * contains this one (ranges nest as the functions do). */
+typedef struct {
+    uint64_t lo, hi;
+    int32_t node, up;
+    int32_t depth; /* of the node among function nodes */
+} ival_t;
+
+struct cuidx {
+    const void *key; /* the unit DIE's data address */
+    fnode_t *nodes;
+    size_t nnodes;
+    ival_t *ivals; /* sorted by lo, outer first */
+    size_t nivals;
 };
 
 /* Go's error strings start lower case ("no such file or directory"). */
@@ -165,7 +198,14 @@ void elfobj_close(elfobj_t *o)
     if (o->fd >= 0)
         close(o->fd);
     free(o->segs);
-    free(o->aliases);
+    free(o->syms);
+    for (size_t i = 0; o->cus && i <= o->cmask; i++)
+        if (o->cus[i]) {
+            free(o->cus[i]->nodes);
+            free(o->cus[i]->ivals);
+            free(o->cus[i]);
+        }
+    free(o->cus);
     for (size_t i = 0; o->qnames && i <= o->qmask; i++)
         free(o->qnames[i].name);
     free(o->qnames);
@@ -273,7 +313,8 @@ static bool is_cxx(Dwarf_Die *die)
            lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
 }
 
-static size_t qhash(const void *p, size_t mask)
+/* Hash of a pointer into debug data (DIEs are keyed by their address). */
+static size_t ptr_hash(const void *p, size_t mask)
 {
     uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
     return (size_t)(h >> 20) & mask;
@@ -291,7 +332,7 @@ static const char *qname_put(elfobj_t *o, const void *die, char *name)
         for (size_t i = 0; o->qnames && i <= o->qmask; i++) {
             if (!o->qnames[i].die)
                 continue;
-            size_t h = qhash(o->qnames[i].die, ns - 1);
+            size_t h = ptr_hash(o->qnames[i].die, ns - 1);
             while (t[h].die)
                 h = (h + 1) & (ns - 1);
             t[h] = o->qnames[i];
@@ -300,7 +341,7 @@ static const char *qname_put(elfobj_t *o, const void *die, char *name)
         o->qnames = t;
         o->qmask = ns - 1;
     }
-    size_t h = qhash(die, o->qmask);
+    size_t h = ptr_hash(die, o->qmask);
     while (o->qnames[h].die)
         h = (h + 1) & o->qmask;
     o->qnames[h] = (struct qname){die, name};
@@ -321,7 +362,7 @@ static const char *qualified_name(elfobj_t *o, Dwarf_Die *die, const char *name)
             break;
         decl = next;
     }
-    for (size_t h = o->qnames ? qhash(decl.addr, o->qmask) : 0; o->qnames && o->qnames[h].die;
+    for (size_t h = o->qnames ? ptr_hash(decl.addr, o->qmask) : 0; o->qnames && o->qnames[h].die;
          h = (h + 1) & o->qmask)
         if (o->qnames[h].die == decl.addr)
             return o->qnames[h].name;
@@ -405,10 +446,316 @@ static bool same(const char *a, const char *b)
     return a == b || (a && b && !strcmp(a, b));
 }
 
-/* Frames from the DWARF scopes holding addr (innermost first), at most max
- * of them; returns how many were stored. The line of the innermost frame
- * is the line table's; each outer frame's line is the call site of the
- * inlined frame inside it. */
+/* --- symbol tables ------------------------------------------------------------ */
+
+static int underscores(const char *name)
+{
+    int u = 0;
+    while (name[u] == '_')
+        u++;
+    return u;
+}
+
+/* Among symbols at one address (glibc: malloc and __libc_malloc, printf
+ * and _IO_printf), the one a reader knows: fewest leading underscores,
+ * then global before weak before local. */
+static int sym_rank(const char *name, const GElf_Sym *sym)
+{
+    int b = GELF_ST_BIND(sym->st_info);
+    return underscores(name) * 4 + (b == STB_GLOBAL ? 0 : b == STB_WEAK ? 1 : 2);
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+    const struct sym *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return strcmp(x->name, y->name);
+}
+
+/* libdwfl's own address-to-symbol search scans the whole table each time;
+ * a sorted copy makes it a binary search. */
+static void build_syms(elfobj_t *o)
+{
+    o->syms_done = true;
+    int n = dwfl_module_getsymtab(o->mod);
+    if (n <= 0 || !(o->syms = malloc((size_t)n * sizeof(*o->syms))))
+        return;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr a;
+        const char *name = dwfl_module_getsym_info(o->mod, i, &sym, &a, NULL, NULL, NULL);
+        int t = GELF_ST_TYPE(sym.st_info);
+        if (!name || !*name || sym.st_shndx == SHN_UNDEF || (t != STT_FUNC && t != STT_GNU_IFUNC))
+            continue;
+        o->syms[o->nsyms++] = (struct sym){a, sym.st_size, name, sym_rank(name, &sym)};
+    }
+    qsort(o->syms, o->nsyms, sizeof(*o->syms), sym_cmp);
+}
+
+/* The function symbol containing addr, best-named; NULL if none. *start is
+ * the symbol's address. */
+static const char *symbol_at(elfobj_t *o, uint64_t addr, uint64_t *start)
+{
+    if (!o->syms_done)
+        build_syms(o);
+    size_t lo = 0, hi = o->nsyms;
+    while (lo < hi) { /* first symbol above addr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->syms[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Walk back over a few address groups: a sized symbol may cover addr
+     * from below a smaller one that ends before it. Within a group (one
+     * address), the best-named symbol comes first. */
+    bool sizeless = false;
+    size_t i = lo;
+    for (int groups = 0; i > 0 && groups < 8; groups++) {
+        uint64_t a = o->syms[i - 1].addr;
+        size_t g = i - 1;
+        while (g > 0 && o->syms[g - 1].addr == a)
+            g--;
+        for (size_t k = g; k < i; k++) {
+            if (o->syms[k].size && addr - a < o->syms[k].size) {
+                /* Aliases without a size name the same code. */
+                *start = a;
+                return o->syms[g].name;
+            }
+            if (!o->syms[k].size && groups == 0)
+                sizeless = true;
+        }
+        i = g;
+    }
+    if (!sizeless)
+        return NULL;
+    /* Sizeless symbols (assembler) end where libdwfl says: at the next
+     * symbol of their section. Rare, so its slower search is fine. */
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *s = dwfl_module_addrinfo(o->mod, addr, &off, &sym, NULL, NULL, NULL);
+    if (!s || !*s)
+        return NULL;
+    *start = addr - off;
+    return s;
+}
+
+/* --- DWARF: functions by address, per unit -------------------------------------- */
+
+static int ival_cmp(const void *a, const void *b)
+{
+    const ival_t *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->hi != y->hi)
+        return x->hi > y->hi ? -1 : 1; /* outer first */
+    if (x->depth != y->depth)
+        return x->depth - y->depth; /* an inlined body spanning its caller */
+    return y->node - x->node; /* aliases (assembler): the first DIE last */
+}
+
+static bool descend_into(int tag)
+{
+    switch (tag) {
+    case DW_TAG_compile_unit: case DW_TAG_partial_unit: case DW_TAG_namespace:
+    case DW_TAG_class_type: case DW_TAG_structure_type: case DW_TAG_union_type:
+    case DW_TAG_subprogram: case DW_TAG_inlined_subroutine: case DW_TAG_entry_point:
+    case DW_TAG_lexical_block: case DW_TAG_try_block: case DW_TAG_catch_block:
+    case DW_TAG_module:
+        return true;
+    }
+    return false;
+}
+
+#define GROW(arr, n, cap)                                                                 \
+    ((n) < (cap) ? 0                                                                      \
+                 : ((cap) = (cap) ? 2 * (cap) : 64,                                       \
+                    (arr = reallocarray_or_free(arr, (cap), sizeof(*(arr)))) ? 0 : -ENOMEM))
+
+static void *reallocarray_or_free(void *p, size_t n, size_t size)
+{
+    void *q = reallocarray(p, n, size);
+    if (!q)
+        free(p);
+    return q;
+}
+
+/* One walk over the unit's DIE tree: every function with code becomes a
+ * node, each of its address ranges an interval. Replaces walking the tree
+ * for every address (dwarf_getscopes), which dominates on big profiles. */
+static struct cuidx *build_cu(Dwarf_Die *cudie)
+{
+    struct cuidx *ix = calloc(1, sizeof(*ix));
+    struct item {
+        Dwarf_Die die;
+        int32_t parent, depth;
+    } *stack = NULL;
+    size_t nstack = 0, cstack = 0, cnodes = 0, civals = 0;
+    Dwarf_Die child;
+    if (!ix)
+        return NULL;
+    ix->key = cudie->addr;
+    if (dwarf_child(cudie, &child) == 0) {
+        if (GROW(stack, nstack, cstack) < 0)
+            goto oom;
+        stack[nstack++] = (struct item){child, -1, 0};
+    }
+    while (nstack) {
+        struct item it = stack[--nstack];
+        Dwarf_Die sib;
+        if (dwarf_siblingof(&it.die, &sib) == 0) {
+            if (GROW(stack, nstack, cstack) < 0)
+                goto oom;
+            stack[nstack++] = (struct item){sib, it.parent, it.depth};
+        }
+        int tag = dwarf_tag(&it.die);
+        int32_t me = it.parent, depth = it.depth;
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+            tag == DW_TAG_entry_point) {
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            bool has = false;
+            while ((off = dwarf_ranges(&it.die, off, &base, &lo, &hi)) > 0) {
+                if (hi <= lo)
+                    continue;
+                if (!has) {
+                    if (GROW(ix->nodes, ix->nnodes, cnodes) < 0)
+                        goto oom;
+                    ix->nodes[ix->nnodes] = (fnode_t){.die = it.die, .parent = it.parent, .tag = tag};
+                    me = (int32_t)ix->nnodes++;
+                    depth = it.depth + 1;
+                    has = true;
+                }
+                if (GROW(ix->ivals, ix->nivals, civals) < 0)
+                    goto oom;
+                ix->ivals[ix->nivals++] = (ival_t){lo, hi, me, -1, depth};
+            }
+        }
+        if (descend_into(tag) && dwarf_child(&it.die, &child) == 0) {
+            if (GROW(stack, nstack, cstack) < 0)
+                goto oom;
+            stack[nstack++] = (struct item){child, me, depth};
+        }
+    }
+    free(stack);
+    qsort(ix->ivals, ix->nivals, sizeof(*ix->ivals), ival_cmp);
+    /* Containment links, with a stack of the intervals still open. */
+    int32_t *open = malloc((ix->nivals ? ix->nivals : 1) * sizeof(*open));
+    if (!open) {
+        stack = NULL;
+        goto oom;
+    }
+    size_t nopen = 0;
+    for (size_t i = 0; i < ix->nivals; i++) {
+        while (nopen && ix->ivals[open[nopen - 1]].hi <= ix->ivals[i].lo)
+            nopen--;
+        ix->ivals[i].up = nopen ? open[nopen - 1] : -1;
+        open[nopen++] = (int32_t)i;
+    }
+    free(open);
+    return ix;
+oom:
+    free(stack);
+    free(ix->nodes);
+    free(ix->ivals);
+    free(ix);
+    return NULL;
+}
+
+static struct cuidx *cu_index(elfobj_t *o, Dwarf_Die *cudie)
+{
+    for (size_t h = o->cus ? ptr_hash(cudie->addr, o->cmask) : 0; o->cus && o->cus[h];
+         h = (h + 1) & o->cmask)
+        if (o->cus[h]->key == cudie->addr)
+            return o->cus[h];
+    if (!o->cus || (o->cused + 1) * 2 > o->cmask + 1) {
+        size_t ns = o->cus ? 2 * (o->cmask + 1) : 64;
+        struct cuidx **t = calloc(ns, sizeof(*t));
+        if (!t)
+            return NULL;
+        for (size_t i = 0; o->cus && i <= o->cmask; i++) {
+            if (!o->cus[i])
+                continue;
+            size_t h = ptr_hash(o->cus[i]->key, ns - 1);
+            while (t[h])
+                h = (h + 1) & (ns - 1);
+            t[h] = o->cus[i];
+        }
+        free(o->cus);
+        o->cus = t;
+        o->cmask = ns - 1;
+    }
+    struct cuidx *ix = build_cu(cudie);
+    if (!ix)
+        return NULL;
+    size_t h = ptr_hash(ix->key, o->cmask);
+    while (o->cus[h])
+        h = (h + 1) & o->cmask;
+    o->cus[h] = ix;
+    o->cused++;
+    return ix;
+}
+
+/* The interval of the innermost function node whose code contains pc
+ * (DWARF address), -1 if none. */
+static int32_t ival_at(const struct cuidx *ix, uint64_t pc)
+{
+    size_t lo = 0, hi = ix->nivals;
+    while (lo < hi) { /* first interval starting above pc */
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->ivals[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Every interval holding pc contains the last one starting at or below
+     * it, so they are that one and its ancestors. */
+    for (int32_t i = (int32_t)lo - 1; i >= 0; i = ix->ivals[i].up)
+        if (pc < ix->ivals[i].hi)
+            return i;
+    return -1;
+}
+
+static void node_names(elfobj_t *o, fnode_t *n, Dwarf_Addr bias)
+{
+    if (n->named)
+        return;
+    n->named = true;
+    elfobj_frame_t f = {0};
+    die_names(o, &n->die, &f);
+    int decl = 0;
+    if (dwarf_decl_line(&n->die, &decl) != 0)
+        decl = 0;
+    n->name = f.name;
+    n->system_name = f.system_name;
+    n->cxx_source = f.cxx_source;
+    n->start_line = decl;
+    if (n->tag == DW_TAG_inlined_subroutine) {
+        n->call_file = call_file(&n->die);
+        int64_t cl = die_udata(&n->die, DW_AT_call_line);
+        n->call_line = cl > 0 ? cl : 0;
+        return;
+    }
+    /* A real function of internal linkage, DWARF-named in source spelling:
+     * where the ELF symbol at its entry is mangled, it says more (the
+     * parameters). */
+    Dwarf_Addr entry;
+    uint64_t start;
+    const char *s;
+    if (n->cxx_source && dwarf_entrypc(&n->die, &entry) == 0 &&
+        (s = symbol_at(o, entry + bias, &start)) && start == entry + bias && !strncmp(s, "_Z", 2)) {
+        n->name = n->system_name = s;
+        n->cxx_source = false;
+    }
+}
+
+/* Frames from DWARF for addr (innermost first), at most max of them;
+ * returns how many were stored. The line of the innermost frame is the
+ * line table's; each outer frame's line is the call site of the inlined
+ * frame inside it. */
 static size_t dwarf_frames(elfobj_t *o, uint64_t addr, elfobj_frame_t *fr, size_t max)
 {
     Dwarf_Addr bias = 0;
@@ -418,60 +765,51 @@ static size_t dwarf_frames(elfobj_t *o, uint64_t addr, elfobj_frame_t *fr, size_
     Dwfl_Line *l = dwfl_module_getsrc(o->mod, addr);
     if (l)
         file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+    struct cuidx *ix = cu ? cu_index(o, cu) : NULL;
+    int32_t i = ix ? ival_at(ix, addr - bias) : -1;
+    int32_t k = i >= 0 ? ix->ivals[i].node : -1;
+    /* Assembler DWARF has one subprogram per alias of a function, all with
+     * the same range: the name a reader knows, as for symbols. */
+    if (i >= 0) {
+        const ival_t *v = &ix->ivals[i];
+        int32_t g0 = i, g1 = i;
+        while (g0 > 0 && ix->ivals[g0 - 1].lo == v->lo && ix->ivals[g0 - 1].hi == v->hi &&
+               ix->ivals[g0 - 1].depth == v->depth)
+            g0--;
+        while ((size_t)g1 + 1 < ix->nivals && ix->ivals[g1 + 1].lo == v->lo &&
+               ix->ivals[g1 + 1].hi == v->hi && ix->ivals[g1 + 1].depth == v->depth)
+            g1++;
+        for (int32_t j = g0; j <= g1 && g0 < g1; j++) {
+            fnode_t *a = &ix->nodes[ix->ivals[j].node], *b = &ix->nodes[k];
+            node_names(o, a, bias);
+            node_names(o, b, bias);
+            if (a->name && (!b->name || underscores(a->name) < underscores(b->name) ||
+                            (underscores(a->name) == underscores(b->name) &&
+                             ix->ivals[j].node < k)))
+                k = ix->ivals[j].node;
+        }
+    }
     size_t n = 0;
-    Dwarf_Die *scopes = NULL, *chain = NULL;
-    /* dwarf_getscopes lists, after an inlined subroutine, the scopes of its
-     * abstract definition; the physical nesting of the innermost scope is
-     * what dwarf_getscopes_die gives (eu-addr2line -i does the same). */
-    int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-    int nc = ns > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
-    for (int i = 0; i < nc && max; i++) {
-        Dwarf_Die *d = &chain[i];
-        int tag = dwarf_tag(d);
-        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
-            tag != DW_TAG_entry_point)
-            continue;
-        int decl = 0;
-        if (dwarf_decl_line(d, &decl) != 0)
-            decl = 0;
-        elfobj_frame_t f = {.file = file, .line = line, .start_line = decl};
-        die_names(o, d, &f);
+    for (; k >= 0 && max; k = ix->nodes[k].parent) {
+        fnode_t *nd = &ix->nodes[k];
+        node_names(o, nd, bias);
+        elfobj_frame_t f = {nd->name, nd->system_name, file, line, nd->start_line, nd->cxx_source};
         /* GCC describes some functions (glibc's aliased ones) as an inline
          * copy of themselves "called" from their own first line: one frame. */
         elfobj_frame_t *prev = n ? &fr[n - 1] : NULL;
-        if (prev && line == decl && same(prev->name, f.name) &&
-            same(prev->system_name, f.system_name)) {
-            /* keep the inner frame, which has the real line */
-        } else {
+        if (!(prev && line == nd->start_line && same(prev->name, f.name) &&
+              same(prev->system_name, f.system_name))) {
             /* Deeper inlining than max: the innermost frames and the real
              * function are kept, the middle is lost. */
             fr[n < max ? n : max - 1] = f;
             if (n < max)
                 n++;
         }
-        if (tag != DW_TAG_inlined_subroutine) {
-            /* The real function: where the ELF symbol is this function's,
-             * its mangled name says more (the parameters) than DWARF's
-             * source spelling of an internal-linkage C++ function. */
-            Dwarf_Addr entry;
-            elfobj_frame_t *last = &fr[n - 1];
-            if (last->cxx_source && dwarf_entrypc(d, &entry) == 0) {
-                GElf_Off off;
-                GElf_Sym sym;
-                const char *s = dwfl_module_addrinfo(o->mod, addr, &off, &sym, NULL, NULL, NULL);
-                if (s && !strncmp(s, "_Z", 2) && addr - off == entry + bias) {
-                    last->name = last->system_name = s;
-                    last->cxx_source = false;
-                }
-            }
+        if (nd->tag != DW_TAG_inlined_subroutine)
             break;
-        }
-        file = call_file(d);
-        int64_t cl = die_udata(d, DW_AT_call_line);
-        line = cl > 0 ? (int)cl : 0;
+        file = nd->call_file;
+        line = (int)nd->call_line;
     }
-    free(chain);
-    free(scopes);
     if (n == 0 && max && file) {
         /* Lines without a function (assembler): a nameless frame that the
          * symbol table names. */
@@ -479,62 +817,6 @@ static size_t dwarf_frames(elfobj_t *o, uint64_t addr, elfobj_frame_t *fr, size_
         n = 1;
     }
     return n;
-}
-
-/* Among symbols at one address (glibc: malloc and __libc_malloc, printf
- * and _IO_printf), the one a reader knows: fewest leading underscores,
- * then global before weak before local. */
-static int alias_rank(const char *name, const GElf_Sym *sym)
-{
-    int u = 0;
-    while (name[u] == '_')
-        u++;
-    int b = GELF_ST_BIND(sym->st_info);
-    return u * 4 + (b == STB_GLOBAL ? 0 : b == STB_WEAK ? 1 : 2);
-}
-
-static int alias_cmp(const void *a, const void *b)
-{
-    const struct alias *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    if (x->rank != y->rank)
-        return x->rank - y->rank;
-    return strcmp(x->name, y->name);
-}
-
-static void build_aliases(elfobj_t *o)
-{
-    o->aliases_done = true;
-    int n = dwfl_module_getsymtab(o->mod);
-    if (n <= 0 || !(o->aliases = malloc((size_t)n * sizeof(*o->aliases))))
-        return;
-    for (int i = 1; i < n; i++) {
-        GElf_Sym sym;
-        GElf_Addr a;
-        const char *name = dwfl_module_getsym_info(o->mod, i, &sym, &a, NULL, NULL, NULL);
-        int t = GELF_ST_TYPE(sym.st_info);
-        if (!name || !*name || sym.st_shndx == SHN_UNDEF || (t != STT_FUNC && t != STT_GNU_IFUNC))
-            continue;
-        o->aliases[o->naliases++] = (struct alias){a, name, alias_rank(name, &sym)};
-    }
-    qsort(o->aliases, o->naliases, sizeof(*o->aliases), alias_cmp);
-}
-
-/* The preferred name of the function symbol starting at addr, or NULL. */
-static const char *best_alias(elfobj_t *o, uint64_t addr)
-{
-    if (!o->aliases_done)
-        build_aliases(o);
-    size_t lo = 0, hi = o->naliases;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->aliases[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < o->naliases && o->aliases[lo].addr == addr ? o->aliases[lo].name : NULL;
 }
 
 int elfobj_lookup(elfobj_t *o, uint64_t addr, int flags, elfobj_frame_t *frames, size_t max)
@@ -547,12 +829,8 @@ int elfobj_lookup(elfobj_t *o, uint64_t addr, int flags, elfobj_frame_t *frames,
     /* The outermost frame's name from .symtab/.dynsym when DWARF has none
      * (no debug info, assembler, crt files). */
     if (max && (n == 0 || !frames[n - 1].name)) {
-        GElf_Off off;
-        GElf_Sym sym;
-        const char *s = dwfl_module_addrinfo(o->mod, addr, &off, &sym, NULL, NULL, NULL);
-        const char *best = s ? best_alias(o, addr - off) : NULL;
-        if (best)
-            s = best;
+        uint64_t start;
+        const char *s = symbol_at(o, addr, &start);
         if (s && *s) {
             if (n == 0)
                 frames[n++] = (elfobj_frame_t){.name = s};
