@@ -1,6 +1,8 @@
 #!/bin/sh
 # What libcprof.so exports and imports, checked so that surprises show up
-# in review: it exports only the allocation hooks and the cprof_ API; it
+# in review: it exports only the allocation hooks, C++ operator new/delete
+# (so C++ allocations stay visible when a jemalloc or tcmalloc that defines
+# its own operators is preloaded after cprof) and the cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
 # locks must stay invisible to a program's or cprof's mutex interposers).
 # timeout: 30
@@ -10,6 +12,7 @@ exports=$(nm -D --defined-only "$LIB" | awk '{print $3}' | sort)
 for s in $exports; do
   case "$s" in
     malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size) ;;
+    _Znw*|_Zna*|_Zdl*|_Zda*) ;;
     cprof_*) ;;
     *) fail "unexpected export: $s" ;;
   esac
