@@ -62,7 +62,7 @@ $(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/libcprofile.a
 	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete
 
 $(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/libcprofile.a $(B)/libcprof.so
-	$(CC) -shared -o $@ $(HTTP_OBJ) $(B)/libcprofile.a $(call pc,libmicrohttpd) -lz \
+	$(CC) -shared -o $@ $(HTTP_OBJ) $(B)/libcprofile.a $(call pc,libmicrohttpd) -lz -lm \
 	    -L$(B) -lcprof -Wl,--no-undefined -Wl,-soname,libcprof-http.so
 
 $(B)/cprof: $(TOOL_OBJ) $(B)/libcprofile.a

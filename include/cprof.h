@@ -52,6 +52,22 @@ int cprof_heap_profile_write(const char *path);
  * block. */
 int cprof_heap_profile_write_fd(int fd, int debug);
 
+/* The /debug/pprof/ endpoints of Go's net/http/pprof, served by a thread of
+ * this process (libcprof-http.so, loaded on first use from the directory
+ * libcprof.so was loaded from). addr is HOST:PORT: a numeric IPv4 address,
+ * [IPv6], "localhost" or nothing (127.0.0.1) as HOST, and PORT 0 for any
+ * free port. CPROF_HTTP_TOKEN and CPROF_HTTP_ADDR_FILE apply as for
+ * CPROF_HTTP. One server per process: -EALREADY if one runs, -EINVAL for a
+ * bad address, -ENOENT if libcprof-http.so cannot be loaded, or the errno
+ * of socket/bind/listen. */
+int cprof_http_start(const char *addr);
+
+/* Stops the server and closes its sockets; -ENOTCONN if none runs. */
+int cprof_http_stop(void);
+
+/* The port the server listens on, or -ENOTCONN if none runs. */
+int cprof_http_port(void);
+
 #ifdef __cplusplus
 }
 #endif

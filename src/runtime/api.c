@@ -15,6 +15,7 @@
 #include "config.h"
 #include "heap.h"
 #include "heapprof.h"
+#include "httpctl.h"
 #include "output.h"
 #include "rt.h"
 #include "stacks.h"
@@ -66,6 +67,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
         if (cfg.every > 0 && output_start_periodic(cfg.heap_profile, cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
     }
+    httpctl_start_from_env();
     rt_guard_leave(g);
 }
 

@@ -1,0 +1,17 @@
+/* httpctl.h — the runtime's side of the /debug/pprof/ HTTP server: reading
+ * CPROF_HTTP, CPROF_HTTP_ADDR_FILE and CPROF_HTTP_TOKEN, opening the
+ * listening socket, loading libcprof-http.so (httpops.h) from the directory
+ * libcprof.so was loaded from, and the public cprof_http_* functions.
+ *
+ * Nothing here is on an allocation path; everything runs with the guard
+ * set. Start and stop are serialized by an atomic state, not a lock. */
+#ifndef CPROF_HTTPCTL_H
+#define CPROF_HTTPCTL_H
+
+/* Called once from the runtime's constructor (guard set): remembers where
+ * libcprof.so lives and, if CPROF_HTTP is set, starts the server, prints
+ * its address to stderr and writes CPROF_HTTP_ADDR_FILE. A bad variable
+ * prints one line naming it; the server stays off, the program runs on. */
+void httpctl_start_from_env(void);
+
+#endif
