@@ -1,0 +1,662 @@
+/* pprof.c — the /debug/pprof/ endpoints (see pprof.h), following Go 1.19's
+ * net/http/pprof/pprof.go handler by handler: Index, Cmdline, Profile,
+ * Symbol, and handler(name) with serveDeltaProfile for heap and allocs.
+ * Where cprof adds something Go does not have (the token, the method
+ * check, strict numbers), it answers in Go's error style: text/plain, one
+ * line, X-Go-Pprof: 1. */
+#include "pprof.h"
+
+#include "profile/decode.h"
+#include "profile/profile.h"
+#include "query.h"
+#include "symtab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PREFIX "/debug/pprof/"
+#define TEXT_PLAIN "text/plain; charset=utf-8"
+#define OCTETS "application/octet-stream"
+#define GET_HEAD "GET, HEAD"
+#define GET_HEAD_POST "GET, HEAD, POST"
+/* Go reads the symbol request through a 4096-byte bufio.Reader: a longer
+ * word ends the parse with bufio.ErrBufferFull. */
+#define SYMBOL_WORD_MAX 4096
+
+static const cprof_http_ops_t *ops;
+static char *token;
+static size_t token_len;
+static symtab_t *symbols; /* built on the first symbol request */
+static int waiting;       /* delta profiles in progress */
+
+/* --- growable text -------------------------------------------------------- */
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} buf_t;
+
+static void buf_add(buf_t *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void buf_str(buf_t *b, const char *s)
+{
+    buf_add(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void buf_printf(buf_t *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof(tmp)) {
+        buf_add(b, tmp, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    buf_add(b, big, (size_t)n);
+    free(big);
+}
+
+/* html.EscapeString */
+static void buf_html(buf_t *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': buf_str(b, "&lt;"); break;
+        case '>': buf_str(b, "&gt;"); break;
+        case '&': buf_str(b, "&amp;"); break;
+        case '\'': buf_str(b, "&#39;"); break;
+        case '"': buf_str(b, "&#34;"); break;
+        default: buf_add(b, s, 1);
+        }
+    }
+}
+
+/* --- replies -------------------------------------------------------------- */
+
+int64_t pprof_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void pprof_reply_clear(pprof_reply_t *rep)
+{
+    free(rep->body);
+    free(rep->location);
+    if (rep->fd >= 0)
+        close(rep->fd);
+    memset(rep, 0, sizeof(*rep));
+    rep->fd = -1;
+}
+
+static void reply_text(pprof_reply_t *out, int status, const char *type, buf_t *b)
+{
+    out->status = status;
+    out->content_type = type;
+    out->nosniff = true;
+    if (b->oom) {
+        free(b->p);
+        *b = (buf_t){0};
+        out->status = 500;
+        out->content_type = TEXT_PLAIN;
+        out->go_error = true;
+        buf_str(b, "out of memory\n");
+    }
+    out->body = b->p;
+    out->len = b->len;
+    *b = (buf_t){0};
+}
+
+/* Go's serveError: text/plain, X-Go-Pprof, no Content-Disposition, the
+ * text and a newline. */
+static void serve_error(pprof_reply_t *out, int status, const char *txt)
+{
+    buf_t b = {0};
+    buf_str(&b, txt);
+    buf_str(&b, "\n");
+    reply_text(out, status, TEXT_PLAIN, &b);
+    out->disposition[0] = '\0';
+    out->go_error = true;
+}
+
+/* Go's http.NotFound, for paths outside /debug/pprof/. */
+static void not_found(pprof_reply_t *out)
+{
+    buf_t b = {0};
+    buf_str(&b, "404 page not found\n");
+    reply_text(out, 404, TEXT_PLAIN, &b);
+}
+
+/* Go's ServeMux redirect (301 with a small HTML body). */
+static void redirect(pprof_reply_t *out, const char *path, const char *query)
+{
+    buf_t loc = {0}, b = {0};
+    buf_str(&loc, path);
+    if (query && *query) {
+        buf_str(&loc, "?");
+        buf_str(&loc, query);
+    }
+    buf_str(&b, "<a href=\"");
+    buf_html(&b, loc.p ? loc.p : "");
+    buf_str(&b, "\">Moved Permanently</a>.\n\n");
+    reply_text(out, 301, "text/html; charset=utf-8", &b);
+    out->nosniff = false;
+    out->location = loc.p;
+}
+
+/* A new memfd for a body written through the runtime's fd writers. */
+static int body_fd(void)
+{
+    return memfd_create("cprof-http", MFD_CLOEXEC);
+}
+
+/* Turns a written memfd into the reply body. */
+static int reply_fd(pprof_reply_t *out, int fd, const char *type, const char *filename)
+{
+    off_t len = lseek(fd, 0, SEEK_END);
+    if (len < 0) {
+        close(fd);
+        return -errno;
+    }
+    out->status = 200;
+    out->content_type = type;
+    out->nosniff = true;
+    out->fd = fd;
+    out->len = (size_t)len;
+    if (filename)
+        snprintf(out->disposition, sizeof(out->disposition), "%s", filename);
+    return 0;
+}
+
+/* --- numbers in the query ---------------------------------------------------- */
+
+/* An integer parameter: absent or empty leaves *v; 0, or -1 after a 400. */
+static int int_param(const char *query, const char *name, int64_t *v, pprof_reply_t *out)
+{
+    char *s = query_get(query, name);
+    if (!s)
+        return 0;
+    bool ok = !*s || query_atoi(s, v);
+    free(s);
+    if (ok)
+        return 0;
+    char msg[96];
+    snprintf(msg, sizeof(msg), "invalid value for \"%s\" - must be an integer", name);
+    serve_error(out, 400, msg);
+    return -1;
+}
+
+/* --- the profiles ------------------------------------------------------------- */
+
+typedef enum { PROF_HEAP, PROF_ALLOCS } prof_kind_t;
+
+struct pprof_req {
+    /* symbol */
+    buf_t out;
+    char word[SYMBOL_WORD_MAX + 1];
+    size_t word_len;
+    bool word_full; /* Go's ErrBufferFull: the rest of the body is ignored */
+    size_t body_len;
+    /* delta profile */
+    bool have_base;
+    heap_snapshot_t base;
+    int64_t base_ns;
+    prof_kind_t kind;
+};
+
+typedef struct {
+    const char *name;
+    const char *desc;
+    bool is_profile; /* from pprof.Profiles() (has a count) rather than a page */
+} entry_t;
+
+/* Go's profileDescriptions, for the entries cprof serves. */
+static const entry_t entries[] = {
+    {"allocs", "A sampling of all past memory allocations", true},
+    {"cmdline", "The command line invocation of the current program", false},
+    {"heap", "A sampling of memory allocations of live objects. You can specify the gc GET "
+             "parameter to run GC before taking the heap sample.", true},
+};
+
+static void serve_index(pprof_reply_t *out)
+{
+    cprof_stats_t st = {0};
+    ops->stats(&st);
+    buf_t b = {0};
+    buf_str(&b, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n.profile-name{\n"
+                "\tdisplay:inline-block;\n\twidth:6rem;\n}\n</style>\n</head>\n<body>\n"
+                "/debug/pprof/<br>\n<br>\nTypes of profiles available:\n<table>\n"
+                "<thead><td>Count</td><td>Profile</td></thead>\n");
+    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+        /* Go's count of heap and allocs: its number of stack records. */
+        unsigned long long count = entries[i].is_profile ? st.stack_buckets : 0;
+        buf_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", count, entries[i].name);
+        buf_html(&b, entries[i].name);
+        buf_str(&b, "</a></td></tr>\n");
+    }
+    /* Go links "goroutine?debug=2" here; cprof has no thread profile yet. */
+    buf_str(&b, "</table>\n<br>\n<p>\nProfile Descriptions:\n<ul>\n");
+    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+        buf_str(&b, "<li><div class=profile-name>");
+        buf_html(&b, entries[i].name);
+        buf_str(&b, ": </div> ");
+        buf_html(&b, entries[i].desc);
+        buf_str(&b, "</li>\n");
+    }
+    buf_str(&b, "</ul>\n</p>\n</body>\n</html>");
+    reply_text(out, 200, "text/html; charset=utf-8", &b);
+}
+
+/* Go's Cmdline: os.Args joined with NUL bytes (no trailing NUL). */
+static void serve_cmdline(pprof_reply_t *out)
+{
+    buf_t b = {0};
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char chunk[4096];
+        ssize_t n;
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR))
+            if (n > 0)
+                buf_add(&b, chunk, (size_t)n);
+        close(fd);
+    }
+    if (b.len > 0 && b.p[b.len - 1] == '\0')
+        b.len--;
+    reply_text(out, 200, TEXT_PLAIN, &b);
+}
+
+/* Go's Profile handler. The CPU profile is not there yet: StartCPUProfile's
+ * failure answer. */
+static void serve_cpu(const char *query, pprof_reply_t *out)
+{
+    int64_t sec = 0;
+    char *s = query_get(query, "seconds");
+    bool bad = s && *s && !query_atoi(s, &sec);
+    free(s);
+    if (bad) {
+        serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
+        return;
+    }
+    if (sec <= 0)
+        sec = 30;
+    if (sec >= PPROF_WRITE_TIMEOUT_S) {
+        serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+        return;
+    }
+    serve_error(out, 500, "Could not enable CPU profiling: not supported by this version of cprof");
+}
+
+static int write_profile(int fd, const heap_snapshot_t *s, prof_kind_t kind, int debug)
+{
+    if (debug)
+        return ops->heap_write_text(fd, s);
+    return ops->heap_write_proto(fd, s, kind == PROF_ALLOCS ? "alloc_space" : NULL);
+}
+
+static void serve_heap(prof_kind_t kind, int debug, pprof_reply_t *out)
+{
+    const char *name = kind == PROF_ALLOCS ? "allocs" : "heap";
+    heap_snapshot_t s;
+    int fd = body_fd();
+    int rc = fd < 0 ? -errno : ops->heap_snapshot(&s);
+    if (rc == 0) {
+        rc = write_profile(fd, &s, kind, debug);
+        ops->heap_snapshot_free(&s);
+    }
+    if (rc == 0)
+        rc = reply_fd(out, fd, debug ? TEXT_PLAIN : OCTETS, debug ? NULL : name);
+    else if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        serve_error(out, 500, "failed to collect profile");
+}
+
+/* Go's handler(name).ServeHTTP for heap and allocs, with
+ * serveDeltaProfile's checks in its order. */
+static pprof_action_t serve_profile(pprof_req_t *r, prof_kind_t kind, const char *query,
+                                    pprof_reply_t *out, int64_t *until_ms)
+{
+    char *sec = query_get(query, "seconds");
+    if (sec && *sec) {
+        int64_t n = 0;
+        bool ok = query_atoi(sec, &n) && n > 0;
+        free(sec);
+        if (!ok) {
+            serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
+            return PPROF_REPLY;
+        }
+        if (n >= PPROF_WRITE_TIMEOUT_S) {
+            serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+            return PPROF_REPLY;
+        }
+        int64_t debug = 0;
+        if (int_param(query, "debug", &debug, out) < 0)
+            return PPROF_REPLY;
+        if (debug != 0) {
+            serve_error(out, 400, "seconds and debug params are incompatible");
+            return PPROF_REPLY;
+        }
+        if (waiting >= PPROF_MAX_WAITING) {
+            serve_error(out, 503, "too many delta profiles in progress");
+            return PPROF_REPLY;
+        }
+        if (ops->heap_snapshot(&r->base) < 0) {
+            serve_error(out, 500, "failed to collect profile");
+            return PPROF_REPLY;
+        }
+        r->have_base = true;
+        r->base_ns = realtime_ns();
+        r->kind = kind;
+        waiting++;
+        *until_ms = pprof_now_ms() + n * 1000;
+        return PPROF_WAIT;
+    }
+    free(sec);
+    int64_t gc = 0, debug = 0;
+    if (int_param(query, "gc", &gc, out) < 0 || int_param(query, "debug", &debug, out) < 0)
+        return PPROF_REPLY;
+    /* gc > 0 asks Go to collect garbage first; C has nothing to collect. */
+    serve_heap(kind, debug != 0, out);
+    return PPROF_REPLY;
+}
+
+/* Reads a written profile back, sets its time and duration as Go's
+ * serveDeltaProfile does, and writes it again. */
+static int set_duration(int fd, int64_t time_ns, int64_t duration_ns)
+{
+    off_t len = lseek(fd, 0, SEEK_END);
+    if (len <= 0)
+        return -EIO;
+    uint8_t *data = malloc((size_t)len);
+    if (!data)
+        return -ENOMEM;
+    int rc = pread(fd, data, (size_t)len, 0) == len ? 0 : -EIO;
+    profile_t *p = NULL;
+    char err[256];
+    if (rc == 0)
+        rc = profile_parse(data, (size_t)len, &p, err, sizeof(err));
+    free(data);
+    if (rc == 0) {
+        p->time_nanos = time_ns;
+        p->duration_nanos = duration_ns;
+        if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+            rc = -errno;
+        else
+            rc = profile_write_fd(p, fd);
+    }
+    profile_free(p);
+    return rc;
+}
+
+void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
+{
+    if (!r->have_base) {
+        serve_error(out, 500, "failed to collect profile");
+        return;
+    }
+    waiting--;
+    r->have_base = false;
+    if (cancelled) {
+        ops->heap_snapshot_free(&r->base);
+        serve_error(out, 500, "context canceled");
+        return;
+    }
+    heap_snapshot_t cur;
+    int fd = body_fd();
+    int rc = fd < 0 ? -errno : ops->heap_snapshot(&cur);
+    int64_t now_ns = realtime_ns();
+    if (rc == 0) {
+        ops->heap_snapshot_subtract(&cur, &r->base);
+        rc = write_profile(fd, &cur, r->kind, 0);
+        ops->heap_snapshot_free(&cur);
+    }
+    ops->heap_snapshot_free(&r->base);
+    if (rc == 0)
+        rc = set_duration(fd, now_ns, now_ns - r->base_ns);
+    if (rc == 0)
+        rc = reply_fd(out, fd, OCTETS, r->kind == PROF_ALLOCS ? "allocs-delta" : "heap-delta");
+    else if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        serve_error(out, 500, "failed to compute delta");
+}
+
+/* --- symbol ----------------------------------------------------------------- */
+
+static void symbol_word(pprof_req_t *r, const char *w, size_t n)
+{
+    uint64_t pc = 0;
+    if (!query_parse_uint0(w, n, &pc) || pc == 0)
+        return;
+    if (!symbols || symtab_stale(symbols)) {
+        symtab_free(symbols);
+        symbols = symtab_build();
+    }
+    const char *name = symbols ? symtab_lookup(symbols, pc) : NULL;
+    if (name)
+        buf_printf(&r->out, "%#llx %s\n", (unsigned long long)pc, name);
+}
+
+/* Splits the request into '+'-separated words as Go's bufio loop does. */
+static void symbol_feed(pprof_req_t *r, const char *data, size_t len)
+{
+    for (size_t i = 0; i < len && !r->word_full; i++) {
+        if (data[i] == '+') {
+            symbol_word(r, r->word, r->word_len);
+            r->word_len = 0;
+        } else if (r->word_len == SYMBOL_WORD_MAX) {
+            r->word_full = true;
+        } else {
+            r->word[r->word_len++] = data[i];
+        }
+    }
+}
+
+static void symbol_finish(pprof_req_t *r, pprof_reply_t *out)
+{
+    if (r->word_full)
+        buf_str(&r->out, "reading request: bufio: buffer full\n");
+    else
+        symbol_word(r, r->word, r->word_len);
+    reply_text(out, 200, TEXT_PLAIN, &r->out);
+}
+
+bool pprof_body(pprof_req_t *r, const char *data, size_t len)
+{
+    r->body_len += len;
+    if (r->body_len > PPROF_MAX_BODY)
+        return false;
+    symbol_feed(r, data, len);
+    return true;
+}
+
+void pprof_body_end(pprof_req_t *r, pprof_reply_t *out)
+{
+    symbol_finish(r, out);
+}
+
+/* --- requests ------------------------------------------------------------------ */
+
+/* CPROF_HTTP_TOKEN, as "Authorization: Bearer T", "Authorization: Basic"
+ * with T as the password (what a URL's user:password@ sends, so that
+ * go tool pprof's follow-up symbol request carries it too), or ?token=T. */
+static bool authorized(const pprof_request_t *in)
+{
+    if (!token)
+        return true;
+    const char *a = in->authorization;
+    if (a && strncasecmp(a, "Bearer ", 7) == 0) {
+        for (a += 7; *a == ' '; a++)
+            ;
+        if (query_secret_equal(a, strlen(a), token, token_len))
+            return true;
+    } else if (a && strncasecmp(a, "Basic ", 6) == 0) {
+        for (a += 6; *a == ' '; a++)
+            ;
+        char plain[2 * 1024 + 8];
+        const char *colon;
+        if (query_base64_decode(a, plain, sizeof(plain)) && (colon = strchr(plain, ':')) &&
+            query_secret_equal(colon + 1, strlen(colon + 1), token, token_len))
+            return true;
+    }
+    char *q = query_get(in->query, "token");
+    bool ok = q && query_secret_equal(q, strlen(q), token, token_len);
+    free(q);
+    return ok;
+}
+
+static bool method_is(const pprof_request_t *in, const char *m)
+{
+    return strcmp(in->method, m) == 0;
+}
+
+pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_reply_t *out,
+                           int64_t *until_ms)
+{
+    memset(out, 0, sizeof(*out));
+    out->fd = -1;
+    if (!authorized(in)) {
+        serve_error(out, 401, "Unauthorized");
+        out->challenge = true;
+        return PPROF_REPLY;
+    }
+    bool post_ok = strcmp(in->path, PREFIX "symbol") == 0;
+    if (!method_is(in, "GET") && !method_is(in, "HEAD") && !(post_ok && method_is(in, "POST"))) {
+        serve_error(out, 405, "Method Not Allowed");
+        out->allow = post_ok ? GET_HEAD_POST : GET_HEAD;
+        return PPROF_REPLY;
+    }
+    char *clean = query_clean_path(in->path);
+    if (!clean) {
+        serve_error(out, 500, "out of memory");
+        return PPROF_REPLY;
+    }
+    bool moved = strcmp(clean, in->path) != 0;
+    if (moved || strcmp(clean, "/debug/pprof") == 0) {
+        redirect(out, moved ? clean : PREFIX, in->query);
+        free(clean);
+        return PPROF_REPLY;
+    }
+    free(clean);
+    if (strncmp(in->path, PREFIX, strlen(PREFIX)) != 0) {
+        not_found(out);
+        return PPROF_REPLY;
+    }
+    const char *name = in->path + strlen(PREFIX);
+    if (!*name) {
+        serve_index(out);
+    } else if (strcmp(name, "cmdline") == 0) {
+        serve_cmdline(out);
+    } else if (strcmp(name, "profile") == 0) {
+        serve_cpu(in->query, out);
+    } else if (strcmp(name, "symbol") == 0) {
+        buf_str(&r->out, "num_symbols: 1\n");
+        if (method_is(in, "POST")) {
+            if (in->content_length > (int64_t)PPROF_MAX_BODY) {
+                serve_error(out, 413, "Request Entity Too Large");
+                return PPROF_REPLY;
+            }
+            return PPROF_READ_BODY;
+        }
+        symbol_feed(r, in->query, strlen(in->query));
+        symbol_finish(r, out);
+    } else if (strcmp(name, "heap") == 0 || strcmp(name, "allocs") == 0) {
+        return serve_profile(r, name[0] == 'a' ? PROF_ALLOCS : PROF_HEAP, in->query, out,
+                             until_ms);
+    } else {
+        /* goroutine, threadcreate, block, mutex (not recorded yet), trace,
+         * and anything else: pprof.Lookup finds no such profile. */
+        serve_error(out, 404, "Unknown profile");
+    }
+    return PPROF_REPLY;
+}
+
+/* --- lifetime -------------------------------------------------------------------- */
+
+pprof_req_t *pprof_req_new(void)
+{
+    return calloc(1, sizeof(pprof_req_t));
+}
+
+void pprof_req_free(pprof_req_t *r)
+{
+    if (!r)
+        return;
+    if (r->have_base) {
+        ops->heap_snapshot_free(&r->base);
+        waiting--;
+    }
+    free(r->out.p);
+    free(r);
+}
+
+int pprof_init(const cprof_http_ops_t *o, const char *tok)
+{
+    ops = o;
+    waiting = 0;
+    free(token);
+    token = NULL;
+    token_len = 0;
+    if (tok) {
+        token = strdup(tok);
+        if (!token)
+            return -ENOMEM;
+        token_len = strlen(token);
+    }
+    return 0;
+}
+
+void pprof_fini(void)
+{
+    symtab_free(symbols);
+    symbols = NULL;
+    free(token);
+    token = NULL;
+}

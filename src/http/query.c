@@ -1,0 +1,212 @@
+/* query.c — Go-compatible parsing of queries, numbers and paths (see
+ * query.h). */
+#include "query.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* url.QueryUnescape of s[0..len) into out (room for len + 1); false on a
+ * malformed escape. */
+static bool unescape(const char *s, size_t len, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '%') {
+            if (i + 2 >= len)
+                return false;
+            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            if (h < 0 || l < 0)
+                return false;
+            out[n++] = (char)(h * 16 + l);
+            i += 2;
+        } else {
+            out[n++] = s[i] == '+' ? ' ' : s[i];
+        }
+    }
+    out[n] = '\0';
+    return true;
+}
+
+char *query_get(const char *raw, const char *key)
+{
+    size_t klen = strlen(key);
+    for (const char *p = raw; p && *p;) {
+        const char *amp = strchr(p, '&');
+        size_t plen = amp ? (size_t)(amp - p) : strlen(p);
+        const char *pair = p;
+        p = amp ? amp + 1 : NULL;
+        if (plen == 0 || memchr(pair, ';', plen))
+            continue;
+        const char *eq = memchr(pair, '=', plen);
+        size_t kl = eq ? (size_t)(eq - pair) : plen;
+        char *k = malloc(kl + 1);
+        if (!k)
+            return NULL;
+        bool match = unescape(pair, kl, k) && strlen(k) == klen && memcmp(k, key, klen) == 0;
+        free(k);
+        if (!match)
+            continue;
+        size_t vl = eq ? plen - kl - 1 : 0;
+        char *v = malloc(vl + 1);
+        if (!v)
+            return NULL;
+        if (unescape(eq ? eq + 1 : "", vl, v))
+            return v;
+        free(v); /* Go skips the pair; a later one may still match */
+    }
+    return NULL;
+}
+
+bool query_atoi(const char *s, int64_t *out)
+{
+    bool neg = false;
+    if (*s == '+' || *s == '-')
+        neg = *s++ == '-';
+    if (!*s)
+        return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
+        return false;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+bool query_parse_uint0(const char *s, size_t len, uint64_t *out)
+{
+    if (len == 0)
+        return false;
+    unsigned base = 10;
+    size_t i = 0;
+    bool prefix = false;
+    if (s[0] == '0' && len >= 2) {
+        char c = (char)(s[1] | 0x20);
+        if (c == 'x' || c == 'o' || c == 'b') {
+            base = c == 'x' ? 16 : c == 'o' ? 8 : 2;
+            i = 2;
+            prefix = true;
+        } else {
+            base = 8;
+            i = 1;
+            prefix = true; /* octal: that 0 is a digit as well */
+        }
+    }
+    /* Go's underscoreOK (base 0 allows separators): '_' only after a digit
+     * or a base prefix, and never last. */
+    char saw = prefix ? '0' : '^';
+    uint64_t v = 0;
+    bool digits = i == 1; /* the leading "0" of octal is itself a digit */
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c == '_') {
+            if (saw != '0')
+                return false;
+            saw = '_';
+            continue;
+        }
+        int d = hexval(c);
+        if (d < 0 || (unsigned)d >= base)
+            return false;
+        saw = '0';
+        digits = true;
+        if (v > (UINT64_MAX - (unsigned)d) / base)
+            return false;
+        v = v * base + (unsigned)d;
+    }
+    if (!digits || saw == '_')
+        return false;
+    *out = v;
+    return true;
+}
+
+char *query_clean_path(const char *p)
+{
+    size_t n = strlen(p);
+    /* Rooted copy; the result is never longer than it, plus a slash. */
+    char *out = malloc(n + 3);
+    if (!out)
+        return NULL;
+    size_t w = 0;
+    out[w++] = '/';
+    for (size_t r = 0; r < n;) {
+        if (p[r] == '/') {
+            r++;
+        } else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
+            r++;
+        } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
+            r += 2;
+            if (w > 1) { /* back up to the previous slash */
+                w--;
+                while (w > 1 && out[w - 1] != '/')
+                    w--;
+                if (w > 1)
+                    w--; /* drop that slash too, unless it is the root */
+            }
+        } else {
+            if (w > 1)
+                out[w++] = '/';
+            while (r < n && p[r] != '/')
+                out[w++] = p[r++];
+        }
+    }
+    /* Go: the trailing slash of the request survives cleaning. */
+    if (n > 0 && p[n - 1] == '/' && w > 1)
+        out[w++] = '/';
+    out[w] = '\0';
+    return out;
+}
+
+bool query_base64_decode(const char *in, char *out, size_t outlen)
+{
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t n = 0;
+    for (; *in && *in != '='; in++) {
+        const char *alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *at = strchr(alpha, *in);
+        if (!at)
+            return false;
+        acc = (acc << 6) | (uint32_t)(at - alpha);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (n + 1 >= outlen)
+                return false;
+            out[n++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    for (; *in == '='; in++)
+        ;
+    if (*in || outlen == 0)
+        return false;
+    out[n] = '\0';
+    return true;
+}
+
+bool query_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+    if (alen != blen)
+        return false;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < alen; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}

@@ -1,0 +1,437 @@
+/* server.c — libcprof-http.so's entry points and its libmicrohttpd server:
+ * one thread of its own, the guard set for its whole life, running MHD in
+ * external-polling mode (MHD_USE_EPOLL without MHD's internal threads), so
+ * every allocation MHD makes happens on a guarded thread and none of it
+ * shows up in the program's heap profile.
+ *
+ * The endpoints themselves are pprof.c; this file only moves requests in
+ * and replies out, and enforces the limits:
+ * - at most SERVER_MAX_CONNECTIONS connections (more are refused);
+ * - SERVER_MEMORY per connection: larger request headers get MHD's 431
+ *   (or 414 for the request line);
+ * - SERVER_IDLE_S seconds without progress closes a connection (MHD);
+ * - a request must arrive whole within SERVER_REQUEST_S seconds of the
+ *   connection (or of the previous response), else the socket is shut down
+ *   — so a client sending one byte every few seconds cannot hold a slot;
+ * - POST bodies (symbol) up to PPROF_MAX_BODY, streamed, never buffered.
+ * Delta profiles (?seconds=N) suspend their connection until due, so they
+ * hold no other request up. A slow client can only ever delay the server
+ * thread's own work; the program's threads never wait for it. */
+#include "pprof.h"
+#include "runtime/httpops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define SERVER_MAX_CONNECTIONS 32u
+#define SERVER_MEMORY ((size_t)32 << 10)
+#define SERVER_IDLE_S 10u
+#define SERVER_REQUEST_S 30
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* A request's course: NEW (headers in) -> [BODY (symbol upload)] ->
+ * READY (reply waits for the end of the request) | SLEEP (delta profile
+ * waits for the end of the request) -> WAITING (suspended) -> DONE.
+ * Replies are queued only once the whole request is in: MHD closes the
+ * connection after a response queued earlier, which is what a request
+ * refused before its body (a 405 for a POST, a 413) should get. */
+enum { REQ_IDLE, REQ_NEW, REQ_BODY, REQ_READY, REQ_SLEEP, REQ_WAITING, REQ_DONE };
+
+/* One TCP connection; it carries one request at a time. */
+typedef struct conn {
+    struct conn *prev, *next;
+    struct MHD_Connection *mhd;
+    int64_t receiving_since; /* ms: waiting for a whole request; 0 if not */
+    char *uri;               /* raw request URI (path?query) */
+    pprof_req_t *req;
+    int state;        /* REQ_* */
+    bool suspended;   /* a delta profile waits */
+    bool cancel;      /* end the wait early (server stopping) */
+    int64_t until_ms; /* when the wait ends */
+    pprof_reply_t reply; /* READY: the reply to queue */
+} conn_t;
+
+static const cprof_http_ops_t *ops;
+static struct MHD_Daemon *daemon_;
+static pthread_t thread;
+static int listen_fd = -1; /* MHD's copy of the listening socket */
+static int wake_fd = -1;   /* eventfd: stop the loop */
+static int stopping;
+static conn_t *conns;
+
+/* --- requests in, replies out ---------------------------------------------- */
+
+static void end_request(conn_t *c)
+{
+    pprof_reply_clear(&c->reply);
+    pprof_req_free(c->req);
+    c->req = NULL;
+    free(c->uri);
+    c->uri = NULL;
+    c->state = REQ_IDLE;
+    c->suspended = c->cancel = false;
+}
+
+static enum MHD_Result queue(conn_t *c, struct MHD_Connection *con, pprof_reply_t *rep)
+{
+    struct MHD_Response *resp = NULL;
+    if (rep->fd >= 0 && rep->len > 0) {
+        resp = MHD_create_response_from_fd(rep->len, rep->fd);
+        if (resp)
+            rep->fd = -1; /* MHD closes it with the response */
+    } else {
+        resp = MHD_create_response_from_buffer(rep->len, rep->body ? rep->body : (void *)"",
+                                               rep->body ? MHD_RESPMEM_MUST_FREE
+                                                         : MHD_RESPMEM_PERSISTENT);
+        if (resp)
+            rep->body = NULL; /* MHD frees it */
+    }
+    enum MHD_Result ret = MHD_NO;
+    if (resp) {
+        if (rep->content_type)
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
+        if (rep->nosniff)
+            MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        if (rep->disposition[0]) {
+            char v[128];
+            snprintf(v, sizeof(v), "attachment; filename=\"%s\"", rep->disposition);
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, v);
+        }
+        if (rep->go_error)
+            MHD_add_response_header(resp, "X-Go-Pprof", "1");
+        if (rep->allow)
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rep->allow);
+        if (rep->challenge)
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                    "Basic realm=\"cprof\", charset=\"UTF-8\"");
+        if (rep->location)
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, rep->location);
+        ret = MHD_queue_response(con, (unsigned)rep->status, resp);
+        MHD_destroy_response(resp);
+    }
+    pprof_reply_clear(rep);
+    c->receiving_since = 0;
+    c->state = REQ_DONE;
+    return ret;
+}
+
+static conn_t *conn_of(struct MHD_Connection *con)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Called once per request, before its headers are parsed: keeps the raw
+ * URI (Go's symbol handler reads the raw query) and starts the request. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *con)
+{
+    (void)cls;
+    conn_t *c = conn_of(con);
+    if (!c)
+        return NULL;
+    end_request(c);
+    c->uri = strdup(uri);
+    c->state = REQ_NEW;
+    if (!c->receiving_since)
+        c->receiving_since = pprof_now_ms();
+    return c;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls)
+{
+    (void)cls;
+    (void)version;
+    conn_t *c = *con_cls;
+    if (!c || !c->uri)
+        return MHD_NO;
+    pprof_reply_t rep = {.fd = -1};
+    switch (c->state) {
+    case REQ_NEW: {
+        c->req = pprof_req_new();
+        if (!c->req)
+            return MHD_NO;
+        const char *q = strchr(c->uri, '?');
+        const char *cl = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        int64_t len = cl ? strtoll(cl, NULL, 10) : -1;
+        pprof_request_t in = {
+            .method = method,
+            .path = url,
+            .query = q ? q + 1 : "",
+            .authorization = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_AUTHORIZATION),
+            .content_length = len,
+        };
+        bool has_body = (cl && len > 0) ||
+                        MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+                                                    MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        int64_t until = 0;
+        switch (pprof_begin(c->req, &in, &rep, &until)) {
+        case PPROF_REPLY:
+            if (has_body) /* refused before its body: answer, then close */
+                return queue(c, con, &rep);
+            c->reply = rep;
+            c->state = REQ_READY;
+            return MHD_YES;
+        case PPROF_READ_BODY:
+            c->state = REQ_BODY;
+            return MHD_YES;
+        case PPROF_WAIT:
+            c->state = REQ_SLEEP;
+            c->until_ms = until;
+            return MHD_YES;
+        }
+        return MHD_NO;
+    }
+    case REQ_READY:
+        if (*upload_size) { /* a body nobody asked for */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        return queue(c, con, &c->reply);
+    case REQ_SLEEP:
+        if (*upload_size) {
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        c->state = REQ_WAITING;
+        c->suspended = true;
+        c->receiving_since = 0;
+        MHD_suspend_connection(con);
+        return MHD_YES;
+    case REQ_BODY:
+        if (*upload_size) {
+            if (!pprof_body(c->req, upload, *upload_size))
+                return MHD_NO; /* over the limit: drop the connection */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        pprof_body_end(c->req, &rep);
+        return queue(c, con, &rep);
+    case REQ_WAITING:
+        if (*upload_size) { /* a body nobody asked for */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (c->suspended) /* cannot happen: MHD calls us after a resume */
+            return MHD_YES;
+        pprof_wait_end(c->req, c->cancel, &rep);
+        return queue(c, con, &rep);
+    default:
+        return MHD_NO;
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)con;
+    (void)toe;
+    conn_t *c = *con_cls;
+    if (!c)
+        return;
+    end_request(c);
+    c->receiving_since = pprof_now_ms(); /* the next request's clock */
+}
+
+static void on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_t *c = calloc(1, sizeof(*c));
+        if (!c)
+            return;
+        c->mhd = con;
+        c->reply.fd = -1;
+        c->receiving_since = pprof_now_ms();
+        c->next = conns;
+        if (conns)
+            conns->prev = c;
+        conns = c;
+        *socket_context = c;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_t *c = *socket_context;
+        if (!c)
+            return;
+        end_request(c);
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        free(c);
+        *socket_context = NULL;
+    }
+}
+
+/* --- the loop ---------------------------------------------------------------- */
+
+/* Resumes the waits that are due (or all, when stopping); returns whether
+ * it resumed any. */
+static bool resume_due(int64_t now, bool all)
+{
+    bool any = false;
+    for (conn_t *c = conns; c; c = c->next) {
+        if (c->suspended && (all || now >= c->until_ms)) {
+            c->suspended = false;
+            c->cancel = all;
+            MHD_resume_connection(c->mhd);
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* Cuts off connections whose request is not in after SERVER_REQUEST_S. */
+static void cut_slow(int64_t now)
+{
+    for (conn_t *c = conns; c; c = c->next) {
+        if (c->receiving_since && now - c->receiving_since > SERVER_REQUEST_S * 1000) {
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+            if (ci)
+                shutdown(ci->connect_fd, SHUT_RDWR); /* MHD then closes it */
+            c->receiving_since = 0;
+        }
+    }
+}
+
+static void *server_main(void *arg)
+{
+    (void)arg;
+    ops->guard_enter(); /* for the thread's whole life */
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
+    int epfd = di ? di->epoll_fd : -1;
+    while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+        int64_t now = pprof_now_ms(), wait = 1000;
+        MHD_UNSIGNED_LONG_LONG to;
+        if (MHD_get_timeout(daemon_, &to) == MHD_YES && (int64_t)to < wait)
+            wait = (int64_t)to;
+        for (conn_t *c = conns; c; c = c->next)
+            if (c->suspended && c->until_ms - now < wait)
+                wait = c->until_ms - now > 0 ? c->until_ms - now : 0;
+        struct pollfd p[2] = {{.fd = epfd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+        poll(p, 2, (int)wait);
+        if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
+            break;
+        MHD_run(daemon_);
+        now = pprof_now_ms();
+        if (resume_due(now, false))
+            MHD_run(daemon_);
+        cut_slow(now);
+    }
+    /* MHD must not be stopped with suspended connections: answer them. */
+    if (resume_due(0, true))
+        for (int i = 0; i < 3; i++)
+            MHD_run(daemon_);
+    MHD_stop_daemon(daemon_);
+    daemon_ = NULL;
+    return NULL;
+}
+
+/* --- entry points ----------------------------------------------------------- */
+
+EXPORT int cprof_http_module_start(const cprof_http_ops_t *o, const cprof_http_args_t *a)
+{
+    if (!o || o->version != CPROF_HTTP_OPS_VERSION || o->size < sizeof(cprof_http_ops_t))
+        return -EPROTO;
+    if (daemon_)
+        return -EALREADY;
+    ops = o;
+    int rc = pprof_init(o, a->token);
+    if (rc < 0)
+        return rc;
+    /* MHD gets its own descriptor: the caller keeps (and closes) a->listen_fd. */
+    listen_fd = fcntl(a->listen_fd, F_DUPFD_CLOEXEC, 3);
+    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (listen_fd < 0 || wake_fd < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    __atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
+    daemon_ = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+                               on_request, NULL,
+                               MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+                               MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS,
+                               MHD_OPTION_CONNECTION_TIMEOUT, SERVER_IDLE_S,
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_MEMORY,
+                               MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                               MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+#if MHD_VERSION >= 0x00097205
+                               /* The server thread blocks SIGPIPE: sendfile is safe. */
+                               MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
+#endif
+                               MHD_OPTION_END);
+    if (!daemon_) {
+        listen_fd = -1; /* MHD may have closed it; leaking beats a double close */
+        rc = -EIO;
+        goto fail;
+    }
+    /* The thread takes no signal meant for the program (nor SIGPIPE). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = -pthread_create(&thread, NULL, server_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc < 0) {
+        MHD_stop_daemon(daemon_); /* closes listen_fd */
+        daemon_ = NULL;
+        listen_fd = -1;
+        goto fail;
+    }
+    pthread_setname_np(thread, "cprof-http");
+    return 0;
+fail:
+    if (listen_fd >= 0)
+        close(listen_fd);
+    if (wake_fd >= 0)
+        close(wake_fd);
+    listen_fd = wake_fd = -1;
+    pprof_fini();
+    return rc;
+}
+
+EXPORT int cprof_http_module_stop(void)
+{
+    if (!daemon_)
+        return -ENOTCONN;
+    __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+    uint64_t one = 1;
+    ssize_t w = write(wake_fd, &one, sizeof(one));
+    (void)w;
+    pthread_join(thread, NULL);
+    close(wake_fd);
+    wake_fd = -1;
+    listen_fd = -1; /* closed by MHD_stop_daemon */
+    pprof_fini();
+    return 0;
+}
+
+EXPORT void cprof_http_module_forget(void)
+{
+    /* Fork child: no server thread here. Only close this process's copy of
+     * the listening socket, so the port is free once the parent stops. */
+    if (listen_fd >= 0)
+        close(listen_fd);
+    listen_fd = -1;
+    daemon_ = NULL;
+    conns = NULL;
+}

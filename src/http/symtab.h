@@ -1,0 +1,35 @@
+/* symtab.h — function names for code addresses of this process, for
+ * /debug/pprof/symbol: what lets `go tool pprof` name the frames of a
+ * profile fetched from a host where the binaries are not at hand.
+ *
+ * Every loaded object (dl_iterate_phdr) contributes its function symbols:
+ * from the ELF file on disk — .symtab when present, so static functions of
+ * the main program are named, else .dynsym — read with pread (never
+ * mmap: a file truncated under us must not SIGBUS the host); the main
+ * program through /proc/self/exe, which works after the binary was moved
+ * or deleted. When the file cannot be read or its GNU build id differs from
+ * the loaded one (replaced on disk), the object's .dynsym is read from its
+ * loaded image instead, under the loader's lock so it cannot be unloaded
+ * meanwhile (this also covers the vDSO).
+ *
+ * Names are the linker's (C++ names mangled; pprof demangles them).
+ * A table is built by one thread and then only read. */
+#ifndef CPROF_HTTP_SYMTAB_H
+#define CPROF_HTTP_SYMTAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct symtab symtab_t;
+
+/* A table of the objects loaded now; NULL when out of memory. */
+symtab_t *symtab_build(void);
+void symtab_free(symtab_t *t);
+
+/* Whether objects were loaded or unloaded since t was built. */
+bool symtab_stale(const symtab_t *t);
+
+/* The function containing addr, or NULL. Valid while t lives. */
+const char *symtab_lookup(const symtab_t *t, uint64_t addr);
+
+#endif
