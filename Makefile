@@ -97,7 +97,7 @@ $(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/libcprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/libcprofile.a -lz -lm
 
-tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen
+tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump
 
 deps:
 	@sh scripts/deps.sh

@@ -501,9 +501,12 @@ static void print_labels(const profile_t *p, const profile_sample_t *s, bool num
         const profile_label_t *l = &s->labels[i];
         if ((l->str != 0) == numeric)
             continue;
+        if (!l->str && !l->num && !l->num_unit)
+            continue; /* lost in Go's encode/decode before printing */
         bool seen = false;
         for (uint32_t j = 0; j < i && !seen; j++)
-            seen = s->labels[j].key == l->key && (s->labels[j].str != 0) != numeric;
+            seen = s->labels[j].key == l->key && (s->labels[j].str != 0) != numeric &&
+                   (s->labels[j].str || s->labels[j].num || s->labels[j].num_unit);
         if (seen)
             continue;
         /* Go pads units with "" once any value of the key has one. */
@@ -520,6 +523,8 @@ static void print_labels(const profile_t *p, const profile_sample_t *s, bool num
         for (uint32_t j = i; j < s->n_labels; j++) {
             const profile_label_t *m = &s->labels[j];
             if (m->key != l->key || (m->str != 0) == numeric)
+                continue;
+            if (!m->str && !m->num && !m->num_unit)
                 continue;
             char v[512];
             if (!numeric)

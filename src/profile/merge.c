@@ -1,0 +1,718 @@
+/* merge.c — pprof's Merge/Compact, Scale/ScaleN, Normalize, SetLabel and
+ * the -base/-diff_base combination (see merge.h).
+ *
+ * The merged profile is built in a new profile_t whose string table interns
+ * every string, so that "same string" is "same index" and element keys can
+ * be compared as integers. Each element kind has an open-addressing hash
+ * table from key to the element's position in the output; each source has
+ * position-indexed memo arrays (source element -> output element) that play
+ * the role of pprof's per-profile *ByID maps.
+ *
+ * Order, ids and tie-breaking follow merge.go exactly: output ids are 1..N
+ * in order of creation, the first source that has mappings contributes its
+ * mapping[0] first, a location's address is shifted by the difference of
+ * the start addresses when its mapping matched one of another profile, and
+ * a merge whose result holds all-zero samples (e.g. a -base cancelling a
+ * stack) is merged once more to drop them and whatever only they used.
+ */
+#include "merge.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int merr(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int merr(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static const char *S(const profile_t *p, int64_t i)
+{
+    return i >= 0 && (uint64_t)i < p->n_strings ? p->strings[i] : "";
+}
+
+/* --- compatibility ------------------------------------------------------------ */
+
+static void types_str(const profile_t *p, char *buf, size_t n)
+{
+    size_t w = (size_t)snprintf(buf, n, "[");
+    for (size_t i = 0; i < p->n_sample_types && w < n; i++)
+        w += (size_t)snprintf(buf + w, n - w, "%s%s/%s", i ? " " : "",
+                              S(p, p->sample_types[i].type), S(p, p->sample_types[i].unit));
+    if (w < n)
+        snprintf(buf + w, n - w, "]");
+}
+
+static bool same_vt(const profile_t *a, const profile_value_type_t *x, const profile_t *b,
+                    const profile_value_type_t *y)
+{
+    return strcmp(S(a, x->type), S(b, y->type)) == 0 && strcmp(S(a, x->unit), S(b, y->unit)) == 0;
+}
+
+int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t errlen)
+{
+    if (!same_vt(a, &a->period_type, b, &b->period_type))
+        return merr(err, errlen, -EINVAL, "incompatible period types %s/%s and %s/%s",
+                    S(a, a->period_type.type), S(a, a->period_type.unit),
+                    S(b, b->period_type.type), S(b, b->period_type.unit));
+    bool same = a->n_sample_types == b->n_sample_types;
+    for (size_t i = 0; same && i < a->n_sample_types; i++)
+        same = same_vt(a, &a->sample_types[i], b, &b->sample_types[i]);
+    if (!same) {
+        char x[160], y[160];
+        types_str(a, x, sizeof(x));
+        types_str(b, y, sizeof(y));
+        return merr(err, errlen, -EINVAL, "incompatible sample types %s and %s", x, y);
+    }
+    return 0;
+}
+
+/* --- hash table of output positions -------------------------------------------- */
+
+typedef struct {
+    uint32_t *slots;  /* position + 1; 0 empty */
+    uint64_t *hashes; /* hash of the element at each position */
+    size_t mask, n, caph;
+} htab_t;
+
+static void ht_free(htab_t *h)
+{
+    free(h->slots);
+    free(h->hashes);
+}
+
+/* Makes room for one more element; -ENOMEM on failure. */
+static int ht_reserve(htab_t *h)
+{
+    if (h->n + 1 > h->caph) {
+        size_t nc = h->caph ? h->caph * 2 : 256;
+        uint64_t *nh = realloc(h->hashes, nc * sizeof(*nh));
+        if (!nh)
+            return -ENOMEM;
+        h->hashes = nh;
+        h->caph = nc;
+    }
+    if ((h->n + 1) * 2 > (h->slots ? h->mask + 1 : 0)) {
+        size_t ns = h->slots ? (h->mask + 1) * 2 : 512;
+        uint32_t *s = calloc(ns, sizeof(*s));
+        if (!s)
+            return -ENOMEM;
+        for (size_t i = 0; i < h->n; i++) {
+            size_t k = h->hashes[i] & (ns - 1);
+            while (s[k])
+                k = (k + 1) & (ns - 1);
+            s[k] = (uint32_t)i + 1;
+        }
+        free(h->slots);
+        h->slots = s;
+        h->mask = ns - 1;
+    }
+    return 0;
+}
+
+/* Inserts position h->n (the element just appended) with hash hv. */
+static void ht_insert(htab_t *h, uint64_t hv)
+{
+    size_t k = hv & h->mask;
+    while (h->slots[k])
+        k = (k + 1) & h->mask;
+    h->slots[k] = (uint32_t)h->n + 1;
+    h->hashes[h->n++] = hv;
+}
+
+/* Iterates the candidates with hash hv: call with *k = SIZE_MAX first. */
+static int64_t ht_next(const htab_t *h, uint64_t hv, size_t *k)
+{
+    if (!h->slots)
+        return -1;
+    *k = *k == SIZE_MAX ? hv & h->mask : (*k + 1) & h->mask;
+    for (; h->slots[*k]; *k = (*k + 1) & h->mask) {
+        uint32_t pos = h->slots[*k] - 1;
+        if (h->hashes[pos] == hv)
+            return pos;
+    }
+    return -1;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+/* --- the merger ---------------------------------------------------------------- */
+
+typedef struct {
+    profile_t *out;
+    htab_t fns, maps, locs, samples;
+    /* per source */
+    const profile_t *src;
+    int64_t *strmap; /* src string index -> out index, -1 unknown */
+    uint32_t *fn_out, *loc_out, *map_out; /* src position -> out position + 1 */
+    int64_t *map_off;                     /* address shift per src mapping */
+    /* scratch */
+    uint64_t *ids;
+    size_t cap_ids;
+    profile_label_t *labels;
+    size_t cap_labels;
+    profile_line_t *lines;
+    size_t cap_lines;
+} merger_t;
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *na = realloc(*arr, nc * elem);
+    if (!na)
+        return -ENOMEM;
+    *arr = na;
+    *cap = nc;
+    return 0;
+}
+
+static int64_t str_out(merger_t *m, int64_t i)
+{
+    if (i < 0 || (uint64_t)i >= m->src->n_strings)
+        return -1;
+    if (m->strmap[i] < 0)
+        m->strmap[i] = profile_intern(m->out, m->src->strings[i]);
+    return m->strmap[i];
+}
+
+static uint64_t map_size_key(const profile_mapping_t *mp)
+{
+    /* Sizes rounded up to 4 KiB, so that slightly different ranges of one
+     * file across runs still match (address space randomization). */
+    uint64_t size = mp->memory_limit - mp->memory_start;
+    size = size + 0x1000 - 1;
+    return size - size % 0x1000;
+}
+
+/* Output position of the mapping of src position pos, creating it. */
+static int64_t map_mapping(merger_t *m, size_t pos)
+{
+    if (m->map_out[pos])
+        return m->map_out[pos] - 1;
+    const profile_mapping_t *sm = &m->src->mappings[pos];
+    profile_mapping_t key = *sm;
+    key.filename = str_out(m, sm->filename);
+    key.build_id = str_out(m, sm->build_id);
+    if (key.filename < 0 || key.build_id < 0)
+        return -1;
+    /* "" is index 0 in every profile, so an empty build id is 0. */
+    int64_t name = key.build_id != 0 ? key.build_id : key.filename;
+    uint64_t hv = mix(mix(mix(1, map_size_key(&key)), key.file_offset), (uint64_t)name);
+    size_t k = SIZE_MAX;
+    for (int64_t c; (c = ht_next(&m->maps, hv, &k)) >= 0;) {
+        const profile_mapping_t *om = &m->out->mappings[c];
+        int64_t oname = om->build_id != 0 ? om->build_id : om->filename;
+        if (map_size_key(om) == map_size_key(&key) && om->file_offset == key.file_offset &&
+            oname == name) {
+            m->map_out[pos] = (uint32_t)c + 1;
+            m->map_off[pos] = (int64_t)(om->memory_start - sm->memory_start);
+            return c;
+        }
+    }
+    if (ht_reserve(&m->maps) < 0)
+        return -1;
+    profile_mapping_t *om = profile_add_mapping(m->out);
+    if (!om)
+        return -1;
+    *om = key;
+    om->id = m->out->n_mappings;
+    ht_insert(&m->maps, hv);
+    m->map_out[pos] = (uint32_t)(m->out->n_mappings - 1) + 1;
+    m->map_off[pos] = 0;
+    return (int64_t)m->out->n_mappings - 1;
+}
+
+static int64_t map_function(merger_t *m, uint64_t id)
+{
+    const profile_function_t *sf = profile_function_by_id(m->src, id);
+    if (!sf)
+        return -1;
+    size_t pos = (size_t)(sf - m->src->functions);
+    if (m->fn_out[pos])
+        return m->fn_out[pos] - 1;
+    profile_function_t key = *sf;
+    key.name = str_out(m, sf->name);
+    key.system_name = str_out(m, sf->system_name);
+    key.filename = str_out(m, sf->filename);
+    if (key.name < 0 || key.system_name < 0 || key.filename < 0)
+        return -1;
+    uint64_t hv = mix(mix(mix(mix(2, (uint64_t)key.start_line), (uint64_t)key.name),
+                          (uint64_t)key.system_name),
+                      (uint64_t)key.filename);
+    size_t k = SIZE_MAX;
+    for (int64_t c; (c = ht_next(&m->fns, hv, &k)) >= 0;) {
+        const profile_function_t *of = &m->out->functions[c];
+        if (of->start_line == key.start_line && of->name == key.name &&
+            of->system_name == key.system_name && of->filename == key.filename) {
+            m->fn_out[pos] = (uint32_t)c + 1;
+            return c;
+        }
+    }
+    if (ht_reserve(&m->fns) < 0)
+        return -1;
+    profile_function_t *of = profile_add_function(m->out);
+    if (!of)
+        return -1;
+    *of = key;
+    of->id = m->out->n_functions;
+    ht_insert(&m->fns, hv);
+    m->fn_out[pos] = (uint32_t)m->out->n_functions;
+    return (int64_t)m->out->n_functions - 1;
+}
+
+/* The location key: address relative to its mapping, mapping, lines. */
+static uint64_t loc_hash(const profile_t *out, uint64_t addr, int64_t mpos,
+                         const profile_line_t *lines, uint32_t n, bool folded)
+{
+    uint64_t mid = 0;
+    if (mpos >= 0) {
+        addr -= out->mappings[mpos].memory_start;
+        mid = out->mappings[mpos].id;
+    }
+    uint64_t h = mix(mix(mix(3, addr), mid), folded);
+    for (uint32_t i = 0; i < n; i++)
+        h = mix(mix(h, lines[i].function_id), (uint64_t)lines[i].line);
+    return mix(h, n);
+}
+
+static int64_t map_location(merger_t *m, uint64_t id)
+{
+    const profile_location_t *sl = profile_location_by_id(m->src, id);
+    if (!sl)
+        return -1;
+    size_t pos = (size_t)(sl - m->src->locations);
+    if (m->loc_out[pos])
+        return m->loc_out[pos] - 1;
+    int64_t mpos = -1;
+    int64_t off = 0;
+    if (sl->mapping_id) {
+        const profile_mapping_t *sm = profile_mapping_by_id(m->src, sl->mapping_id);
+        if (sm) {
+            size_t spos = (size_t)(sm - m->src->mappings);
+            mpos = map_mapping(m, spos);
+            if (mpos < 0)
+                return -1;
+            off = m->map_off[spos];
+        }
+    }
+    if (grow((void **)&m->lines, &m->cap_lines, sl->n_lines + 1, sizeof(*m->lines)) < 0)
+        return -1;
+    for (uint32_t i = 0; i < sl->n_lines; i++) {
+        int64_t f = map_function(m, sl->lines[i].function_id);
+        if (f < 0)
+            return -1;
+        m->lines[i].function_id = m->out->functions[f].id;
+        m->lines[i].line = sl->lines[i].line;
+    }
+    uint64_t addr = (uint64_t)((int64_t)sl->address + off);
+    uint64_t hv = loc_hash(m->out, addr, mpos, m->lines, sl->n_lines, sl->is_folded);
+    uint64_t mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
+    uint64_t rel = mpos >= 0 ? addr - m->out->mappings[mpos].memory_start : addr;
+    size_t k = SIZE_MAX;
+    for (int64_t c; (c = ht_next(&m->locs, hv, &k)) >= 0;) {
+        const profile_location_t *ol = &m->out->locations[c];
+        const profile_mapping_t *om = ol->mapping_id ? &m->out->mappings[ol->mapping_id - 1] : NULL;
+        uint64_t orel = om ? ol->address - om->memory_start : ol->address;
+        if (orel != rel || ol->mapping_id != mid || ol->is_folded != sl->is_folded ||
+            ol->n_lines != sl->n_lines)
+            continue;
+        bool same = true;
+        for (uint32_t i = 0; same && i < sl->n_lines; i++)
+            same = ol->lines[i].function_id == m->lines[i].function_id &&
+                   ol->lines[i].line == m->lines[i].line;
+        if (same) {
+            m->loc_out[pos] = (uint32_t)c + 1;
+            return c;
+        }
+    }
+    if (ht_reserve(&m->locs) < 0)
+        return -1;
+    profile_location_t *ol = profile_add_location(m->out, m->lines, sl->n_lines);
+    if (!ol)
+        return -1;
+    ol->id = m->out->n_locations;
+    ol->mapping_id = mid;
+    ol->address = addr;
+    ol->is_folded = sl->is_folded;
+    ht_insert(&m->locs, hv);
+    m->loc_out[pos] = (uint32_t)m->out->n_locations;
+    return (int64_t)m->out->n_locations - 1;
+}
+
+/* Canonical label order, as Go's encoder writes them: string labels, then
+ * numeric ones, each by key; values of one key keep their order. */
+static int label_before(const profile_t *p, const profile_label_t *a, const profile_label_t *b)
+{
+    bool na = a->str == 0, nb = b->str == 0;
+    if (na != nb)
+        return na ? 1 : -1;
+    return strcmp(S(p, a->key), S(p, b->key));
+}
+
+static void sort_labels(const profile_t *p, profile_label_t *l, size_t n)
+{
+    for (size_t i = 1; i < n; i++) { /* stable insertion sort: n is small */
+        profile_label_t x = l[i];
+        size_t j = i;
+        while (j > 0 && label_before(p, &x, &l[j - 1]) < 0) {
+            l[j] = l[j - 1];
+            j--;
+        }
+        l[j] = x;
+    }
+}
+
+static bool is_zero(const profile_t *p, const profile_sample_t *s)
+{
+    for (size_t i = 0; i < p->n_sample_types; i++)
+        if (s->values[i])
+            return false;
+    return true;
+}
+
+static int map_sample(merger_t *m, const profile_sample_t *ss)
+{
+    profile_t *out = m->out;
+    if (grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
+        grow((void **)&m->labels, &m->cap_labels, ss->n_labels + 1, sizeof(*m->labels)) < 0)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < ss->n_location_ids; i++) {
+        int64_t l = map_location(m, ss->location_ids[i]);
+        if (l < 0)
+            return -ENOMEM;
+        m->ids[i] = out->locations[l].id;
+    }
+    for (uint32_t i = 0; i < ss->n_labels; i++) {
+        const profile_label_t *sl = &ss->labels[i];
+        profile_label_t *l = &m->labels[i];
+        l->key = str_out(m, sl->key);
+        l->str = str_out(m, sl->str);
+        l->num = sl->num;
+        l->num_unit = str_out(m, sl->num_unit);
+        if (l->key < 0 || l->str < 0 || l->num_unit < 0)
+            return -ENOMEM;
+    }
+    sort_labels(out, m->labels, ss->n_labels);
+    uint64_t hv = mix(4, ss->n_location_ids);
+    for (uint32_t i = 0; i < ss->n_location_ids; i++)
+        hv = mix(hv, m->ids[i]);
+    for (uint32_t i = 0; i < ss->n_labels; i++) {
+        const profile_label_t *l = &m->labels[i];
+        hv = mix(mix(mix(mix(hv, (uint64_t)l->key), (uint64_t)l->str), (uint64_t)l->num),
+                 (uint64_t)l->num_unit);
+    }
+    size_t k = SIZE_MAX;
+    for (int64_t c; (c = ht_next(&m->samples, hv, &k)) >= 0;) {
+        profile_sample_t *os = &out->samples[c];
+        if (os->n_location_ids != ss->n_location_ids || os->n_labels != ss->n_labels)
+            continue;
+        if (ss->n_location_ids &&
+            memcmp(os->location_ids, m->ids, ss->n_location_ids * sizeof(*m->ids)) != 0)
+            continue;
+        if (ss->n_labels && memcmp(os->labels, m->labels, ss->n_labels * sizeof(*m->labels)) != 0)
+            continue;
+        for (size_t i = 0; i < out->n_sample_types; i++) /* wraps like Go's int64 */
+            os->values[i] = (int64_t)((uint64_t)os->values[i] + (uint64_t)ss->values[i]);
+        return 0;
+    }
+    if (ht_reserve(&m->samples) < 0)
+        return -ENOMEM;
+    profile_sample_t *os = profile_add_sample(out, m->ids, ss->n_location_ids, ss->values);
+    if (!os)
+        return -ENOMEM;
+    if (ss->n_labels) {
+        os->labels = profile_alloc(out, ss->n_labels * sizeof(*os->labels));
+        if (!os->labels)
+            return -ENOMEM;
+        memcpy(os->labels, m->labels, ss->n_labels * sizeof(*os->labels));
+        os->n_labels = ss->n_labels;
+    }
+    ht_insert(&m->samples, hv);
+    return 0;
+}
+
+static void merger_free_src(merger_t *m)
+{
+    free(m->strmap);
+    free(m->fn_out);
+    free(m->loc_out);
+    free(m->map_out);
+    free(m->map_off);
+    m->strmap = NULL;
+    m->fn_out = m->loc_out = m->map_out = NULL;
+    m->map_off = NULL;
+}
+
+static int merger_set_src(merger_t *m, profile_t *src)
+{
+    merger_free_src(m);
+    if (profile_index(src) < 0)
+        return -ENOMEM;
+    m->src = src;
+    m->strmap = malloc((src->n_strings + 1) * sizeof(*m->strmap));
+    m->fn_out = calloc(src->n_functions + 1, sizeof(*m->fn_out));
+    m->loc_out = calloc(src->n_locations + 1, sizeof(*m->loc_out));
+    m->map_out = calloc(src->n_mappings + 1, sizeof(*m->map_out));
+    m->map_off = calloc(src->n_mappings + 1, sizeof(*m->map_off));
+    if (!m->strmap || !m->fn_out || !m->loc_out || !m->map_out || !m->map_off)
+        return -ENOMEM;
+    for (size_t i = 0; i < src->n_strings; i++)
+        m->strmap[i] = -1;
+    return 0;
+}
+
+static void merger_free(merger_t *m)
+{
+    merger_free_src(m);
+    ht_free(&m->fns);
+    ht_free(&m->maps);
+    ht_free(&m->locs);
+    ht_free(&m->samples);
+    free(m->ids);
+    free(m->labels);
+    free(m->lines);
+}
+
+/* combineHeaders */
+static int headers(profile_t *out, profile_t **srcs, size_t n)
+{
+    const profile_t *s0 = srcs[0];
+    for (size_t i = 0; i < s0->n_sample_types; i++)
+        if (profile_add_sample_type(out, S(s0, s0->sample_types[i].type),
+                                    S(s0, s0->sample_types[i].unit)) < 0)
+            return -ENOMEM;
+    out->drop_frames = profile_intern(out, S(s0, s0->drop_frames));
+    out->keep_frames = profile_intern(out, S(s0, s0->keep_frames));
+    out->period_type.type = profile_intern(out, S(s0, s0->period_type.type));
+    out->period_type.unit = profile_intern(out, S(s0, s0->period_type.unit));
+    if (out->drop_frames < 0 || out->keep_frames < 0 || out->period_type.type < 0 ||
+        out->period_type.unit < 0)
+        return -ENOMEM;
+    int64_t tn = 0, dn = 0, period = 0;
+    const char *dflt = "";
+    for (size_t i = 0; i < n; i++) {
+        const profile_t *s = srcs[i];
+        /* Quirk kept from merge.go: a zero time_nanos after a nonzero one
+         * resets it. */
+        if (tn == 0 || s->time_nanos < tn)
+            tn = s->time_nanos;
+        dn = (int64_t)((uint64_t)dn + (uint64_t)s->duration_nanos);
+        if (period == 0 || period < s->period)
+            period = s->period;
+        for (size_t c = 0; c < s->n_comments; c++) {
+            const char *text = S(s, s->comments[c]);
+            bool seen = false;
+            for (size_t j = 0; j < out->n_comments && !seen; j++)
+                seen = strcmp(out->strings[out->comments[j]], text) == 0;
+            if (!seen && profile_add_comment(out, text) < 0)
+                return -ENOMEM;
+        }
+        if (!dflt[0])
+            dflt = S(s, s->default_sample_type);
+    }
+    out->time_nanos = tn;
+    out->duration_nanos = dn;
+    out->period = period;
+    out->default_sample_type = profile_intern(out, dflt);
+    return out->default_sample_type < 0 ? -ENOMEM : 0;
+}
+
+int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (n == 0)
+        return merr(err, errlen, -EINVAL, "no profiles to merge");
+    for (size_t i = 1; i < n; i++) {
+        int rc = profile_compatible(srcs[0], srcs[i], err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    merger_t m;
+    memset(&m, 0, sizeof(m));
+    m.out = profile_new();
+    int rc = m.out ? headers(m.out, srcs, n) : -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        profile_t *src = srcs[i];
+        rc = merger_set_src(&m, src);
+        if (rc == 0 && m.out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(&m, 0) < 0)
+            rc = -ENOMEM;
+        for (size_t j = 0; rc == 0 && j < src->n_samples; j++)
+            if (!is_zero(src, &src->samples[j]))
+                rc = map_sample(&m, &src->samples[j]);
+    }
+    profile_t *p = m.out;
+    m.out = NULL;
+    merger_free(&m);
+    if (rc == 0)
+        rc = profile_index(p);
+    if (rc < 0) {
+        profile_free(p);
+        return merr(err, errlen, rc, "out of memory while merging profiles");
+    }
+    for (size_t i = 0; i < p->n_samples; i++) {
+        if (is_zero(p, &p->samples[i])) {
+            /* Values cancelled out: merge again to drop the zero samples
+             * and what only they referenced. */
+            profile_t *q;
+            rc = profile_merge(&p, 1, &q, err, errlen);
+            profile_free(p);
+            if (rc < 0)
+                return rc;
+            *out = q;
+            return 0;
+        }
+    }
+    *out = p;
+    return 0;
+}
+
+int profile_compact(profile_t *p, profile_t **out, char *err, size_t errlen)
+{
+    return profile_merge(&p, 1, out, err, errlen);
+}
+
+/* --- scaling ------------------------------------------------------------------- */
+
+/* Go's int64(math.Round(x)): half away from zero; out of range or NaN is
+ * INT64_MIN on amd64 (CVTTSD2SQ), which C leaves undefined. */
+static int64_t round_i64(double x)
+{
+    double r = round(x);
+    if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0))
+        return INT64_MIN;
+    return (int64_t)r;
+}
+
+int profile_scale_n(profile_t *p, const double *ratios, size_t n)
+{
+    if (n != p->n_sample_types)
+        return -EINVAL;
+    bool ones = true;
+    for (size_t i = 0; i < n; i++)
+        ones = ones && ratios[i] == 1;
+    if (ones)
+        return 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        profile_sample_t *s = &p->samples[i];
+        bool keep = false;
+        for (size_t j = 0; j < n; j++) {
+            if (ratios[j] != 1) {
+                s->values[j] = round_i64((double)s->values[j] * ratios[j]);
+                keep = keep || s->values[j] != 0;
+            }
+        }
+        if (keep)
+            p->samples[kept++] = *s;
+    }
+    p->n_samples = kept;
+    return 0;
+}
+
+int profile_scale(profile_t *p, double ratio)
+{
+    if (ratio == 1 || p->n_sample_types == 0)
+        return 0;
+    double *r = malloc(p->n_sample_types * sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->n_sample_types; i++)
+        r[i] = ratio;
+    int rc = profile_scale_n(p, r, p->n_sample_types);
+    free(r);
+    return rc;
+}
+
+int profile_normalize(profile_t *p, const profile_t *base, char *err, size_t errlen)
+{
+    int rc = profile_compatible(p, base, err, errlen);
+    if (rc < 0)
+        return rc;
+    size_t n = p->n_sample_types;
+    if (n == 0)
+        return 0;
+    int64_t *bv = calloc(n, sizeof(*bv)), *sv = calloc(n, sizeof(*sv));
+    double *r = calloc(n, sizeof(*r));
+    if (!bv || !sv || !r) {
+        free(bv);
+        free(sv);
+        free(r);
+        return merr(err, errlen, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < base->n_samples; i++)
+        for (size_t j = 0; j < n; j++)
+            bv[j] = (int64_t)((uint64_t)bv[j] + (uint64_t)base->samples[i].values[j]);
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t j = 0; j < n; j++)
+            sv[j] = (int64_t)((uint64_t)sv[j] + (uint64_t)p->samples[i].values[j]);
+    for (size_t j = 0; j < n; j++)
+        r[j] = sv[j] == 0 ? 0.0 : (double)bv[j] / (double)sv[j];
+    rc = profile_scale_n(p, r, n);
+    free(bv);
+    free(sv);
+    free(r);
+    return rc;
+}
+
+/* --- labels and -base ------------------------------------------------------------ */
+
+int profile_set_label(profile_t *p, const char *key, const char *value)
+{
+    int64_t k = profile_intern(p, key), v = profile_intern(p, value);
+    if (k < 0 || v < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        profile_sample_t *s = &p->samples[i];
+        profile_label_t *nl = profile_alloc(p, (s->n_labels + 1) * sizeof(*nl));
+        if (!nl)
+            return -ENOMEM;
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < s->n_labels; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (l->str != 0 && strcmp(S(p, l->key), key) == 0)
+                continue; /* the key's string values are replaced */
+            nl[n++] = *l;
+        }
+        nl[n++] = (profile_label_t){k, v, 0, 0};
+        s->labels = nl;
+        s->n_labels = n;
+    }
+    return 0;
+}
+
+int profile_apply_base(profile_t *p, profile_t *base, bool diff_base, bool normalize,
+                       profile_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    int rc;
+    if (diff_base && (rc = profile_set_label(base, "pprof::base", "true")) < 0)
+        return merr(err, errlen, rc, "out of memory");
+    if (normalize && (rc = profile_normalize(p, base, err, errlen)) < 0)
+        return rc;
+    if ((rc = profile_scale(base, -1)) < 0)
+        return merr(err, errlen, rc, "out of memory");
+    profile_t *both[2] = {p, base};
+    return profile_merge(both, 2, out, err, errlen);
+}

@@ -1,0 +1,59 @@
+/* merge.h — combining and rescaling profiles, as go tool pprof 1.19 does
+ * (profile/merge.go, profile.go, internal/driver/fetch.go):
+ *   - profile_merge: pprof's Merge. Checks that all profiles have the same
+ *     period type and sample types, then builds a new profile in which
+ *     equal mappings (same size rounded to 4 KiB, offset, build id or file),
+ *     functions (name, system name, file, start line), locations (address
+ *     relative to the mapping, lines, folded) and samples (stack and labels)
+ *     are stored once, values summed. Only what samples use is kept (plus
+ *     the first mapping, the main binary); samples whose values are all zero
+ *     are dropped. Header: earliest time, summed duration, largest period,
+ *     comments deduplicated, the rest from the first profile.
+ *     Merging a single profile compacts it (pprof's Compact), which every
+ *     pprof report does to its input.
+ *   - profile_scale / profile_scale_n: pprof's Scale/ScaleN (round half
+ *     away from zero; samples whose scaled values all become 0 are removed).
+ *   - profile_apply_base: what -base and -diff_base do.
+ *
+ * Inputs are not modified except where stated (profile_apply_base scales
+ * and labels its base); outputs are new, validated, indexed profiles.
+ * Threads: no global state.
+ */
+#ifndef CPROF_MERGE_H
+#define CPROF_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "profile.h"
+
+/* 0 or -EINVAL ("incompatible sample types ..." / "incompatible period
+ * types ...", "no profiles to merge") or -ENOMEM, with a message. */
+int profile_merge(profile_t **profiles, size_t n, profile_t **out, char *err, size_t errlen);
+
+/* pprof's Compact: the merge of one profile. */
+int profile_compact(profile_t *p, profile_t **out, char *err, size_t errlen);
+
+/* 0 if a and b may be merged, else -EINVAL and the reason. */
+int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t errlen);
+
+/* Multiplies every value by ratio (no-op for 1). Returns 0. */
+int profile_scale(profile_t *p, double ratio);
+
+/* Per-column ratios; n must be p->n_sample_types (else -EINVAL). */
+int profile_scale_n(profile_t *p, const double *ratios, size_t n);
+
+/* pprof's Normalize: scales p so that each column's total equals base's. */
+int profile_normalize(profile_t *p, const profile_t *base, char *err, size_t errlen);
+
+/* Sets the string label key=value on every sample, replacing the values
+ * the key had (pprof's SetLabel with one value). 0 or -ENOMEM. */
+int profile_set_label(profile_t *p, const char *key, const char *value);
+
+/* -base / -diff_base: optionally normalizes p to base (-normalize), marks
+ * base's samples with pprof::base=true when diff_base, scales base by -1 and
+ * merges [p, base] into *out. base is modified; p is not. */
+int profile_apply_base(profile_t *p, profile_t *base, bool diff_base, bool normalize,
+                       profile_t **out, char *err, size_t errlen);
+
+#endif

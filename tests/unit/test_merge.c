@@ -1,0 +1,370 @@
+// links: src/profile/profile.c src/profile/encode.c src/profile/decode.c src/profile/legacy.c src/profile/merge.c tests/gen/gen.c
+/* test_merge.c — pprof's Merge/Compact, Scale, Normalize, SetLabel and
+ * -base/-diff_base on hand-built and generated profiles. (Agreement with
+ * go tool pprof on the same inputs: tests/e2e/profile_merge.sh.) */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gen/gen.h"
+#include "profile/decode.h"
+#include "profile/merge.h"
+
+static const char *str(const profile_t *p, int64_t i)
+{
+    return p->strings[i];
+}
+
+/* A small profile: one mapping at `base`, functions f/g, locations
+ * base+0x10 (f) and base+0x20 (g). */
+static profile_t *mini(uint64_t base, const char *file)
+{
+    profile_t *p = profile_new();
+    assert_int_equal(profile_add_sample_type(p, "objects", "count"), 0);
+    assert_int_equal(profile_add_sample_type(p, "space", "bytes"), 0);
+    p->period_type.type = profile_intern(p, "space");
+    p->period_type.unit = profile_intern(p, "bytes");
+    p->period = 1;
+    profile_mapping_t *m = profile_add_mapping(p);
+    m->id = 1;
+    m->memory_start = base;
+    m->memory_limit = base + 0x1000;
+    m->filename = profile_intern(p, file);
+    const char *names[] = {"f", "g"};
+    for (int i = 0; i < 2; i++) {
+        profile_function_t *f = profile_add_function(p);
+        f->id = (uint64_t)i + 1;
+        f->name = f->system_name = profile_intern(p, names[i]);
+        profile_line_t ln = {(uint64_t)i + 1, 10 * (i + 1)};
+        profile_location_t *l = profile_add_location(p, &ln, 1);
+        l->id = (uint64_t)i + 1;
+        l->mapping_id = 1;
+        l->address = base + 0x10 * ((uint64_t)i + 1);
+    }
+    assert_int_equal(profile_index(p), 0);
+    return p;
+}
+
+static profile_sample_t *add(profile_t *p, uint64_t a, uint64_t b, int64_t v0, int64_t v1)
+{
+    uint64_t st[2] = {a, b};
+    int64_t v[2] = {v0, v1};
+    return profile_add_sample(p, st, b ? 2 : 1, v);
+}
+
+static void add_label(profile_t *p, profile_sample_t *s, const char *k, const char *v,
+                      int64_t num)
+{
+    profile_label_t l = {profile_intern(p, k), v ? profile_intern(p, v) : 0, v ? 0 : num, 0};
+    assert_int_equal(profile_sample_add_label(p, s, &l), 0);
+}
+
+static profile_t *merge2(profile_t *a, profile_t *b)
+{
+    profile_t *both[2] = {a, b}, *out = NULL;
+    char err[256];
+    if (profile_merge(both, 2, &out, err, sizeof(err)) != 0)
+        fail_msg("merge: %s", err);
+    char verr[256];
+    assert_int_equal(profile_validate(out, verr, sizeof(verr)), 0);
+    return out;
+}
+
+static void test_merge_dedupes(void **state)
+{
+    (void)state;
+    /* Same program at two load addresses (ASLR): one mapping, locations
+     * matched by offset, samples with equal stacks and labels summed. */
+    profile_t *a = mini(0x10000, "/bin/app"), *b = mini(0x7f0000, "/bin/app");
+    add(a, 1, 2, 1, 100);
+    add(a, 2, 0, 5, 500);
+    add(b, 1, 2, 2, 200);
+    profile_sample_t *s = add(b, 1, 2, 3, 300);
+    add_label(b, s, "thread", "t1", 0);
+    add(b, 2, 0, 0, 0); /* zero: ignored */
+    profile_t *m = merge2(a, b);
+    assert_int_equal(m->n_mappings, 1);
+    assert_int_equal(m->mappings[0].memory_start, 0x10000);
+    assert_int_equal(m->n_locations, 2);
+    assert_int_equal(m->n_functions, 2);
+    assert_int_equal(m->n_samples, 3);
+    assert_int_equal(m->samples[0].values[0], 3);
+    assert_int_equal(m->samples[0].values[1], 300);
+    assert_int_equal(m->samples[1].values[0], 5);
+    assert_int_equal(m->samples[2].values[0], 3);
+    assert_int_equal(m->samples[2].n_labels, 1);
+    assert_string_equal(str(m, m->samples[2].labels[0].str), "t1");
+    /* ids are 1..N in order of first use */
+    assert_int_equal(m->samples[0].location_ids[0], 1);
+    assert_int_equal(m->locations[1].address, 0x10020);
+    profile_free(a);
+    profile_free(b);
+    profile_free(m);
+}
+
+static void test_labels_canonical(void **state)
+{
+    (void)state;
+    /* Label order does not matter for equality; values of one key keep
+     * their order; output is sorted like Go's encoder writes it. */
+    profile_t *a = mini(0x1000, "/bin/app");
+    profile_sample_t *s = add(a, 1, 0, 1, 1);
+    add_label(a, s, "z", "1", 0);
+    add_label(a, s, "bytes", NULL, 64);
+    add_label(a, s, "a", "x", 0);
+    s = add(a, 1, 0, 1, 1);
+    add_label(a, s, "a", "x", 0);
+    add_label(a, s, "bytes", NULL, 64);
+    add_label(a, s, "z", "1", 0);
+    s = add(a, 1, 0, 1, 1); /* different numeric label: separate */
+    add_label(a, s, "bytes", NULL, 32);
+    profile_t *m;
+    char err[128];
+    assert_int_equal(profile_compact(a, &m, err, sizeof(err)), 0);
+    assert_int_equal(m->n_samples, 2);
+    assert_int_equal(m->samples[0].values[0], 2);
+    assert_string_equal(str(m, m->samples[0].labels[0].key), "a");
+    assert_string_equal(str(m, m->samples[0].labels[1].key), "z");
+    assert_string_equal(str(m, m->samples[0].labels[2].key), "bytes");
+    profile_free(a);
+    profile_free(m);
+}
+
+static void test_compact_drops_unused(void **state)
+{
+    (void)state;
+    profile_t *a = mini(0x1000, "/bin/app");
+    profile_mapping_t *extra = profile_add_mapping(a);
+    extra->id = 2;
+    extra->memory_start = 0x9000;
+    extra->memory_limit = 0xa000;
+    extra->filename = profile_intern(a, "/lib/unused.so");
+    add(a, 2, 0, 4, 4);
+    profile_index(a);
+    profile_t *m;
+    char err[128];
+    assert_int_equal(profile_compact(a, &m, err, sizeof(err)), 0);
+    assert_int_equal(m->n_mappings, 1); /* the first is always kept */
+    assert_int_equal(m->n_locations, 1);
+    assert_int_equal(m->n_functions, 1);
+    assert_string_equal(str(m, m->functions[0].name), "g");
+    assert_int_equal(m->locations[0].id, 1);
+    profile_free(a);
+    profile_free(m);
+}
+
+static void test_headers(void **state)
+{
+    (void)state;
+    profile_t *a = mini(0x1000, "/bin/app"), *b = mini(0x1000, "/bin/app");
+    add(a, 1, 0, 1, 1);
+    add(b, 1, 0, 1, 1);
+    a->time_nanos = 200;
+    b->time_nanos = 100;
+    a->duration_nanos = 5;
+    b->duration_nanos = 7;
+    a->period = 3;
+    b->period = 9;
+    profile_add_comment(a, "one");
+    profile_add_comment(b, "one");
+    profile_add_comment(b, "two");
+    b->default_sample_type = profile_intern(b, "space");
+    profile_t *m = merge2(a, b);
+    assert_int_equal(m->time_nanos, 100);
+    assert_int_equal(m->duration_nanos, 12);
+    assert_int_equal(m->period, 9);
+    assert_int_equal(m->n_comments, 2);
+    assert_string_equal(str(m, m->comments[1]), "two");
+    assert_string_equal(str(m, m->default_sample_type), "space");
+    profile_free(m);
+    /* merge.go's quirk: a later zero time_nanos wins over a nonzero one. */
+    b->time_nanos = 0;
+    m = merge2(a, b);
+    assert_int_equal(m->time_nanos, 0);
+    profile_free(m);
+    profile_free(a);
+    profile_free(b);
+}
+
+static void test_incompatible(void **state)
+{
+    (void)state;
+    profile_t *a = mini(0x1000, "/bin/app"), *b = mini(0x1000, "/bin/app"), *out;
+    profile_t *both[2] = {a, b};
+    char err[256];
+    b->sample_types[1].type = profile_intern(b, "inuse_space");
+    assert_int_equal(profile_merge(both, 2, &out, err, sizeof(err)), -EINVAL);
+    assert_null(out);
+    assert_string_equal(err, "incompatible sample types [objects/count space/bytes] and "
+                             "[objects/count inuse_space/bytes]");
+    b->sample_types[1].type = profile_intern(b, "space");
+    b->period_type.type = profile_intern(b, "cpu");
+    assert_int_equal(profile_merge(both, 2, &out, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "incompatible period types space/bytes and cpu/bytes"));
+    assert_int_equal(profile_merge(both, 0, &out, err, sizeof(err)), -EINVAL);
+    assert_string_equal(err, "no profiles to merge");
+    profile_free(a);
+    profile_free(b);
+}
+
+static void test_scale(void **state)
+{
+    (void)state;
+    profile_t *a = mini(0x1000, "/bin/app");
+    add(a, 1, 0, 3, -5);
+    add(a, 2, 0, 1, 1);
+    add(a, 1, 2, 100, 7);
+    assert_int_equal(profile_scale(a, 0.5), 0);
+    /* math.Round: half away from zero; a sample that becomes all zero
+     * goes away. */
+    assert_int_equal(a->n_samples, 3);
+    assert_int_equal(a->samples[0].values[0], 2);
+    assert_int_equal(a->samples[0].values[1], -3);
+    assert_int_equal(a->samples[1].values[0], 1);
+    assert_int_equal(profile_scale(a, 0.1), 0);
+    assert_int_equal(a->n_samples, 1); /* (0.2, -0.3) and (0.1, 0.1) round to 0 */
+    assert_int_equal(a->samples[0].values[0], 5);
+    assert_int_equal(a->samples[0].values[1], 0);
+    double r[2] = {1, 0};
+    assert_int_equal(profile_scale_n(a, r, 2), 0);
+    /* only the scaled column decides: all zero there -> dropped */
+    assert_int_equal(a->n_samples, 0);
+    assert_int_equal(profile_scale_n(a, r, 1), -EINVAL);
+    profile_free(a);
+}
+
+static void test_base_and_diff_base(void **state)
+{
+    (void)state;
+    profile_t *a = mini(0x1000, "/bin/app"), *b = mini(0x5000, "/bin/app"), *out;
+    add(a, 1, 2, 10, 1000);
+    add(a, 2, 0, 4, 400);
+    add(b, 1, 2, 10, 1000);
+    add(b, 2, 0, 1, 100);
+    char err[256];
+    assert_int_equal(profile_apply_base(a, b, false, false, &out, err, sizeof(err)), 0);
+    /* The equal stack cancels out and disappears. */
+    assert_int_equal(out->n_samples, 1);
+    assert_int_equal(out->samples[0].values[0], 3);
+    assert_int_equal(out->samples[0].values[1], 300);
+    assert_int_equal(out->n_locations, 1);
+    assert_int_equal(out->n_functions, 1);
+    profile_free(out);
+    profile_free(b);
+
+    b = mini(0x5000, "/bin/app");
+    add(b, 1, 2, 10, 1000);
+    assert_int_equal(profile_apply_base(a, b, true, false, &out, err, sizeof(err)), 0);
+    /* -diff_base keeps base samples apart (labelled), negated. */
+    assert_int_equal(out->n_samples, 3);
+    const profile_sample_t *s = &out->samples[2];
+    assert_int_equal(s->values[0], -10);
+    assert_int_equal(s->n_labels, 1);
+    assert_string_equal(str(out, s->labels[0].key), "pprof::base");
+    assert_string_equal(str(out, s->labels[0].str), "true");
+    profile_free(out);
+    profile_free(b);
+
+    /* -normalize scales the source to the base's totals. */
+    b = mini(0x5000, "/bin/app");
+    add(b, 1, 2, 7, 700);
+    assert_int_equal(profile_apply_base(a, b, false, true, &out, err, sizeof(err)), 0);
+    /* a's totals 14/1400 -> 7/700: each halved, then minus base */
+    assert_int_equal(out->n_samples, 2);
+    assert_int_equal(out->samples[0].values[0], 5 - 7);
+    assert_int_equal(out->samples[1].values[0], 2);
+    profile_free(out);
+    profile_free(b);
+    profile_free(a);
+}
+
+static void test_set_label(void **state)
+{
+    (void)state;
+    profile_t *a = mini(0x1000, "/bin/app");
+    profile_sample_t *s = add(a, 1, 0, 1, 1);
+    add_label(a, s, "k", "old", 0);
+    add_label(a, s, "k", NULL, 5);
+    add_label(a, s, "other", "x", 0);
+    assert_int_equal(profile_set_label(a, "k", "new"), 0);
+    s = &a->samples[0];
+    assert_int_equal(s->n_labels, 3);
+    assert_int_equal(s->labels[0].num, 5); /* numeric values of k stay */
+    assert_string_equal(str(a, s->labels[2].str), "new");
+    profile_free(a);
+}
+
+/* Random profiles: merging keeps every column's total (no cancellation
+ * with nonnegative values), is idempotent under compaction, and merging a
+ * profile with itself doubles it. */
+static void test_random_properties(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        profgen_opts_t o;
+        profgen_defaults(&o, seed);
+        o.sample_types = 4;
+        o.sparse_ids = seed % 3 == 0;
+        o.mappings = seed % 4;
+        o.zero_values = true;
+        profile_t *a = profgen_make(&o);
+        o.seed = seed + 100;
+        profile_t *b = profgen_make(&o);
+        profile_t *m = merge2(a, b);
+        for (size_t t = 0; t < 4; t++) {
+            int64_t ta = 0, tb = 0, tm = 0;
+            for (size_t i = 0; i < a->n_samples; i++)
+                ta += a->samples[i].values[t];
+            for (size_t i = 0; i < b->n_samples; i++)
+                tb += b->samples[i].values[t];
+            for (size_t i = 0; i < m->n_samples; i++)
+                tm += m->samples[i].values[t];
+            assert_int_equal(ta + tb, tm);
+        }
+        profile_t *c;
+        char err[128], why[256];
+        assert_int_equal(profile_compact(m, &c, err, sizeof(err)), 0);
+        if (!profgen_equal(m, c, why, sizeof(why)))
+            fail_msg("seed %llu: compact(merge) != merge: %s", (unsigned long long)seed, why);
+        profile_t *d = merge2(c, c);
+        assert_int_equal(d->n_samples, c->n_samples);
+        for (size_t i = 0; i < d->n_samples; i++)
+            assert_int_equal(d->samples[i].values[1], 2 * c->samples[i].values[1]);
+        /* And the merge survives a round trip through the wire. */
+        pbuf_t buf = {0};
+        assert_int_equal(profile_encode(d, &buf), 0);
+        profile_t *e;
+        assert_int_equal(profile_decode_proto(buf.data, buf.len, &e, err, sizeof(err)), 0);
+        assert_true(profgen_equal(d, e, why, sizeof(why)));
+        pbuf_free(&buf);
+        profile_free(a);
+        profile_free(b);
+        profile_free(m);
+        profile_free(c);
+        profile_free(d);
+        profile_free(e);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merge_dedupes),
+        cmocka_unit_test(test_labels_canonical),
+        cmocka_unit_test(test_compact_drops_unused),
+        cmocka_unit_test(test_headers),
+        cmocka_unit_test(test_incompatible),
+        cmocka_unit_test(test_scale),
+        cmocka_unit_test(test_base_and_diff_base),
+        cmocka_unit_test(test_set_label),
+        cmocka_unit_test(test_random_properties),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
