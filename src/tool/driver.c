@@ -398,9 +398,24 @@ int driver_report(profile_t *p, const char *cmdname, const char *param, const co
         msg("Generating report in %s", name);
         close_out = true;
     }
-    r.out = out;
-    if (report_generate(&r, err, sizeof(err)) < 0) {
-        fflush(out);
+    /* Like pprof, build the whole report first: a report that fails
+     * (e.g. no match for -list) prints nothing but its error. */
+    char *text = NULL;
+    size_t tlen = 0;
+    r.out = cmd->format == FMT_PROTO ? out : open_memstream(&text, &tlen);
+    if (!r.out) {
+        msg("out of memory");
+        goto done;
+    }
+    int grc = report_generate(&r, err, sizeof(err));
+    if (r.out != out)
+        fclose(r.out);
+    if (grc == 0 && text && tlen && fwrite(text, 1, tlen, out) != tlen) {
+        snprintf(err, sizeof(err), "writing report: %s", strerror(errno));
+        grc = -EIO;
+    }
+    free(text);
+    if (grc < 0) {
         msg("%s", err);
         goto done;
     }

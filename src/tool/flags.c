@@ -297,7 +297,8 @@ flags_result_t flags_parse(int argc, char **argv, config_t *cfg, source_opts_t *
             kind = extras[extra].kind;
         } else if (c) {
             kind = c->has_param ? FL_STRING : FL_BOOL;
-        } else if ((field = config_field(name, &is_choice))) {
+        } else if ((field = config_field(name, &is_choice)) &&
+                   (is_choice || field->kind != OPT_CHOICE)) {
             if (is_choice)
                 kind = FL_BOOL;
             else

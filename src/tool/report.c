@@ -179,7 +179,7 @@ static void report_labels(const report_t *r, graph_t *g, const trim_result_t *t,
                       report_format_value(
                           r, abs64((int64_t)((double)r->total * r->cfg->nodefraction)), a,
                           sizeof(a)));
-        if (t->dropped_edges > 0)
+        if (t->dropped_edges > 0 && r->cmd->format == FMT_DOT)
             sb_printf(out, "Dropped %d edge%s (freq <= %s)\n", t->dropped_edges,
                       t->dropped_edges > 1 ? "s" : "",
                       report_format_value(

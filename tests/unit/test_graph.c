@@ -1,0 +1,285 @@
+// links: src/tool/graph.c src/tool/work.c src/tool/filter.c src/tool/rx.c src/tool/sbuf.c src/tool/measure.c src/profile/profile.c
+/* test_graph.c — the call graph of a hand-built profile: flat/cum values,
+ * edges (inline, residual), granularity aggregation, filters, trimming and
+ * pprof's sort orders. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool/filter.h"
+#include "tool/graph.h"
+#include "tool/work.h"
+
+/* Functions 1..4: main, alloc, helper (inlined into alloc), leaf.
+ * Locations: 1 main (main.c:10), 2 alloc+helper inlined (a.c:20/21),
+ * 3 leaf (a.c:30), 4 alloc (a.c:25), 5 bare address in mapping 1.
+ * Samples (value = single column "space/bytes"):
+ *   [2 1] 100   [3 4 1] 50   [4 1] 7   [5 1] 3   [3 1] 0 */
+static profile_t *make_profile(void)
+{
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    profile_add_sample_type(p, "space", "bytes");
+    profile_mapping_t *m = profile_add_mapping(p);
+    m->id = 1;
+    m->memory_start = 0x1000;
+    m->memory_limit = 0x9000;
+    m->filename = profile_intern(p, "/usr/bin/prog");
+    const char *names[] = {"main", "alloc", "helper", "leaf"};
+    const char *files[] = {"main.c", "./src/../a.c", "a.c", "a.c"};
+    for (int i = 0; i < 4; i++) {
+        profile_function_t *f = profile_add_function(p);
+        f->id = (uint64_t)i + 1;
+        f->name = f->system_name = profile_intern(p, names[i]);
+        f->filename = profile_intern(p, files[i]);
+    }
+    struct {
+        profile_line_t l[2];
+        size_t n;
+        uint64_t addr;
+    } locs[] = {{{{1, 10}}, 1, 0x1100},
+                {{{3, 21}, {2, 20}}, 2, 0x1200},
+                {{{4, 30}}, 1, 0x1300},
+                {{{2, 25}}, 1, 0x1400},
+                {{{0, 0}}, 0, 0x1500}};
+    for (int i = 0; i < 5; i++) {
+        profile_location_t *l = profile_add_location(p, locs[i].l, locs[i].n);
+        l->id = (uint64_t)i + 1;
+        l->mapping_id = 1;
+        l->address = locs[i].addr;
+    }
+    uint64_t s1[] = {2, 1}, s2[] = {3, 4, 1}, s3[] = {4, 1}, s4[] = {5, 1}, s5[] = {3, 1};
+    int64_t v100 = 100, v50 = 50, v7 = 7, v3 = 3, v0 = 0;
+    profile_add_sample(p, s1, 2, &v100);
+    profile_add_sample(p, s2, 3, &v50);
+    profile_add_sample(p, s3, 2, &v7);
+    profile_add_sample(p, s4, 2, &v3);
+    profile_add_sample(p, s5, 2, &v0);
+    assert_int_equal(profile_index(p), 0);
+    return p;
+}
+
+static int find(graph_t *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_sel; i++)
+        if (strcmp(graph_node_name(g, g->sel[i]), name) == 0)
+            return (int)g->sel[i];
+    return -1;
+}
+
+static void functions_view(work_t **w, profile_t *p)
+{
+    char err[128];
+    assert_int_equal(work_new(p, w, err, sizeof(err)), 0);
+    filter_aggregate(*w, true, true, false, false, false);
+}
+
+static void test_values_and_edges(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    work_t *w;
+    functions_view(&w, p);
+    graph_opts_t o = {0, -1, false, false};
+    graph_t *g;
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    assert_int_equal(graph_build(g, NULL), 0);
+    assert_int_equal(g->n_sel, 5); /* main alloc helper leaf [prog] */
+    int main_ = find(g, "main"), alloc = find(g, "alloc"), helper = find(g, "helper"),
+        leaf = find(g, "leaf"), bare = find(g, "[prog]");
+    assert_true(main_ >= 0 && alloc >= 0 && helper >= 0 && leaf >= 0 && bare >= 0);
+    assert_int_equal(g->nodes[main_].cum, 160);
+    assert_int_equal(g->nodes[main_].flat, 0);
+    assert_int_equal(g->nodes[helper].flat, 100);
+    assert_int_equal(g->nodes[alloc].cum, 157);
+    assert_int_equal(g->nodes[alloc].flat, 7);
+    assert_int_equal(g->nodes[leaf].flat, 50);
+    assert_int_equal(g->nodes[bare].flat, 3);
+    /* alloc -> helper is an inline edge, main -> alloc is not */
+    size_t n;
+    uint32_t *in = graph_edges_sorted(g, (uint32_t)helper, true, &n);
+    assert_int_equal(n, 1);
+    assert_true(g->edges[in[0]].inl);
+    assert_int_equal(g->edges[in[0]].weight, 100);
+    free(in);
+    uint32_t *out = graph_edges_sorted(g, (uint32_t)main_, false, &n);
+    assert_int_equal(n, 2); /* alloc, [prog]; the zero sample adds nothing */
+    assert_int_equal(g->edges[out[0]].weight, 157); /* heaviest first */
+    assert_false(g->edges[out[0]].inl);
+    free(out);
+    graph_sort(g, false);
+    assert_string_equal(graph_node_name(g, g->sel[0]), "helper");
+    assert_string_equal(graph_node_name(g, g->sel[1]), "leaf");
+    graph_sort(g, true);
+    assert_string_equal(graph_node_name(g, g->sel[0]), "main");
+    graph_free(g);
+    work_free(w);
+    profile_free(p);
+}
+
+static void test_kept_nodes_make_residual_edges(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    work_t *w;
+    functions_view(&w, p);
+    graph_opts_t o = {0, -1, false, false};
+    graph_t *g;
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    assert_int_equal(graph_build(g, NULL), 0);
+    bool *kept = calloc(g->n_nodes, sizeof(bool));
+    kept[find(g, "main")] = kept[find(g, "leaf")] = true;
+    int leaf = find(g, "leaf");
+    assert_int_equal(graph_build(g, kept), 0);
+    assert_int_equal(g->n_sel, 2);
+    size_t n;
+    uint32_t *in = graph_edges_sorted(g, (uint32_t)leaf, true, &n);
+    assert_int_equal(n, 1);
+    assert_true(g->edges[in[0]].residual);
+    free(in);
+    /* Samples ending in a dropped node give no flat value to main. */
+    assert_int_equal(g->nodes[find(g, "main")].flat, 0);
+    free(kept);
+    graph_free(g);
+    work_free(w);
+    profile_free(p);
+}
+
+static void test_trimming(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    work_t *w;
+    functions_view(&w, p);
+    graph_opts_t o = {0, -1, false, false};
+    graph_t *g;
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    trim_opts_t t = {0.05, 0.001, 0, false}; /* cutoff 8: drops [prog] (3) */
+    trim_result_t r;
+    assert_int_equal(graph_trimmed(g, &t, &r), 0);
+    assert_int_equal(r.dropped_nodes, 1);
+    assert_int_equal(r.orig_count, 4);
+    assert_int_equal(g->n_sel, 4);
+    t = (trim_opts_t){0, 0, 2, true};
+    assert_int_equal(graph_trimmed(g, &t, &r), 0);
+    assert_int_equal(g->n_sel, 2);
+    assert_int_equal(r.orig_count, 5);
+    assert_string_equal(graph_node_name(g, g->sel[0]), "main");
+    assert_string_equal(graph_node_name(g, g->sel[1]), "alloc");
+    graph_free(g);
+    work_free(w);
+    profile_free(p);
+}
+
+static void test_lines_and_addresses(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    char err[128];
+    work_t *w;
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    filter_aggregate(w, true, true, true, true, false); /* lines */
+    graph_opts_t o = {0, -1, false, false};
+    graph_t *g;
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    assert_int_equal(graph_build(g, NULL), 0);
+    assert_true(find(g, "alloc a.c:20") >= 0); /* ./src/../a.c cleaned */
+    assert_true(find(g, "helper a.c:21") >= 0);
+    graph_free(g);
+    work_free(w);
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0); /* addresses */
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    assert_int_equal(graph_build(g, NULL), 0);
+    assert_true(find(g, "0000000000001300 leaf a.c:30") >= 0);
+    assert_true(find(g, "0000000000001500 [prog]") >= 0);
+    graph_free(g);
+    work_free(w);
+    profile_free(p);
+}
+
+static void test_filters(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    char err[128];
+    work_t *w;
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    rx_t *focus = rx_compile("^lea", err, sizeof(err)), *hide = rx_compile("main", err, sizeof(err));
+    name_match_t m;
+    filter_by_name(w, focus, NULL, hide, NULL, &m);
+    assert_true(m.fm);
+    assert_true(m.hm);
+    /* samples through leaf: [3 4 1] and [3 1]; main hidden from both */
+    assert_int_equal(w->n_samples, 2);
+    assert_int_equal(w->samples[0].n_locs, 2);
+    assert_int_equal(w->samples[1].n_locs, 1);
+    rx_free(focus);
+    rx_free(hide);
+    work_free(w);
+
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    rx_t *sf = rx_compile("alloc", err, sizeof(err));
+    assert_true(filter_show_from(w, sf));
+    assert_int_equal(w->n_samples, 3); /* [2] [3 4] [4] */
+    assert_int_equal(w->samples[1].n_locs, 2);
+    rx_free(sf);
+    work_free(w);
+
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    rx_t *pf = rx_compile("^alloc$", err, sizeof(err));
+    filter_prune_from(w, pf);
+    assert_int_equal(w->samples[1].n_locs, 2); /* [4 1]: leaf pruned */
+    assert_int_equal(w->locs[1].n_lines, 1);   /* helper line dropped */
+    rx_free(pf);
+    work_free(w);
+    profile_free(p);
+}
+
+static void test_rx_translation(void **state)
+{
+    (void)state;
+    char err[128];
+    rx_t *r = rx_compile("^main\\.\\w+\\d$", err, sizeof(err));
+    assert_non_null(r);
+    assert_true(rx_match(r, "main.alloc2"));
+    assert_false(rx_match(r, "main.alloc"));
+    rx_free(r);
+    r = rx_compile("(?i)ALLOC(?:ate)?", err, sizeof(err));
+    assert_non_null(r);
+    assert_true(rx_match(r, "my_allocate"));
+    rx_free(r);
+    r = rx_compile("[\\w.]+", err, sizeof(err));
+    assert_true(rx_match(r, "x"));
+    rx_free(r);
+    assert_null(rx_compile("(", err, sizeof(err)));
+}
+
+static void test_clean_path(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {{"a/b/../c", "a/c"}, {"/../x", "/x"}, {"./a//b/", "a/b"},
+                              {"../../x", "../../x"}, {"", "."}, {"/", "/"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *c = graph_clean_path(cases[i][0]);
+        assert_string_equal(c, cases[i][1]);
+        free(c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values_and_edges),
+        cmocka_unit_test(test_kept_nodes_make_residual_edges),
+        cmocka_unit_test(test_trimming),
+        cmocka_unit_test(test_lines_and_addresses),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_rx_translation),
+        cmocka_unit_test(test_clean_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
