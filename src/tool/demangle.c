@@ -237,6 +237,48 @@ static bool looks_demangled(const char *s)
     return strpbrk(s, "<>[]") || strstr(s, "::");
 }
 
+/* Length of a C name without GCC's clone suffixes ("f.constprop.0.isra.0",
+ * "f.part.0", "f.cold"), 0 if it has none. Numbered kinds need their
+ * number, so that a Go name such as "pkg.part" is not taken for one. */
+static size_t clone_suffix(const char *s)
+{
+    static const struct {
+        const char *kind;
+        bool numbered;
+    } kinds[] = {{"constprop", true}, {"isra", true},  {"part", true},
+                 {"lto_priv", true},  {"cold", false}, {"localalias", false}};
+    size_t id = 0;
+    while (is_ident(s[id]) && s[id] != '$')
+        id++;
+    if (id == 0 || s[id] != '.' || isdigit((unsigned char)s[0]))
+        return 0;
+    for (const char *q = s + id; *q;) {
+        if (*q++ != '.')
+            return 0;
+        size_t k = 0, n = 0;
+        for (; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+            n = strlen(kinds[k].kind);
+            if (!strncmp(q, kinds[k].kind, n) && (q[n] == '.' || !q[n]))
+                break;
+        }
+        if (k == sizeof(kinds) / sizeof(kinds[0]))
+            return 0;
+        q += n;
+        if (kinds[k].numbered && !(q[0] == '.' && isdigit((unsigned char)q[1])))
+            return 0;
+        if (q[0] == '.' && isdigit((unsigned char)q[1]))
+            for (q++; isdigit((unsigned char)*q);)
+                q++;
+    }
+    return id;
+}
+
+char *demangle_c_name(const char *name, demangle_mode_t mode)
+{
+    size_t n = mode == DEMANGLE_NONE ? 0 : clone_suffix(name);
+    return n ? strndup(name, n) : NULL;
+}
+
 char *demangle_symbol(const char *sym, demangle_mode_t mode)
 {
     if (mode == DEMANGLE_NONE || !sym || !*sym)

@@ -38,4 +38,10 @@ char *demangle_symbol(const char *sym, demangle_mode_t mode);
  * fallback above, "(anonymous namespace)" survives. */
 char *demangle_simplify(const char *name, demangle_mode_t mode);
 
+/* A C symbol name without GCC's clone suffixes ("f.constprop.0.isra.0" and
+ * "f.cold" are shown as "f", as the demangled forms of C++ clones are): a
+ * new malloc'd string, or NULL when it has none or mode is none. Only for
+ * names read from object files: a Go profile's "pkg.cold" is a function. */
+char *demangle_c_name(const char *name, demangle_mode_t mode);
+
 #endif

@@ -59,6 +59,9 @@ struct elfobj {
 
     struct qname *qnames; /* open addressing */
     size_t qmask, qused;
+
+    char **owned; /* strings made here (symbol names without versions) */
+    size_t nowned, cowned;
 };
 
 /* Qualified names built for C++ functions that DWARF gives no linkage
@@ -199,6 +202,9 @@ void elfobj_close(elfobj_t *o)
         close(o->fd);
     free(o->segs);
     free(o->syms);
+    for (size_t i = 0; i < o->nowned; i++)
+        free(o->owned[i]);
+    free(o->owned);
     for (size_t i = 0; o->cus && i <= o->cmask; i++)
         if (o->cus[i]) {
             free(o->cus[i]->nodes);
@@ -475,6 +481,27 @@ static int sym_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* A symbol's name without the version glibc's .symtab spells into it
+ * ("__libc_start_main@@GLIBC_2.34"); NULL when out of memory. */
+static const char *unversioned(elfobj_t *o, const char *name)
+{
+    const char *at = strchr(name, '@');
+    if (!at || at == name)
+        return name;
+    if (o->nowned == o->cowned) {
+        size_t nc = o->cowned ? 2 * o->cowned : 16;
+        char **t = realloc(o->owned, nc * sizeof(*t));
+        if (!t)
+            return NULL;
+        o->owned = t;
+        o->cowned = nc;
+    }
+    char *c = strndup(name, (size_t)(at - name));
+    if (c)
+        o->owned[o->nowned++] = c;
+    return c;
+}
+
 /* libdwfl's own address-to-symbol search scans the whole table each time;
  * a sorted copy makes it a binary search. */
 static void build_syms(elfobj_t *o)
@@ -489,6 +516,8 @@ static void build_syms(elfobj_t *o)
         const char *name = dwfl_module_getsym_info(o->mod, i, &sym, &a, NULL, NULL, NULL);
         int t = GELF_ST_TYPE(sym.st_info);
         if (!name || !*name || sym.st_shndx == SHN_UNDEF || (t != STT_FUNC && t != STT_GNU_IFUNC))
+            continue;
+        if (!(name = unversioned(o, name)))
             continue;
         o->syms[o->nsyms++] = (struct sym){a, sym.st_size, name, sym_rank(name, &sym)};
     }
@@ -540,7 +569,7 @@ static const char *symbol_at(elfobj_t *o, uint64_t addr, uint64_t *start)
     if (!s || !*s)
         return NULL;
     *start = addr - off;
-    return s;
+    return unversioned(o, s);
 }
 
 /* --- DWARF: functions by address, per unit -------------------------------------- */

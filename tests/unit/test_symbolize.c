@@ -500,6 +500,17 @@ static void test_demangle_modes(void **state)
     expect_demangled("ns::f<int>(int)", DEMANGLE_DEFAULT, "ns::f");
     expect_demangled("ns::f<int>(int)", DEMANGLE_TEMPLATES, "ns::f<int>");
     expect_demangled("main.(*T).M", DEMANGLE_DEFAULT, "main.(*T).M");
+
+    /* GCC clones of C functions: shown under the function's own name. */
+    char *d = demangle_c_name("f.constprop.0.isra.0", DEMANGLE_DEFAULT);
+    assert_string_equal(d, "f");
+    free(d);
+    d = demangle_c_name("g.cold", DEMANGLE_FULL);
+    assert_string_equal(d, "g");
+    free(d);
+    assert_null(demangle_c_name("f.part.0", DEMANGLE_NONE));
+    assert_null(demangle_c_name("pkg.part", DEMANGLE_DEFAULT)); /* a Go name */
+    assert_null(demangle_c_name("plain", DEMANGLE_DEFAULT));
 }
 
 /* --- finding binaries ---------------------------------------------------------- */
