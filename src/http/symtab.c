@@ -17,7 +17,8 @@
 typedef struct {
     uint64_t addr, size; /* process addresses */
     uint32_t name;       /* offset in the object's pool */
-    uint8_t rank;        /* binding preference: lower wins among aliases */
+    uint8_t rank;        /* binding: 0 global, 1 weak, 2 local */
+    bool hidden;         /* a non-default symbol version (compat alias) */
 } sym_t;
 
 typedef struct {
@@ -61,12 +62,22 @@ static bool is_function(const ElfW(Sym) *s)
            s->st_value != 0;
 }
 
-static int add_sym(obj_t *o, uint64_t addr, uint64_t size, int rank, const char *name,
-                   size_t maxlen)
+/* Appends a symbol. A name with a version suffix (.symtab of a library:
+ * "free@@GLIBC_2.2.5", or "cfree@GLIBC_2.2.5" for a compat alias) loses
+ * it; a single '@' marks the alias hidden, as versym's bit does. */
+static int add_sym(obj_t *o, uint64_t addr, uint64_t size, int rank, bool hidden,
+                   const char *name, size_t maxlen)
 {
     size_t len = strnlen(name, maxlen);
     if (len == 0 || len == maxlen)
         return 0;
+    const char *at = memchr(name, '@', len);
+    if (at) {
+        hidden = hidden || at[1] != '@';
+        len = (size_t)(at - name);
+        if (len == 0)
+            return 0;
+    }
     if (o->nsyms == o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 256;
         sym_t *s = realloc(o->syms, cap * sizeof(*s));
@@ -75,7 +86,7 @@ static int add_sym(obj_t *o, uint64_t addr, uint64_t size, int rank, const char 
         o->syms = s;
         o->cap = cap;
     }
-    if (o->pool_len + len + 1 > o->pool_cap || o->pool_len + len + 1 > UINT32_MAX) {
+    if (o->pool_len + len + 1 > o->pool_cap) {
         size_t cap = o->pool_cap ? o->pool_cap * 2 : 4096;
         while (cap < o->pool_len + len + 1)
             cap *= 2;
@@ -87,8 +98,9 @@ static int add_sym(obj_t *o, uint64_t addr, uint64_t size, int rank, const char 
         o->pool = p;
         o->pool_cap = cap;
     }
-    memcpy(o->pool + o->pool_len, name, len + 1);
-    o->syms[o->nsyms++] = (sym_t){addr, size, (uint32_t)o->pool_len, (uint8_t)rank};
+    memcpy(o->pool + o->pool_len, name, len);
+    o->pool[o->pool_len + len] = '\0';
+    o->syms[o->nsyms++] = (sym_t){addr, size, (uint32_t)o->pool_len, (uint8_t)rank, hidden};
     o->pool_len += len + 1;
     return 0;
 }
@@ -154,7 +166,8 @@ static int read_loaded_dynsym(obj_t *o, const struct dl_phdr_info *info)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     if (!dyn)
         return 0;
-    uint64_t symtab = 0, strtab = 0, strsz = 0, hash = 0, gnu = 0, syment = sizeof(ElfW(Sym));
+    uint64_t symtab = 0, strtab = 0, strsz = 0, hash = 0, gnu = 0, versym = 0;
+    uint64_t syment = sizeof(ElfW(Sym));
     for (; dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
         case DT_SYMTAB: symtab = dyn_ptr(dyn->d_un.d_ptr, info->dlpi_addr); break;
@@ -163,6 +176,7 @@ static int read_loaded_dynsym(obj_t *o, const struct dl_phdr_info *info)
         case DT_SYMENT: syment = dyn->d_un.d_val; break;
         case DT_HASH: hash = dyn_ptr(dyn->d_un.d_ptr, info->dlpi_addr); break;
         case DT_GNU_HASH: gnu = dyn_ptr(dyn->d_un.d_ptr, info->dlpi_addr); break;
+        case DT_VERSYM: versym = dyn_ptr(dyn->d_un.d_ptr, info->dlpi_addr); break;
         }
     }
     if (!symtab || !strtab || syment != sizeof(ElfW(Sym)))
@@ -170,12 +184,13 @@ static int read_loaded_dynsym(obj_t *o, const struct dl_phdr_info *info)
     size_t n = dynsym_count((const uint32_t *)hash, (const uint32_t *)gnu);
     const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab;
     const char *strs = (const char *)strtab;
+    const uint16_t *vs = (const uint16_t *)versym;
     for (size_t i = 0; i < n && i < MAX_SYMS_PER_OBJECT; i++) {
         if (!is_function(&syms[i]) || syms[i].st_name >= strsz)
             continue;
         int rc = add_sym(o, syms[i].st_value + info->dlpi_addr, syms[i].st_size,
-                         rank_of(syms[i].st_info), strs + syms[i].st_name,
-                         strsz - syms[i].st_name);
+                         rank_of(syms[i].st_info), vs && (vs[i] & 0x8000),
+                         strs + syms[i].st_name, strsz - syms[i].st_name);
         if (rc < 0)
             return rc;
     }
@@ -231,6 +246,7 @@ static int read_file_syms(obj_t *o)
     ElfW(Shdr) *sh = NULL;
     ElfW(Sym) *chunk = NULL;
     char *strs = NULL;
+    uint16_t *vs = NULL;
     if (!pread_all(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
         eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shoff == 0)
@@ -280,6 +296,17 @@ static int read_file_syms(obj_t *o)
     size_t nsyms = tab->sh_size / sizeof(ElfW(Sym));
     if (nsyms > MAX_SYMS_PER_OBJECT)
         nsyms = MAX_SYMS_PER_OBJECT;
+    /* .dynsym's versions: bit 15 marks a hidden (non-default) version. */
+    for (size_t i = 0; i < shnum && !vs && tab->sh_type == SHT_DYNSYM; i++) {
+        if (sh[i].sh_type != SHT_GNU_versym || &sh[sh[i].sh_link] != tab ||
+            sh[i].sh_size != nsyms * sizeof(uint16_t))
+            continue;
+        vs = malloc(sh[i].sh_size);
+        if (vs && !pread_all(fd, vs, sh[i].sh_size, sh[i].sh_offset)) {
+            free(vs);
+            vs = NULL;
+        }
+    }
     enum { CHUNK = 4096 };
     chunk = malloc(CHUNK * sizeof(*chunk));
     if (!chunk) {
@@ -294,7 +321,8 @@ static int read_file_syms(obj_t *o)
             const ElfW(Sym) *s = &chunk[j];
             if (!is_function(s) || s->st_name >= st->sh_size)
                 continue;
-            if (add_sym(o, s->st_value + o->bias, s->st_size, rank_of(s->st_info),
+            bool hidden = vs && (vs[i + j] & 0x8000);
+            if (add_sym(o, s->st_value + o->bias, s->st_size, rank_of(s->st_info), hidden,
                         strs + s->st_name, st->sh_size - s->st_name) < 0) {
                 rc = -ENOMEM;
                 goto out;
@@ -303,6 +331,7 @@ static int read_file_syms(obj_t *o)
     }
     rc = 0;
 out:
+    free(vs);
     free(chunk);
     free(strs);
     free(sh);
@@ -310,21 +339,41 @@ out:
     return rc;
 }
 
-static int by_addr(const void *a, const void *b)
+static size_t underscores(const char *s)
 {
-    const sym_t *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->rank - y->rank;
+    size_t n = 0;
+    while (s[n] == '_')
+        n++;
+    return n;
 }
 
-/* Sorts by address; among aliases keeps the best-ranked name, with the
- * largest size any of them declares. */
+/* By address; among aliases, the name a reader expects: a default version
+ * before a compat alias (free, not cfree), fewer leading underscores
+ * (getpid, not __getpid), a global before a weak before a local binding,
+ * then by name, so the choice never depends on the table's order. */
+static int by_addr(const void *a, const void *b, void *arg)
+{
+    const sym_t *x = a, *y = b;
+    const char *pool = arg;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    if (x->hidden != y->hidden)
+        return x->hidden ? 1 : -1;
+    size_t ux = underscores(pool + x->name), uy = underscores(pool + y->name);
+    if (ux != uy)
+        return ux < uy ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return strcmp(pool + x->name, pool + y->name);
+}
+
+/* Sorts by address; among aliases keeps the first name by_addr orders,
+ * with the largest size any of them declares. */
 static void finish(obj_t *o)
 {
     if (o->nsyms == 0)
         return;
-    qsort(o->syms, o->nsyms, sizeof(*o->syms), by_addr);
+    qsort_r(o->syms, o->nsyms, sizeof(*o->syms), by_addr, o->pool);
     size_t w = 0;
     for (size_t r = 0; r < o->nsyms; r++) {
         if (w > 0 && o->syms[w - 1].addr == o->syms[r].addr) {
