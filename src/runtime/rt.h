@@ -64,10 +64,17 @@ typedef struct {
 
 extern rt_next_t rt_next;
 
-/* Usable size of a block of the next allocator (0 if it cannot tell). */
+/* Usable size of a block of the next allocator (0 if it cannot tell).
+ * Guarded: it may allocate (tcmalloc's first call builds an object with
+ * operator new), which must not come back into the hooks. */
 static inline size_t rt_usable_size(void *p)
 {
-    return rt_next.malloc_usable_size ? rt_next.malloc_usable_size(p) : 0;
+    if (!rt_next.malloc_usable_size)
+        return 0;
+    rt_self.guard++;
+    size_t n = rt_next.malloc_usable_size(p);
+    rt_self.guard--;
+    return n;
 }
 
 /* --- lock: a futex lock (uncontended: one atomic exchange) ------------- */
