@@ -1033,6 +1033,11 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
     lp->period_type[0] = "space";
     lp->period_type[1] = "bytes";
     const char *line = it.text;
+    /* Every header form contains this: skip the regexps for other input. */
+    if (!strstr(line, "heap profile:")) {
+        free(it.buf);
+        return LEGACY_UNRECOGNIZED;
+    }
     if (rx_exec(lp, RX_HEAP_HDR, line, 7, g) == 0) {
         char h[6][64], tag[64];
         for (int i = 1; i <= 4; i++)
@@ -1153,7 +1158,8 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
     while (lines_next(&it, &rc) && space_or_comment(it.text))
         ;
     regmatch_t g[3];
-    if (rc < 0 || rx_exec(lp, RX_COUNT_START, it.text, 2, g) != 0) {
+    if (rc < 0 || !strstr(it.text, " profile: total ") ||
+        rx_exec(lp, RX_COUNT_START, it.text, 2, g) != 0) {
         free(it.buf);
         return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
     }
@@ -1352,6 +1358,10 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
     if (rc < 0) {
         free(it.buf);
         return oom(lp);
+    }
+    if (!strstr(it.text, "--- threadz ") && !strstr(it.text, "--- Thread ")) {
+        free(it.buf);
+        return LEGACY_UNRECOGNIZED;
     }
     if (rx_exec(lp, RX_THREADZ, it.text, 1, g) == 0) {
         while (lines_next(&it, &rc))

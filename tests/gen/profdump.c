@@ -8,7 +8,8 @@
  * without mappings gets one empty mapping for all its locations, the
  * sources are merged (even a single one: that compacts it), the bases are
  * merged likewise and applied (-base subtracts; -diff_base also labels the
- * base samples pprof::base=true). Then:
+ * base samples pprof::base=true), and samples without locations are dropped
+ * (as every pprof report does). Then:
  *   -raw (default)  print like "go tool pprof -raw" (Go's Profile.String())
  *   -proto OUT      write the result as gzipped profile.proto
  *   -check          only report success or the error
@@ -151,6 +152,13 @@ int main(int argc, char **argv)
         profile_free(base);
         p = r;
     }
+    /* Reports drop samples without locations (pprof's FilterSamplesByName
+     * keeps only samples with a "focused" location, even with no -focus). */
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n_samples; i++)
+        if (p->samples[i].n_location_ids)
+            p->samples[kept++] = p->samples[i];
+    p->n_samples = kept;
     if (mode == RAW) {
         profgen_print_raw(p, stdout);
     } else if (mode == PROTO) {
