@@ -8,6 +8,7 @@
  * and lets objects be opened, cached and closed independently.
  */
 #include "elfobj.h"
+#include "gopclntab.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -37,6 +38,7 @@ struct elfobj {
     char build_id[2 * 64 + 1];
     segment_t *segs; /* PT_LOAD entries, in file order */
     size_t nsegs;
+    gopcln_t *gopcln; /* Go's pc-line table, if the file has one */
 
     /* libdwfl, set up on first lookup. The callbacks and the path string
      * they point to must live as long as the session. */
@@ -116,6 +118,32 @@ static void errno_msg(char *err, size_t errlen, const char *what, const char *pa
     snprintf(err, errlen, "%s %s: %s", what, path, m);
 }
 
+/* Go binaries keep .gopclntab even when stripped of DWARF and symbols. */
+static void find_gopclntab(elfobj_t *o)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(o->elf, &shstrndx) != 0)
+        return;
+    Elf_Scn *pcln = NULL;
+    uint64_t text = 0;
+    bool have_text = false;
+    for (Elf_Scn *scn = elf_nextscn(o->elf, NULL); scn; scn = elf_nextscn(o->elf, scn)) {
+        GElf_Shdr sh;
+        const char *name;
+        if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(o->elf, shstrndx, sh.sh_name)))
+            continue;
+        if (!strcmp(name, ".gopclntab") && sh.sh_type != SHT_NOBITS)
+            pcln = scn;
+        else if (!strcmp(name, ".text")) {
+            text = sh.sh_addr;
+            have_text = true;
+        }
+    }
+    Elf_Data *d = pcln && have_text ? elf_getdata(pcln, NULL) : NULL;
+    if (d && d->d_buf && d->d_size)
+        gopcln_open(d->d_buf, d->d_size, text, &o->gopcln);
+}
+
 static int read_headers(elfobj_t *o, char *err, size_t errlen)
 {
     GElf_Ehdr eh;
@@ -144,6 +172,7 @@ static int read_headers(elfobj_t *o, char *err, size_t errlen)
         o->segs[o->nsegs++] = (segment_t){ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz,
                                           (ph.p_flags & PF_X) != 0};
     }
+    find_gopclntab(o);
     return 0;
 }
 
@@ -201,6 +230,7 @@ void elfobj_close(elfobj_t *o)
     if (o->fd >= 0)
         close(o->fd);
     free(o->segs);
+    gopcln_close(o->gopcln);
     free(o->syms);
     for (size_t i = 0; i < o->nowned; i++)
         free(o->owned[i]);
@@ -230,7 +260,10 @@ const char *elfobj_build_id(const elfobj_t *o)
 int elfobj_bias(const elfobj_t *o, uint64_t start, uint64_t limit, uint64_t offset,
                 uint64_t *bias, char *err, size_t errlen)
 {
-    if (start == 0 && limit == 0) {
+    /* Nothing is ever mapped at 0: a mapping starting there is a made-up
+     * one (no mapping in the profile, legacy formats: 0/-1/0) and means
+     * link-time addresses, as in pprof. */
+    if (start == 0) {
         *bias = 0;
         return 0;
     }
@@ -855,6 +888,18 @@ int elfobj_lookup(elfobj_t *o, uint64_t addr, int flags, elfobj_frame_t *frames,
     size_t n = 0;
     if (!(flags & ELFOBJ_SYMTAB_ONLY))
         n = dwarf_frames(o, addr, frames, max);
+    /* Go code without DWARF: names and lines from .gopclntab. */
+    if (max && n == 0 && o->gopcln) {
+        const char *fn, *file;
+        int64_t line;
+        if (gopcln_lookup(o->gopcln, addr, &fn, &file, &line) == 0) {
+            frames[n++] = (elfobj_frame_t){.name = fn, .system_name = fn};
+            if (!(flags & ELFOBJ_SYMTAB_ONLY)) {
+                frames[0].file = file;
+                frames[0].line = line;
+            }
+        }
+    }
     /* The outermost frame's name from .symtab/.dynsym when DWARF has none
      * (no debug info, assembler, crt files). */
     if (max && (n == 0 || !frames[n - 1].name)) {

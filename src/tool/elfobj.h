@@ -46,8 +46,8 @@ const char *elfobj_build_id(const elfobj_t *o);
  * segment holding that file offset, as the loader mapped it. When the
  * offset does not place any executable code inside the range (profiles
  * that record 0 for it), falls back to go tool pprof's rule: memory_start
- * is the start of the first executable segment. start == limit == 0 (no
- * mapping information) means bias 0. 0 or -ENOEXEC with a message. */
+ * is the start of the first executable segment. start == 0 (no mapping
+ * information) means bias 0. 0 or -ENOEXEC with a message. */
 int elfobj_bias(const elfobj_t *o, uint64_t start, uint64_t limit, uint64_t offset,
                 uint64_t *bias, char *err, size_t errlen);
 

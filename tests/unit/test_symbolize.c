@@ -1,4 +1,4 @@
-// links: src/tool/symbolize.c src/tool/elfobj.c src/tool/demangle.c src/profile/profile.c src/profile/encode.c
+// links: src/tool/symbolize.c src/tool/elfobj.c src/tool/demangle.c src/tool/gopclntab.c src/profile/profile.c src/profile/encode.c
 /* test_symbolize.c — the local symbolizer against programs built here.
  *
  * The group setup compiles tests/progs/symbolize_prog.c and
@@ -33,6 +33,7 @@
 #include "profile/profile.h"
 #include "tool/demangle.h"
 #include "tool/elfobj.h"
+#include "tool/gopclntab.h"
 #include "tool/symbolize.h"
 
 /* --- programs and their runs --------------------------------------------------- */
@@ -681,6 +682,80 @@ static void test_many_locations(void **state)
     profile_free(p);
 }
 
+/* --- .gopclntab ------------------------------------------------------------------- */
+
+/* Go's table is read from untrusted files: random tables behind a valid
+ * header (offsets and contents garbage) must give answers or none, never
+ * reads outside the buffer (ASan checks that in the sanitizer build). A
+ * well-formed one-function table resolves. Real tables: symbolize_go.sh. */
+static void test_gopclntab_hostile(void **state)
+{
+    (void)state;
+    enum { N = 512 };
+    uint8_t *buf = malloc(N); /* exact size: ASan sees any overrun */
+    assert_non_null(buf);
+    unsigned seed = 12345;
+    for (int iter = 0; iter < 3000; iter++) {
+        for (int i = 0; i < N; i++)
+            buf[i] = (uint8_t)(rand_r(&seed) >> 7);
+        static const uint32_t magics[] = {0xfffffff0, 0xfffffff1, 0xfffffffa};
+        uint32_t m = magics[iter % 3];
+        memcpy(buf, &m, 4);
+        buf[4] = buf[5] = 0;
+        buf[6] = 1;
+        buf[7] = iter & 1 ? 8 : 4;
+        /* Small offsets so that lookups get past the header checks. */
+        for (int w = 0; w < 8; w++) {
+            uint64_t v = (uint64_t)(rand_r(&seed) % (w < 2 ? 8 : N));
+            memcpy(buf + 8 + w * buf[7], &v, buf[7]);
+        }
+        gopcln_t *t;
+        if (gopcln_open(buf, N, 0x1000, &t) != 0)
+            continue;
+        for (int k = 0; k < 50; k++) {
+            const char *fn, *file;
+            int64_t line;
+            if (gopcln_lookup(t, 0x1000 + (uint64_t)(rand_r(&seed) % 4096), &fn, &file, &line) ==
+                0) {
+                assert_true(fn >= (const char *)buf && fn < (const char *)buf + N);
+                assert_true(!file || (file >= (const char *)buf && file < (const char *)buf + N));
+            }
+        }
+        gopcln_close(t);
+    }
+
+    /* One function "main.f" at .text+0x10..0x30 in file "f.go", line 7. */
+    memset(buf, 0, N);
+    uint32_t magic = 0xfffffff0;
+    memcpy(buf, &magic, 4);
+    buf[6] = 1;
+    buf[7] = 8;
+    uint64_t words[8] = {1, 1, 0, 100, 120, 130, 140, 200};
+    memcpy(buf + 8, words, sizeof(words));
+    memcpy(buf + 100, "main.f", 7);
+    memset(buf + 120, 0, 4);          /* cutab[0] = offset 0 in filetab */
+    memcpy(buf + 130, "f.go", 5);     /* filetab */
+    const uint8_t pcfile[] = {2, 0x20, 0}, pcln[] = {16, 0x20, 0};
+    memcpy(buf + 141, pcfile, 3);     /* file 0 (zig-zag +1 from -1) */
+    memcpy(buf + 144, pcln, 3);       /* line 7 (zig-zag +8 from -1) */
+    uint32_t functab[3] = {0x10, 16, 0x30}; /* entry, _func offset, end */
+    memcpy(buf + 200, functab, sizeof(functab));
+    uint32_t fn[10] = {0x10, 0, 0, 0, 0, 1, 4, 0, 0, 0}; /* pcfile 1, pcln 4 (pctab+) */
+    memcpy(buf + 216, fn, sizeof(fn));
+    gopcln_t *t;
+    assert_int_equal(gopcln_open(buf, N, 0x1000, &t), 0);
+    const char *name, *file;
+    int64_t line;
+    assert_int_equal(gopcln_lookup(t, 0x1020, &name, &file, &line), 0);
+    assert_string_equal(name, "main.f");
+    assert_string_equal(file, "f.go");
+    assert_int_equal(line, 7);
+    assert_int_equal(gopcln_lookup(t, 0x1030, &name, &file, &line), -ENOENT);
+    assert_int_equal(gopcln_lookup(t, 0x100f, &name, &file, &line), -ENOENT);
+    gopcln_close(t);
+    free(buf);
+}
+
 /* --- debuginfod (driven by tests/e2e/symbolize_debuginfod.sh) --------------------- */
 
 static void test_debuginfod(void **state)
@@ -713,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_pprof_binary_path),
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_many_locations),
+        cmocka_unit_test(test_gopclntab_hostile),
         cmocka_unit_test(test_debuginfod),
     };
     if (getenv("CPROF_TEST_DEBUGINFOD_BIN"))
