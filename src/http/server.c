@@ -6,7 +6,9 @@
  *
  * The endpoints themselves are pprof.c; this file only moves requests in
  * and replies out, and enforces the limits:
- * - at most SERVER_MAX_CONNECTIONS connections (more are refused);
+ * - at most SERVER_MAX_CONNECTIONS connections: more are accepted and
+ *   closed at once, so a client is refused rather than left waiting in the
+ *   listen backlog;
  * - SERVER_MEMORY per connection: larger request headers get MHD's 431
  *   (or 414 for the request line);
  * - SERVER_IDLE_S seconds without progress closes a connection (MHD);
@@ -34,6 +36,7 @@
 #include <unistd.h>
 
 #define SERVER_MAX_CONNECTIONS 32u
+#define SERVER_HARD_LIMIT 64u /* MHD's own: accepted but not yet refused */
 #define SERVER_MEMORY ((size_t)32 << 10)
 #define SERVER_IDLE_S 10u
 #define SERVER_REQUEST_S 30
@@ -69,6 +72,7 @@ static int listen_fd = -1; /* MHD's copy of the listening socket */
 static int wake_fd = -1;   /* eventfd: stop the loop */
 static int stopping;
 static conn_t *conns;
+static unsigned nconns; /* live connections (conns) */
 
 /* --- requests in, replies out ---------------------------------------------- */
 
@@ -264,6 +268,7 @@ static void on_connection(void *cls, struct MHD_Connection *con, void **socket_c
         if (conns)
             conns->prev = c;
         conns = c;
+        nconns++;
         *socket_context = c;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
         conn_t *c = *socket_context;
@@ -276,9 +281,19 @@ static void on_connection(void *cls, struct MHD_Connection *con, void **socket_c
             conns = c->next;
         if (c->next)
             c->next->prev = c->prev;
+        nconns--;
         free(c);
         *socket_context = NULL;
     }
+}
+
+/* Refuses a connection over SERVER_MAX_CONNECTIONS (MHD closes it). */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    (void)cls;
+    (void)addr;
+    (void)len;
+    return nconns < SERVER_MAX_CONNECTIONS ? MHD_YES : MHD_NO;
 }
 
 /* --- the loop ---------------------------------------------------------------- */
@@ -366,10 +381,11 @@ EXPORT int cprof_http_module_start(const cprof_http_ops_t *o, const cprof_http_a
         goto fail;
     }
     __atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
-    daemon_ = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+    nconns = 0;
+    daemon_ = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, on_accept, NULL,
                                on_request, NULL,
                                MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-                               MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS,
+                               MHD_OPTION_CONNECTION_LIMIT, SERVER_HARD_LIMIT,
                                MHD_OPTION_CONNECTION_TIMEOUT, SERVER_IDLE_S,
                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_MEMORY,
                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,

@@ -228,9 +228,15 @@ static int open_listener(const addr_t *a)
 
 /* --- the other variables --------------------------------------------------- */
 
+/* One line naming the variable (a long value is cut, so the line stays
+ * whole; a secret one is not shown). */
 static void bad(const char *name, const char *value, const char *accepts)
 {
-    rt_warn("%s=\"%s\" is not valid: %s; the HTTP server is off", name, value, accepts);
+    if (!value)
+        rt_warn("%s is not valid: %s; the HTTP server is off", name, accepts);
+    else
+        rt_warn("%s=\"%.*s%s\" is not valid: %s; the HTTP server is off", name, 100, value,
+                strlen(value) > 100 ? "..." : "", accepts);
 }
 
 /* CPROF_HTTP_TOKEN: NULL if unset; -EINVAL (after one line) if bad. */
@@ -245,7 +251,7 @@ static int read_token(const char **out)
     for (size_t i = 0; ok && i < n; i++)
         ok = v[i] > ' ' && v[i] < 0x7f;
     if (!ok) {
-        bad("CPROF_HTTP_TOKEN", v, "expected 1 to 1024 visible ASCII characters, no spaces");
+        bad("CPROF_HTTP_TOKEN", NULL, "expected 1 to 1024 visible ASCII characters, no spaces");
         return -EINVAL;
     }
     *out = v;
