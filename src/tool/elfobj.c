@@ -24,6 +24,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if __has_include(<elfutils/debuginfod.h>)
+#include <elfutils/debuginfod.h>
+#define HAVE_DEBUGINFOD 1
+#endif
+
 #define PAGE 4096u /* mappings start at page boundaries of the profiled host */
 
 typedef struct {
@@ -253,6 +258,31 @@ void elfobj_close(elfobj_t *o)
 const char *elfobj_build_id(const elfobj_t *o)
 {
     return o->build_id;
+}
+
+char *elfobj_fetch_executable(const char *build_id)
+{
+#ifdef HAVE_DEBUGINFOD
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (!urls || !*urls || !*build_id)
+        return NULL;
+    debuginfod_client *c = debuginfod_begin();
+    if (!c)
+        return NULL;
+    char *path = NULL;
+    /* Length 0: the id is given as a hex string. */
+    int fd = debuginfod_find_executable(c, (const unsigned char *)build_id, 0, &path);
+    debuginfod_end(c);
+    if (fd < 0) {
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    return path;
+#else
+    (void)build_id;
+    return NULL;
+#endif
 }
 
 /* --- address translation ---------------------------------------------------- */

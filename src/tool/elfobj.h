@@ -41,6 +41,13 @@ void elfobj_close(elfobj_t *o);
 /* The GNU build id as lowercase hex, "" when the file has none. */
 const char *elfobj_build_id(const elfobj_t *o);
 
+/* The executable with GNU build id build_id (hex) from the debuginfod
+ * servers named by DEBUGINFOD_URLS, downloaded into the debuginfod client
+ * cache: its path (malloc'd), or NULL (not set, not found, no
+ * libdebuginfod at build time). May block on the network; the client's
+ * DEBUGINFOD_TIMEOUT applies. */
+char *elfobj_fetch_executable(const char *build_id);
+
 /* Load bias of a mapping (process address = file address + bias), from the
  * mapping's range and file offset as /proc/PID/maps gives them: the PT_LOAD
  * segment holding that file offset, as the loader mapped it. When the

@@ -9,7 +9,8 @@
  *   - addresses are translated the way the loader placed the file (bias
  *     from the mapping's file offset), for PIE, non-PIE and libraries;
  *   - inline frames are expanded, functions without DWARF are named from
- *     .symtab/.dynsym, and separate debug files and debuginfod are used.
+ *     .symtab/.dynsym, and separate debug files and debuginfod are used;
+ *     debuginfod also supplies executables missing here, by build id.
  *
  * Cost: every distinct (object, address) pair is looked up once; objects
  * are opened once per call, whatever number of mappings name them.
@@ -483,6 +484,22 @@ static bool is_http_url(const char *file)
     return strstr(scheme, "http") != NULL;
 }
 
+/* The module of the executable debuginfod has for build id bid: its index,
+ * -1 if there is none, -2 when out of memory. */
+static ssize_t fetched_module(ctx_t *c, const char *bid)
+{
+    char *path = elfobj_fetch_executable(bid);
+    if (!path)
+        return -1;
+    ssize_t k = module_get(c, path);
+    free(path);
+    if (k < 0)
+        return -2;
+    if (!c->mods[k].obj || !same_build_id(bid, elfobj_build_id(c->mods[k].obj)))
+        return -1;
+    return k;
+}
+
 typedef struct {
     ssize_t mod; /* -1: not symbolized */
     uint64_t bias;
@@ -530,13 +547,24 @@ static int choose_mappings(ctx_t *c, mstate_t *ms, bool force)
             rc = oom(c);
             break;
         }
+        /* Not here, or not this build: debuginfod may have it by build id. */
+        const char *have = c->mods[k].obj ? elfobj_build_id(c->mods[k].obj) : "";
+        if (*bid && (!c->mods[k].obj || (*have && !same_build_id(bid, have)))) {
+            ssize_t f = fetched_module(c, bid);
+            if (f == -2) {
+                rc = oom(c);
+                break;
+            }
+            if (f >= 0)
+                k = f;
+        }
         module_t *mod = &c->mods[k];
         if (!mod->obj) {
             fprintf(stderr, "Local symbolization failed for %s: %s\n", name, mod->msg);
             missing = true;
             continue;
         }
-        const char *have = elfobj_build_id(mod->obj);
+        have = elfobj_build_id(mod->obj);
         if (*bid && *have && !same_build_id(bid, have)) {
             /* pprof's words, then which file had which id. */
             fprintf(stderr,

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Symbolization through debuginfod: a stripped program whose debug file only
 # an elfutils debuginfod server has (no .gnu_debuglink, nothing under
-# /usr/lib/debug). The server indexes a scratch directory on a free port;
+# /usr/lib/debug); and the program itself fetched by build id when the
+# profile's path to it does not exist. The server indexes a scratch directory on a free port;
 # the symbolize unit test binary then runs its debuginfod case
 # (CPROF_TEST_DEBUGINFOD_BIN) with DEBUGINFOD_URLS pointing at it and a
 # scratch client cache, and must get functions, lines and inline frames.
@@ -17,8 +18,8 @@ UNIT=$BUILD/tests/test_symbolize
 
 mkdir -p "$T/srv" "$T/cache" || fail "scratch dirs"
 gcc -g -O2 -fno-omit-frame-pointer -o "$T/prog" "$PROGS/symbolize_prog.c" || fail "cannot build"
-objcopy --only-keep-debug "$T/prog" "$T/srv/prog.debug" && strip --strip-all "$T/prog" ||
-  fail "cannot split the debug file"
+objcopy --only-keep-debug "$T/prog" "$T/srv/prog.debug" && strip --strip-all "$T/prog" &&
+  cp "$T/prog" "$T/srv/prog" || fail "cannot split the debug file"
 BID=$(readelf -n "$T/prog" | sed -n 's/.*Build ID: *//p')
 [ -n "$BID" ] || fail "no build id"
 
@@ -41,7 +42,8 @@ for attempt in 1 2 3 4 5; do
   i=0
   while [ $i -lt 100 ]; do
     kill -0 "$PID" 2>/dev/null || break
-    if curl -sf -o /dev/null "http://127.0.0.1:$PORT/buildid/$BID/debuginfo"; then
+    if curl -sf -o /dev/null "http://127.0.0.1:$PORT/buildid/$BID/debuginfo" &&
+       curl -sf -o /dev/null "http://127.0.0.1:$PORT/buildid/$BID/executable"; then
       ready=1; break
     fi
     sleep 0.2; i=$((i + 1))

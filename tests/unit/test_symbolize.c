@@ -10,8 +10,9 @@
  * "@marker" comments in the program sources.
  *
  * CPROF_TEST_DEBUGINFOD_BIN (set by tests/e2e/symbolize_debuginfod.sh) runs
- * only the debuginfod test, against a stripped binary whose debug file only
- * a debuginfod server has.
+ * only the debuginfod test, against a stripped binary whose debug file (and,
+ * when the profile names a path that does not exist, the binary itself)
+ * only a debuginfod server has.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -442,6 +443,23 @@ static void test_stripped_build_id_dir(void **state)
     unsetenv("CPROF_DEBUG_FILE_DIRECTORY");
 }
 
+/* Mappings recorded differently from /proc/PID/maps' r-xp line: offset 0
+ * for the executable range (go tool pprof's reading: start = executable
+ * segment), and one mapping from the file's first page over all of it
+ * (offset 0 correct: the loader's reading). Both symbolize. */
+static void test_mapping_conventions(void **state)
+{
+    (void)state;
+    run_t r = r_o1;
+    assert_int_equal(r.maps[0].off, 0x1000); /* gcc's PIE layout: r--p, then r-xp */
+    r.maps[0].off = 0;
+    check_c_program(&r);
+    r = r_o1;
+    r.maps[0].start -= 0x1000;
+    r.maps[0].off = 0;
+    check_c_program(&r);
+}
+
 /* --- C++ -------------------------------------------------------------------- */
 
 static void cxx_names(const char *mode, const char *method, const char *tmpl, const char *anon)
@@ -767,6 +785,16 @@ static void test_debuginfod(void **state)
     run_t r;
     assert_int_equal(run_prog(bin, &r), 0);
     check_c_program(&r);
+
+    /* The executable itself gone: fetched from debuginfod by build id. */
+    profile_t *p = make_profile(&r);
+    p->mappings[0].filename = profile_intern(p, "/nonexistent/where/it/ran");
+    assert_int_equal(symbolize_capture(p, NULL, NULL), 0);
+    assert_string_equal(captured, "");
+    expect_frame(p, site_loc(p, &r, "inline"), 1, "outer_func", prog_c,
+                 marker_line(prog_c, "@outer-call"));
+    assert_string_equal(p->strings[p->mappings[0].filename], "/nonexistent/where/it/ran");
+    profile_free(p);
 }
 
 int main(void)
@@ -778,6 +806,7 @@ int main(void)
         cmocka_unit_test(test_c_symtab_only),
         cmocka_unit_test(test_libc_dynsym),
         cmocka_unit_test(test_libc_debuginfo),
+        cmocka_unit_test(test_mapping_conventions),
         cmocka_unit_test(test_stripped_debuglink),
         cmocka_unit_test(test_stripped_build_id_dir),
         cmocka_unit_test(test_cxx_demangle),
