@@ -13,6 +13,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 cc_prog "$T/stress" "$PROGS/stress_xthread.c" -ldl
+cc_prog "$T/stress_fp" "$PROGS/stress_xthread.c" -ldl -fno-omit-frame-pointer
 cc_prog "$T/stress_linked" "$PROGS/stress_xthread.c" -ldl -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
 
 # check_stats NAME RATE: the STATS line against the DONE line. glibc may
@@ -37,9 +38,9 @@ for mode in preload fp linked; do
   for rate in 1 524288; do
     name=$mode.$rate
     if [ $mode != linked ]; then
-      [ $mode = fp ] && unwind=fp || unwind=libunwind
+      [ $mode = fp ] && unwind=fp prog=$T/stress_fp || unwind=libunwind prog=$T/stress
       timeout -k 5 60 env CPROF_UNWIND=$unwind CPROF_RATE=$rate CPROF_HEAP_PROFILE="$T/$name.pb.gz" LD_PRELOAD="$LIB" \
-        "$T/stress" 3 > "$T/$name.out" 2> "$T/$name.err"
+        "$prog" 3 > "$T/$name.out" 2> "$T/$name.err"
     else
       timeout -k 5 60 env CPROF_RATE=$rate CPROF_HEAP_PROFILE="$T/$name.pb.gz" \
         "$T/stress_linked" 3 > "$T/$name.out" 2> "$T/$name.err"
