@@ -1,6 +1,6 @@
 /* elfobj.h — one ELF object file opened for symbolization: its GNU build
- * id, where a process mapping placed it (load bias), and what its DWARF
- * and symbol tables say about an address.
+ * id, where a process mapping placed it (load bias), and what its DWARF,
+ * Go pc-line table (gopclntab.h) and symbol tables say about an address.
  *
  * Built on elfutils: libelf reads the headers at open time (cheap, so
  * candidates on PPROF_BINARY_PATH can be checked by build id); libdwfl is
@@ -75,7 +75,7 @@ enum {
 
 /* Frames at file address addr: inlined functions innermost first, the
  * function that really contains addr last. Names come from DWARF, else
- * (for the last frame) from .symtab, then .dynsym. Stores at most max
+ * from Go's .gopclntab, else (for the last frame) .symtab, then .dynsym. Stores at most max
  * frames (deeper inlining loses middle frames, never the last) and returns
  * how many (0: nothing known), or -ENOEXEC when libdwfl cannot load the
  * file at all. */

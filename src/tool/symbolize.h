@@ -10,6 +10,13 @@
  * demangling C++ names the way pprof's -symbolize=demangle=... does.
  * Object access sits in elfobj.h, name simplification in demangle.h.
  *
+ * Environment: PPROF_BINARY_PATH (colon-separated directories searched for
+ * binaries, default $HOME/pprof/binaries, as pprof); DEBUGINFOD_URLS (and
+ * the other DEBUGINFOD_* of libdebuginfod) for debug files and for
+ * executables missing here; CPROF_DEBUG_FILE_DIRECTORY (colon-separated)
+ * replaces /usr/lib/debug as the root of .build-id/ and .gnu_debuglink
+ * lookups, like gdb's debug-file-directory.
+ *
  * Threads: one profile per call; no global state is kept between calls.
  * Output: warnings only, one line each on stderr, worded as go tool pprof
  * words them; errors (out of memory) are returned for the driver to print.
