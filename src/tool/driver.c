@@ -398,11 +398,12 @@ int driver_report(profile_t *p, const char *cmdname, const char *param, const co
         msg("Generating report in %s", name);
         close_out = true;
     }
-    /* Like pprof, build the whole report first: a report that fails
-     * (e.g. no match for -list) prints nothing but its error. */
+    /* Like pprof, a report that fails prints nothing but its error. Only
+     * -peek can fail after it started printing (no node matched), so only
+     * it is built in memory first; the others stream. */
     char *text = NULL;
     size_t tlen = 0;
-    r.out = cmd->format == FMT_PROTO ? out : open_memstream(&text, &tlen);
+    r.out = cmd->format == FMT_TREE && symbol ? open_memstream(&text, &tlen) : out;
     if (!r.out) {
         msg("out of memory");
         goto done;
