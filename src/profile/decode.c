@@ -661,17 +661,25 @@ static int decode_elements(dec_t *d, const uint8_t *data, size_t len)
             if (rc == 0)
                 p->n_samples++;
             break;
+        /* Id 0 is refused at once (validation would say the same later),
+         * so that floods of empty elements stop early. */
         case F_MAPPING:
             memset(&p->mappings[p->n_mappings], 0, sizeof(p->mappings[0]));
             rc = dec_mapping(d, &f, &p->mappings[p->n_mappings++]);
+            if (rc == 0 && p->mappings[p->n_mappings - 1].id == 0)
+                rc = FAIL(d, "mapping #%zu has id 0 (reserved)", p->n_mappings - 1);
             break;
         case F_LOCATION:
             memset(&p->locations[p->n_locations], 0, sizeof(p->locations[0]));
             rc = dec_location(d, &f, &p->locations[p->n_locations++]);
+            if (rc == 0 && p->locations[p->n_locations - 1].id == 0)
+                rc = FAIL(d, "location #%zu has id 0 (reserved)", p->n_locations - 1);
             break;
         case F_FUNCTION:
             memset(&p->functions[p->n_functions], 0, sizeof(p->functions[0]));
             rc = dec_function(d, &f, &p->functions[p->n_functions++]);
+            if (rc == 0 && p->functions[p->n_functions - 1].id == 0)
+                rc = FAIL(d, "function #%zu has id 0 (reserved)", p->n_functions - 1);
             break;
         default:
             rc = 0;
@@ -953,6 +961,10 @@ static int decode_proto(const uint8_t *data, size_t len, profile_t **out, char *
         *concat = d.concat;
         return rc;
     }
+    /* Checked before allocating: a flood of empty samples must not cost
+     * memory before it is refused. */
+    if (counts[F_SAMPLE] && !counts[F_SAMPLE_TYPE])
+        return FAIL(&d, "profile has %zu samples but no sample types", counts[F_SAMPLE]);
     profile_t *p = profile_new();
     if (!p) {
         set_err(err, errlen, "out of memory");

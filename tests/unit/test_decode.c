@@ -706,9 +706,18 @@ static void test_hostile_structures(void **state)
     memcpy(d + 2 * n, "\x32\x00", 2);
     decode_fails(d, 2 * n + 2, "location #0 has id 0");
     free(d);
+    /* Empty samples without sample types: refused before allocating. */
+    d = malloc(n * 2 + 4);
+    for (size_t i = 0; i < n; i++) {
+        d[2 * i] = (2 << 3) | 2;
+        d[2 * i + 1] = 0;
+    }
+    memcpy(d + 2 * n, "\x32\x00", 2);
+    decode_fails(d, 2 * n + 2, "profile has 200000 samples but no sample types");
+    free(d);
 
     /* A packed field claiming 2^60 elements. */
-    const uint8_t packed[] = {0x12, 0x0a, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff,
+    const uint8_t packed[] = {0x0a, 0x00, 0x12, 0x0a, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff,
                               0xff, 0xff, 0xff, 0x0f, 0x32, 0x00};
     decode_fails(packed, sizeof(packed), "exceeds");
 }
