@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@
 #define SERVER_MEMORY ((size_t)32 << 10)
 #define SERVER_IDLE_S 10u
 #define SERVER_REQUEST_S 30
+#define SERVER_NICE 10 /* the server thread's nice value */
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -332,6 +334,9 @@ static void *server_main(void *arg)
 {
     (void)arg;
     ops->guard_enter(); /* for the thread's whole life */
+    /* Encoding a profile is background work: when the CPUs are busy, the
+     * program's own threads go first (this thread's nice value only). */
+    setpriority(PRIO_PROCESS, (id_t)gettid(), SERVER_NICE);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
     int epfd = di ? di->epoll_fd : -1;
     while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
