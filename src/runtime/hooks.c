@@ -48,9 +48,17 @@ static size_t boot_size(const void *p)
     return ((const size_t *)p)[-1];
 }
 
+/* Set while this thread runs resolve(): only then must an allocation come
+ * from the bootstrap buffer. (The guard cannot tell: cprof's own code runs
+ * guarded too, and when nothing has called malloc yet — a program that
+ * never allocates, writing its profile at exit — it needs the real
+ * allocator, not 64 KiB of bootstrap.) */
+static __thread bool resolving __attribute__((tls_model("initial-exec")));
+
 static void resolve(void)
 {
     uint32_t g = rt_guard_enter();
+    resolving = true;
     rt_next_t n;
     n.malloc = dlsym(RTLD_NEXT, "malloc");
     n.free = dlsym(RTLD_NEXT, "free");
@@ -81,6 +89,7 @@ static void resolve(void)
     rt_next.pvalloc = n.pvalloc;
     rt_next.malloc_usable_size = n.malloc_usable_size;
     __atomic_store_n(&rt_next.malloc, n.malloc, __ATOMIC_RELEASE);
+    resolving = false;
     rt_guard_leave(g);
 }
 
@@ -89,7 +98,7 @@ static inline bool need_boot(void)
 {
     if (RT_LIKELY(__atomic_load_n(&rt_next.malloc, __ATOMIC_ACQUIRE) != NULL))
         return false;
-    if (rt_self.guard) /* inside resolve(): dlsym is allocating */
+    if (resolving) /* dlsym is allocating */
         return true;
     resolve();
     return false;
