@@ -102,6 +102,18 @@ run rate0 CPROF_RATE=0
 [ -s "$d/prof.pb.gz" ] || fail "CPROF_RATE=0: no profile written"
 [ "$(samples "$d/prof.pb.gz")" = 0 ] || fail "CPROF_RATE=0: the profile has samples"
 
+# A program that never calls malloc still gets its profile: at exit
+# (preloaded) and through the API as its first action (linked).
+cc_prog "$T/noalloc" "$PROGS/noalloc.c"
+cc_prog "$T/noalloc_linked" "$PROGS/noalloc.c" -DLINKED -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+env CPROF_HEAP_PROFILE="$T/noalloc.pb.gz" LD_PRELOAD="$LIB" "$T/noalloc" > "$T/out" 2> "$T/err" ||
+  fail "noalloc: exit status $?"
+[ -s "$T/err" ] && { cat "$T/err"; fail "noalloc: stderr not empty"; }
+[ -s "$T/noalloc.pb.gz" ] || fail "noalloc: no profile written"
+samples "$T/noalloc.pb.gz" > /dev/null
+"$T/noalloc_linked" "$T/noalloc_linked.pb.gz" > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "noalloc_linked failed"; }
+samples "$T/noalloc_linked.pb.gz" > /dev/null
+
 # Good values are quiet (the limits of each range, suffixes).
 run good CPROF_RATE=1 CPROF_UNWIND=fp CPROF_DEPTH=256 CPROF_MEMORY_LIMIT=64M CPROF_SEED=5 \
   CPROF_HEAP_PROFILE_EVERY=1000
