@@ -7,14 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/measure.h"
-
-#if __has_include("profile/merge.h")
 #include "profile/merge.h"
-#define HAVE_MERGE 1
-#else
-#define HAVE_MERGE 0
-#endif
+#include "tool/measure.h"
 
 static const char *str(const profile_t *p, int64_t i)
 {
@@ -154,21 +148,12 @@ int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_
     int rc = scale_profiles(ps, n, err, errlen);
     if (rc < 0)
         goto fail;
-#if HAVE_MERGE
     rc = profile_merge(ps, n, out, err, errlen);
     if (rc < 0)
         goto fail;
     for (size_t i = 0; i < n; i++)
         profile_free(ps[i]);
     return 0;
-#else
-    if (n == 1) {
-        *out = ps[0];
-        return 0;
-    }
-    snprintf(err, errlen, "merging profiles is not available in this build");
-    rc = -ENOTSUP;
-#endif
 fail:
     for (size_t i = 0; i < n; i++)
         profile_free(ps[i]);
