@@ -2,8 +2,10 @@
  * merged, symbolized profile → report or shell. */
 #include "tool/driver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +18,12 @@
 #include "tool/filter.h"
 #include "tool/flags.h"
 #include "tool/list.h"
+#include "tool/record.h"
 #include "tool/report.h"
 #include "tool/shell.h"
-#include "tool/work.h"
-
-#if __has_include("tool/symbolize.h")
 #include "tool/symbolize.h"
-/* Weak while the symbolizer's implementation lands: without it, profiles
- * are reported with the names they carry. */
-#pragma weak symbolize_profile
-#define HAVE_SYMBOLIZE 1
-#else
-#define HAVE_SYMBOLIZE 0
-#endif
+#include "tool/symbolz.h"
+#include "tool/work.h"
 
 #define ERRLEN 1024
 
@@ -267,8 +262,9 @@ static FILE *away_from_tty(char *name, size_t n)
     return NULL;
 }
 
-int driver_report(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
-                  bool interactive)
+/* driver_report, to dest when given (then -output is not looked at). */
+static int report_to(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
+                     bool interactive, FILE *dest)
 {
     const command_t *cmd = command_find(cmdname);
     if (!cmd) {
@@ -292,7 +288,7 @@ int driver_report(profile_t *p, const char *cmdname, const char *param, const co
     work_t *w = NULL;
     numunits_t units = {0};
     rx_t *symbol = NULL;
-    FILE *out = stdout;
+    FILE *out = dest ? dest : stdout;
     bool close_out = false;
     char *filters[16];
     size_t nfilters = 0;
@@ -380,7 +376,9 @@ int driver_report(profile_t *p, const char *cmdname, const char *param, const co
         cmd->format == FMT_DOT || cmd->format == FMT_TOPPROTO)
         trim_paths(w, &cfg);
 
-    if (cfg.output && *cfg.output) {
+    if (dest) {
+        /* the caller's stream */
+    } else if (cfg.output && *cfg.output) {
         msg("Generating report in %s", cfg.output);
         out = fopen(cfg.output, cmd->binary ? "wb" : "w");
         if (!out) {
@@ -439,6 +437,12 @@ done:
     return rc;
 }
 
+int driver_report(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
+                  bool interactive)
+{
+    return report_to(p, cmdname, param, cfg0, interactive, NULL);
+}
+
 /* --- loading -------------------------------------------------------------------------- */
 
 /* locateBinaries' overrides: a mapping for mapping-less profiles, and the
@@ -470,31 +474,20 @@ static int override_mappings(profile_t *p, const source_opts_t *s)
     return 0;
 }
 
-/* Fetches and merges a list of sources; NULL (after messages) if none. */
-static profile_t *grab(char **srcs, size_t n, const source_opts_t *s, bool base)
+/* What fetching leaves for later: where remote mappings came from
+ * (remote symbolization) and whether anything was fetched over HTTP (then
+ * the result is saved, as pprof does). */
+typedef struct {
+    symbolz_sources_t zs;
+    bool remote;
+} fetched_t;
+
+/* Merges the profiles of one group (sources or bases); NULL (after
+ * messages) if none could be fetched. ps are consumed. */
+static profile_t *combine_group(profile_t **ps, size_t got, size_t n, bool base)
 {
-    profile_t **ps = calloc(n + 1, sizeof(*ps));
-    size_t got = 0;
     char err[ERRLEN];
-    if (!ps) {
-        msg("out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        profile_t *p;
-        if (fetch_profile(srcs[i], s->seconds, s->timeout, &p, err, sizeof(err)) < 0) {
-            msg("%s: %s", srcs[i], err);
-            continue;
-        }
-        if (override_mappings(p, s) < 0) {
-            msg("out of memory");
-            profile_free(p);
-            continue;
-        }
-        ps[got++] = p;
-    }
     if (got == 0) {
-        free(ps);
         msg(base ? "failed to fetch any base profiles" : "failed to fetch any source profiles");
         return NULL;
     }
@@ -503,41 +496,148 @@ static profile_t *grab(char **srcs, size_t n, const source_opts_t *s, bool base)
     profile_t *out;
     if (combine_profiles(ps, got, &out, err, sizeof(err)) < 0) {
         msg("%s", err);
-        free(ps);
         return NULL;
     }
-    free(ps);
     return out;
 }
 
+/* Fetches every source and the base (URLs all at once, as pprof fetches
+ * them concurrently) and merges each group. 0, or -1 after messages. */
+static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t **base)
+{
+    size_t n = s->n_sources + (s->base ? 1 : 0);
+    const char **names = calloc(n + 1, sizeof(*names));
+    profile_t **ps = calloc(n + 1, sizeof(*ps));
+    fetch_target_t *tg = calloc(n + 1, sizeof(*tg));
+    bool *is_url = calloc(n + 1, sizeof(*is_url));
+    fetch_target_t *urls = calloc(n + 1, sizeof(*urls));
+    fetch_body_t *bodies = calloc(n + 1, sizeof(*bodies));
+    int rc = -1;
+    *src = *base = NULL;
+    if (!names || !ps || !tg || !is_url || !urls || !bodies) {
+        msg("out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < s->n_sources; i++)
+        names[i] = s->sources[i];
+    if (s->base)
+        names[n - 1] = s->base;
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(is_url[i] = fetch_adjust_url(names[i], s->seconds, s->timeout, &tg[i])))
+            continue;
+        msg("Fetching profile over HTTP from %s", tg[i].url);
+        if (s->seconds > 0) {
+            char d[32];
+            fetch_go_duration(d, sizeof(d), (long long)s->seconds * 1000);
+            msg("Please wait... (%s)", d);
+        }
+        urls[nu++] = tg[i];
+    }
+    fetch_get_all(urls, nu, bodies);
+    size_t got_src = 0, got_base = 0;
+    for (size_t i = 0, u = 0; i < n; i++) {
+        char err[ERRLEN];
+        profile_t *p = NULL;
+        int frc;
+        if (is_url[i]) {
+            fetch_body_t *b = &bodies[u++];
+            frc = b->rc;
+            if (frc < 0)
+                snprintf(err, sizeof(err), "%s", b->err);
+            else
+                frc = fetch_parse_body(b, &p, err, sizeof(err));
+            fetch_body_free(b);
+        } else {
+            frc = fetch_file(names[i], &p, err, sizeof(err));
+        }
+        if (frc < 0) {
+            msg("%s: %s", names[i], err);
+            continue;
+        }
+        if (override_mappings(p, s) < 0 ||
+            (is_url[i] && symbolz_collect(p, tg[i].url, tg[i].timeout_ms, &f->zs) < 0)) {
+            msg("out of memory");
+            profile_free(p);
+            continue;
+        }
+        f->remote = f->remote || is_url[i];
+        if (s->base && i == n - 1)
+            ps[s->n_sources + got_base++] = p;
+        else
+            ps[got_src++] = p;
+    }
+    /* sources first, then the base group (at index n_sources) */
+    *src = combine_group(ps, got_src, s->n_sources, false);
+    profile_t **bps = ps + s->n_sources;
+    if (*src && s->base) {
+        *base = combine_group(bps, got_base, 1, true);
+        got_base = 0;
+        if (!*base) {
+            profile_free(*src);
+            *src = NULL;
+        }
+    }
+    for (size_t i = 0; i < got_base; i++)
+        profile_free(bps[i]);
+    rc = *src ? 0 : -1;
+out:
+    for (size_t i = 0; tg && i < n; i++)
+        fetch_target_free(&tg[i]);
+    free(names);
+    free(ps);
+    free(tg);
+    free(is_url);
+    free(urls);
+    free(bodies);
+    return rc;
+}
+
+/* Saves a profile fetched over HTTP as go tool pprof does. */
+static void save_fetched(const profile_t *p)
+{
+    char path[4096], warn[2048] = "", err[ERRLEN];
+    int rc = fetch_save(p, path, sizeof(path), warn, sizeof(warn), err, sizeof(err));
+    if (*warn)
+        fputs(warn, stderr);
+    if (rc == 0)
+        msg("Saved profile in %s", path);
+    else
+        msg("Could not save profile: %s", err);
+}
+
+/* pprof's fetchProfiles: fetch, merge, subtract the base, symbolize
+ * (locally, then remotely for what came over HTTP), save a fetched
+ * profile. NULL after messages. */
 static profile_t *fetch_all(const source_opts_t *s)
 {
-    profile_t *p = grab(s->sources, s->n_sources, s, false);
-    if (!p)
+    fetched_t f = {{0}, false};
+    profile_t *p, *base;
+    if (grab(s, &f, &p, &base) < 0) {
+        symbolz_sources_free(&f.zs);
         return NULL;
+    }
     char err[ERRLEN];
-    if (s->base) {
-        char *b = (char *)s->base;
-        profile_t *base = grab(&b, 1, s, true);
-        if (!base) {
-            profile_free(p);
-            return NULL;
-        }
+    if (base) {
         profile_t *out;
         if (combine_base(p, base, s->diff_base, s->normalize, &out, err, sizeof(err)) < 0) {
             msg("%s", err);
+            symbolz_sources_free(&f.zs);
             return NULL;
         }
         p = out;
     }
-#if HAVE_SYMBOLIZE
     symbolize_opts_t so = {s->symbolize, s->exec_name};
-    if (symbolize_profile && symbolize_profile(p, &so, err, sizeof(err)) < 0) {
+    int rc = symbolize_profile(p, &so, err, sizeof(err));
+    if (rc == 0 && f.zs.n)
+        rc = symbolz_profile(p, s->symbolize, &f.zs, fetch_post, err, sizeof(err));
+    symbolz_sources_free(&f.zs);
+    if (rc < 0) {
         msg("%s", err);
         profile_free(p);
         return NULL;
     }
-#endif
+    symbolz_unsource(p);
     if (s->comment && *s->comment && profile_add_comment(p, s->comment) < 0) {
         msg("out of memory");
         profile_free(p);
@@ -548,11 +648,183 @@ static profile_t *fetch_all(const source_opts_t *s)
         profile_free(p);
         return NULL;
     }
+    if (f.remote)
+        save_fetched(p);
     return p;
+}
+
+/* --- cprof record ---------------------------------------------------------------------- */
+
+static void record_usage(FILE *f)
+{
+    fputs("usage: cprof record [-o FILE] [-rate N] [--] PROG [ARGS...]\n"
+          "\n"
+          "Runs PROG with libcprof.so preloaded and waits for it. Then prints\n"
+          "(on stderr) where its heap profile is and its top 10 functions by\n"
+          "in-use memory, and exits with PROG's status (128+N if signal N\n"
+          "killed it; 125 if cprof itself failed, 126/127 if PROG could not be\n"
+          "run or found).\n"
+          "\n"
+          "  -o FILE   write the profile to FILE (default: $PPROF_TMPDIR, else\n"
+          "            $HOME/pprof, as pprof.PROG.<sample types>.NNN.pb.gz)\n"
+          "  -rate N   CPROF_RATE: bytes between samples (1: every allocation)\n"
+          "\n"
+          "Processes PROG starts inherit the preload; their profiles are left\n"
+          "in a directory that is named at the end.\n",
+          f);
+}
+
+/* Other profiles in dir (of PROG's children); removes dir when none. */
+static void record_leftovers(const char *dir, const char *mine)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.' && strcmp(e->d_name, mine) != 0)
+                n++;
+        closedir(d);
+    }
+    if (n == 0)
+        rmdir(dir);
+    else
+        msg("%d more profile%s, of processes started by the program, in %s", n,
+            n == 1 ? "" : "s", dir);
+}
+
+static int driver_record(int argc, char **argv)
+{
+    record_opts_t o;
+    char err[ERRLEN];
+    if (record_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+        msg("cprof record: %s", err);
+        msg("Run 'cprof record -h' for usage.");
+        return 125;
+    }
+    if (o.help) {
+        record_usage(stdout);
+        return 0;
+    }
+    char lib[4096];
+    if (record_find_runtime(lib, sizeof(lib), err, sizeof(err)) < 0) {
+        msg("cprof record: %s", err);
+        return 125;
+    }
+    /* Where the profile goes: -o, else a new pprof.PROG.TYPES.NNN.pb.gz. */
+    char final[4096];
+    bool created = false;
+    if (o.output) {
+        snprintf(final, sizeof(final), "%s", o.output);
+        int fd = open(final, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            created = true;
+            close(fd);
+        } else if (errno != EEXIST || access(final, W_OK) < 0) {
+            msg("cprof record: %s: %s", final, strerror(errno));
+            return 125;
+        }
+    } else {
+        char dir[4096], warn[2048] = "", prefix[512];
+        int trc = fetch_tmpdir(dir, sizeof(dir), warn, sizeof(warn));
+        if (*warn)
+            fputs(warn, stderr);
+        if (trc < 0) {
+            msg("cprof record: failed to identify temp dir");
+            return 125;
+        }
+        const char *b = strrchr(o.argv[0], '/');
+        b = b && b[1] ? b + 1 : o.argv[0];
+        snprintf(prefix, sizeof(prefix),
+                 "pprof.%s.alloc_objects.alloc_space.inuse_objects.inuse_space.", b);
+        int fd = fetch_new_file(dir, prefix, ".pb.gz", final, sizeof(final));
+        if (fd < 0) {
+            msg("cprof record: %s: %s", final, strerror(-fd));
+            return 125;
+        }
+        close(fd);
+        created = true;
+    }
+    const char *td = getenv("TMPDIR");
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s/cprof-record.XXXXXX", td && *td ? td : "/tmp");
+    if (!mkdtemp(tmp)) {
+        msg("cprof record: mkdtemp %s: %s", tmp, strerror(errno));
+        if (created)
+            unlink(final);
+        return 125;
+    }
+    pid_t pid;
+    int src = record_spawn(&o, lib, tmp, &pid, err, sizeof(err));
+    if (src < 0) {
+        msg("cprof record: %s", err);
+        rmdir(tmp);
+        if (created)
+            unlink(final);
+        return src == -ENOENT ? 127 : src == -ENOMEM ? 125 : 126;
+    }
+    int sig;
+    int status = record_wait(pid, &sig);
+
+    char mine[64], have[4200];
+    snprintf(mine, sizeof(mine), "heap.%ld.pb.gz", (long)pid);
+    snprintf(have, sizeof(have), "%s/%s", tmp, mine);
+    struct stat st;
+    if (stat(have, &st) < 0) {
+        if (sig)
+            msg("cprof record: %s was killed by signal %d (%s) and wrote no profile", o.argv[0],
+                sig, strsignal(sig));
+        else
+            msg("cprof record: %s exited with status %d and wrote no profile (it ended without "
+                "exit(), or profiling was off: CPROF_RATE=0?)",
+                o.argv[0], status);
+        record_leftovers(tmp, mine);
+        if (created)
+            unlink(final);
+        return status;
+    }
+    int mrc = record_move(have, final);
+    if (mrc < 0) {
+        msg("cprof record: moving the profile to %s: %s (it stays in %s)", final, strerror(-mrc),
+            have);
+        if (created)
+            unlink(final);
+        return status;
+    }
+    record_leftovers(tmp, mine);
+    if (sig)
+        msg("cprof record: %s was killed by signal %d (%s)", o.argv[0], sig, strsignal(sig));
+    msg("Saved profile in %s", final);
+
+    /* The top 10 by in-use space, symbolized, on stderr. */
+    source_opts_t so;
+    memset(&so, 0, sizeof(so));
+    char *srcs[1] = {final};
+    so.sources = srcs;
+    so.n_sources = 1;
+    so.seconds = so.timeout = -1;
+    profile_t *p = fetch_all(&so);
+    if (p) {
+        config_t cfg;
+        config_default(&cfg);
+        cfg.nodecount = 10;
+        bool has_inuse = false;
+        for (size_t i = 0; i < p->n_sample_types; i++)
+            has_inuse = has_inuse || strcmp(p->strings[p->sample_types[i].type], "inuse_space") == 0;
+        if (has_inuse && config_set_str(&cfg.sample_index, "inuse_space") < 0)
+            msg("out of memory");
+        else
+            report_to(p, "top", NULL, &cfg, false, stderr);
+        config_free(&cfg);
+        profile_free(p);
+    }
+    return status;
 }
 
 int driver_main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "record") == 0)
+        return driver_record(argc - 2, argv + 2);
     config_t cfg;
     config_default(&cfg);
     source_opts_t src;
