@@ -97,7 +97,17 @@ $(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/libcprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/libcprofile.a -lz -lm
 
-tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump
+# cprof itself under ASan/UBSan, for the hostile-input tests (tool_hostile.sh).
+TOOL_ASAN_OBJ := $(TOOL_SRC:%.c=$(B)/asan/obj/%.o) $(PROFILE_SRC:%.c=$(B)/asan/obj/%.o)
+
+$(B)/asan/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN) -MMD -c -o $@ $<
+
+$(B)/asan/cprof: $(TOOL_ASAN_OBJ)
+	$(CC) $(SAN) -o $@ $(TOOL_ASAN_OBJ) $(TOOL_LIBS)
+
+tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof
 
 deps:
 	@sh scripts/deps.sh
