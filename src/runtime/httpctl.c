@@ -336,35 +336,6 @@ static int start_locked(const char *addr, const char *token, char *bound, size_t
     return 0;
 }
 
-/* The whole start: variables, server, address file. announce: print the
- * address (and failures) to stderr, as for CPROF_HTTP. */
-static int start(const char *addr, bool announce)
-{
-    const char *token, *addr_file;
-    if (read_token(&token) < 0 || read_addr_file(&addr_file) < 0)
-        return -EINVAL;
-    int expected = OFF;
-    if (!__atomic_compare_exchange_n(&state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
-        return -EALREADY;
-    char bound[128] = "", why[4400] = "";
-    int rc = start_locked(addr, token, bound, sizeof(bound), why, sizeof(why));
-    __atomic_store_n(&state, rc == 0 ? RUNNING : OFF, __ATOMIC_RELEASE);
-    if (rc < 0) {
-        if (announce)
-            rt_warn("CPROF_HTTP=\"%s\": %s; the HTTP server is off", addr, why);
-        return rc;
-    }
-    if (announce)
-        rt_warn("serving /debug/pprof/ on http://%s/debug/pprof/", bound);
-    if (addr_file) {
-        int wr = write_addr_file(addr_file, bound);
-        if (wr < 0)
-            rt_warn("cannot write CPROF_HTTP_ADDR_FILE=\"%s\": %s", addr_file, strerror(-wr));
-    }
-    return 0;
-}
-
 /* Makes the hooks resolve the next allocator now. Before that, guarded
  * allocations are served from the small bootstrap buffer meant for dlsym
  * (hooks.c); loading libmicrohttpd and GnuTLS from the constructor would
@@ -387,6 +358,43 @@ static void resolve_allocator(void)
     __atomic_store_n(&rt_self.guard, g, __ATOMIC_SEQ_CST);
 }
 
+/* The whole start: variables, server, address file. announce: print the
+ * address (and failures) to stderr, as for CPROF_HTTP. */
+static int start(const char *addr, bool announce)
+{
+    const char *token, *addr_file;
+    if (read_token(&token) < 0 || read_addr_file(&addr_file) < 0)
+        return -EINVAL;
+    int expected = OFF;
+    if (!__atomic_compare_exchange_n(&state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return -EALREADY;
+    char bound[128] = "", why[4400] = "";
+    resolve_allocator();
+    if (!__atomic_load_n(&rt_next.malloc, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&state, OFF, __ATOMIC_RELEASE);
+        if (announce)
+            rt_warn("CPROF_HTTP=\"%s\": the next allocator is not known yet; the HTTP server "
+                    "is off", addr);
+        return -EAGAIN;
+    }
+    int rc = start_locked(addr, token, bound, sizeof(bound), why, sizeof(why));
+    __atomic_store_n(&state, rc == 0 ? RUNNING : OFF, __ATOMIC_RELEASE);
+    if (rc < 0) {
+        if (announce)
+            rt_warn("CPROF_HTTP=\"%s\": %s; the HTTP server is off", addr, why);
+        return rc;
+    }
+    if (announce)
+        rt_warn("serving /debug/pprof/ on http://%s/debug/pprof/", bound);
+    if (addr_file) {
+        int wr = write_addr_file(addr_file, bound);
+        if (wr < 0)
+            rt_warn("cannot write CPROF_HTTP_ADDR_FILE=\"%s\": %s", addr_file, strerror(-wr));
+    }
+    return 0;
+}
+
 void httpctl_start_from_env(void)
 {
     find_module();
@@ -399,7 +407,6 @@ void httpctl_start_from_env(void)
             "port), [::1]:6060 or :6060 (loopback)");
         return;
     }
-    resolve_allocator();
     if (a.all_interfaces)
         rt_warn("CPROF_HTTP=\"%s\" serves every network interface: anyone who can reach this "
                 "host can read the program's profiles and command line", v);
