@@ -73,6 +73,7 @@ static pthread_t thread;
 static int listen_fd = -1; /* MHD's copy of the listening socket */
 static int wake_fd = -1;   /* eventfd: stop the loop */
 static int stopping;
+static int running; /* a server thread exists; cleared by whoever stops it */
 static conn_t *conns;
 static unsigned nconns; /* live connections (conns) */
 
@@ -419,6 +420,7 @@ EXPORT int cprof_http_module_start(const cprof_http_ops_t *o, const cprof_http_a
         goto fail;
     }
     pthread_setname_np(thread, "cprof-http");
+    __atomic_store_n(&running, 1, __ATOMIC_RELEASE);
     return 0;
 fail:
     if (listen_fd >= 0)
@@ -432,7 +434,7 @@ fail:
 
 EXPORT int cprof_http_module_stop(void)
 {
-    if (!daemon_)
+    if (!__atomic_exchange_n(&running, 0, __ATOMIC_ACQ_REL))
         return -ENOTCONN;
     __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
     uint64_t one = 1;
@@ -455,4 +457,17 @@ EXPORT void cprof_http_module_forget(void)
     listen_fd = -1;
     daemon_ = NULL;
     conns = NULL;
+    running = 0;
+}
+
+/* At exit, the destructors of libmicrohttpd (and GnuTLS) run after this
+ * object's: the server stops here first, so that no request is served by
+ * a library being torn down. exit() waits for the request in progress. */
+__attribute__((destructor)) static void server_fini(void)
+{
+    if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+        return;
+    uint32_t g = ops->guard_enter();
+    cprof_http_module_stop();
+    ops->guard_leave(g);
 }

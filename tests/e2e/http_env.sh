@@ -84,6 +84,20 @@ grep -qx "cprof: serving /debug/pprof/ on http://$(cat "$T/pid.$PID")/debug/ppro
   fail "stderr and the address file disagree"
 stop_server "$PID"
 
+# Exit with a delta profile waiting and requests coming in: the server
+# stops before libmicrohttpd is torn down; the program exits cleanly.
+env CPROF_HTTP=127.0.0.1:0 CPROF_HTTP_ADDR_FILE="$T/exit.addr" LD_PRELOAD="$LIB" sleep 2 2> "$T/exit.err" &
+PID=$!; PIDS="$PIDS $PID"
+wait_file "$T/exit.addr" || fail "exit: no server"
+URL="http://$(cat "$T/exit.addr")"
+req pending "$URL/debug/pprof/heap?seconds=30" &
+rq=$!
+(while kill -0 $PID 2>/dev/null; do curl -s -o /dev/null "$URL/debug/pprof/heap?debug=1"; done) &
+wait $PID || fail "exit: the program failed ($?)"
+wait $rq
+printf 'context canceled\n' | cmp -s - "$T/pending.body" || fail "exit: the waiting request got \"$(cat "$T/pending.body")\""
+note "exit with requests in flight"
+
 # libcprof.so without libcprof-http.so beside it.
 mkdir -p "$T/lib"
 cp "$LIB" "$T/lib/"
