@@ -47,18 +47,9 @@ static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...)
 /* --- intermediate form -------------------------------------------------------- */
 
 enum {
-    RX_HEAP_HDR,
-    RX_HEAP_SAMPLE,
-    RX_GROWTH,
-    RX_FRAG,
-    RX_COUNT_START,
-    RX_COUNT_LINE,
-    RX_CONT_SAMPLE,
     RX_PROCMAPS,
     RX_BRIEF,
     RX_LOGINFO,
-    RX_THREADZ,
-    RX_THREAD,
     RX_COUNT
 };
 
@@ -244,15 +235,6 @@ static void lp_reset(lp_t *lp)
 #define SP "[[:space:]]"
 #define HEX "[[:xdigit:]]"
 static const char *const rx_pattern[RX_COUNT] = {
-    [RX_HEAP_HDR] = "heap profile: *([0-9]+): *([0-9]+) *\\[ *([0-9]+): *([0-9]+) *] *@ "
-                    "*(heap[_a-z0-9]*)/?([0-9]*)",
-    [RX_HEAP_SAMPLE] = "(-?[0-9]+): *(-?[0-9]+) *\\[ *([0-9]+): *([0-9]+) *] @([ x0-9a-f]*)",
-    [RX_GROWTH] = "heap profile: *([0-9]+): *([0-9]+) *\\[ *([0-9]+): *([0-9]+) *] @ growthz?",
-    [RX_FRAG] = "heap profile: *([0-9]+): *([0-9]+) *\\[ *([0-9]+): *([0-9]+) *] @ "
-                "fragmentationz?",
-    [RX_COUNT_START] = "^([^[:space:]]+) profile: total [0-9]+$",
-    [RX_COUNT_LINE] = "^([0-9]+) @(( 0x[0-9a-f]+)+)$",
-    [RX_CONT_SAMPLE] = "([0-9]+) *([0-9]+) @([ x0-9a-f]*)",
     /* start 2, end 4, perm 6, offset 8, file 10 */
     [RX_PROCMAPS] = "^" SP "*(0x)?(" HEX "+)[-[:space:]]?" SP "*(0x)?(" HEX "+):?"
                     "(" SP "+([-rwxp]+))?(" SP "+(" HEX "+))?" SP "+" HEX "+:" HEX "+" SP
@@ -261,9 +243,7 @@ static const char *const rx_pattern[RX_COUNT] = {
     [RX_BRIEF] = "^" SP "*(0x)?(" HEX "+)[-[:space:]]?" SP "*(0x)?(" HEX "+):?"
                  "(" SP "+([-rwxp]+))?(" SP "+([^[:space:]]+))?(" SP "+\\(@(" HEX "+)\\))?"
                  "(" SP "+(" HEX "+))?",
-    [RX_LOGINFO] = "^[^][]+:[0-9]+]" SP,
-    [RX_THREADZ] = "--- threadz [0-9]+ ---",
-    [RX_THREAD] = "--- Thread (" HEX "+) \\(name: (.*)/([0-9]+)\\) stack: ---",
+    [RX_LOGINFO] = ("^[^][]+:[0-9]+]" SP),
 };
 
 /* regexec with pattern `which`, compiled on first use (a parse usually
@@ -282,6 +262,288 @@ static int rx_exec(lp_t *lp, int which, const char *s, size_t n, regmatch_t *m)
 }
 #undef SP
 #undef HEX
+
+/* --- hand-written matchers ---------------------------------------------------
+ *
+ * pprof's unanchored regexps over sample and header lines, matched by hand
+ * with Go's (leftmost-first, greedy) semantics. A POSIX regexec of an
+ * unanchored pattern is quadratic in the line length (it retries at every
+ * start), which a hostile 200 KB line turns into minutes; these are linear:
+ * a failed attempt from the start of a digit run fails from every position
+ * inside the run too, so each run is tried once. Captures are reported as
+ * regmatch_t offsets, like regexec's. */
+
+static bool isdig(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool islowhex(char c)
+{
+    return isdig(c) || (c >= 'a' && c <= 'f');
+}
+
+static const char *digits(const char *p)
+{
+    while (isdig(*p))
+        p++;
+    return p;
+}
+
+static const char *spaces(const char *p) /* Go's " *" */
+{
+    while (*p == ' ')
+        p++;
+    return p;
+}
+
+static void cap(regmatch_t *g, int i, const char *base, const char *a, const char *b)
+{
+    g[i].rm_so = (regoff_t)(a - base);
+    g[i].rm_eo = (regoff_t)(b - base);
+}
+
+/* strstr for the matchers' loops: plain C, because ASan's strstr
+ * interceptor measures the whole haystack on every call, which makes a
+ * loop over the occurrences in a long line quadratic under the sanitizer. */
+static const char *find(const char *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    for (; *s; s++)
+        if (*s == lit[0] && strncmp(s, lit, n) == 0)
+            return s;
+    return NULL;
+}
+
+/* " *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\]" at p (after "heap profile:"):
+ * the position after ']', or NULL. */
+static const char *heap_totals(const char *s, const char *p, regmatch_t *g)
+{
+    for (int i = 1; i <= 4; i++) {
+        p = spaces(p);
+        const char *a = p;
+        p = digits(p);
+        if (p == a)
+            return NULL;
+        cap(g, i, s, a, p);
+        char want = i % 2 ? ':' : i == 2 ? '[' : ']';
+        if (i % 2 == 0)
+            p = spaces(p);
+        if (*p != want)
+            return NULL;
+        p++;
+    }
+    return p;
+}
+
+/* heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*) */
+static int match_heap_hdr(const char *s, regmatch_t *g)
+{
+    for (const char *q = find(s, "heap profile:"); q; q = find(q + 1, "heap profile:")) {
+        const char *p = heap_totals(s, q + 13, g);
+        if (!p)
+            continue;
+        p = spaces(p);
+        if (*p != '@')
+            continue;
+        p = spaces(p + 1);
+        if (strncmp(p, "heap", 4) != 0)
+            continue;
+        const char *a = p;
+        for (p += 4; *p == '_' || (*p >= 'a' && *p <= 'z') || isdig(*p); p++)
+            ;
+        cap(g, 5, s, a, p);
+        if (*p == '/')
+            p++;
+        a = p;
+        p = digits(p);
+        cap(g, 6, s, a, p);
+        cap(g, 0, s, q, p);
+        return 0;
+    }
+    return REG_NOMATCH;
+}
+
+/* heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ WORDz? */
+static int match_heap_other(const char *s, const char *word, regmatch_t *g)
+{
+    size_t wl = strlen(word);
+    for (const char *q = find(s, "heap profile:"); q; q = find(q + 1, "heap profile:")) {
+        const char *p = heap_totals(s, q + 13, g);
+        if (p && p[0] == ' ' && p[1] == '@' && p[2] == ' ' && strncmp(p + 3, word, wl) == 0)
+            return 0;
+    }
+    return REG_NOMATCH;
+}
+
+/* (-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*) */
+static bool heap_sample_at(const char *s, const char *p, regmatch_t *g)
+{
+    const char *a = p;
+    if (*p == '-')
+        p++;
+    p = digits(p);
+    cap(g, 1, s, a, p);
+    if (*p != ':')
+        return false;
+    p = spaces(p + 1);
+    a = p;
+    if (*p == '-')
+        p++;
+    const char *d = p;
+    p = digits(p);
+    if (p == d)
+        return false;
+    cap(g, 2, s, a, p);
+    p = spaces(p);
+    if (*p != '[')
+        return false;
+    for (int i = 3; i <= 4; i++) {
+        p = spaces(p + 1);
+        a = p;
+        p = digits(p);
+        if (p == a)
+            return false;
+        cap(g, i, s, a, p);
+        if (i == 3 && *p != ':')
+            return false;
+    }
+    p = spaces(p);
+    if (p[0] != ']' || p[1] != ' ' || p[2] != '@')
+        return false;
+    a = p += 3;
+    while (*p == ' ' || *p == 'x' || islowhex(*p))
+        p++;
+    cap(g, 5, s, a, p);
+    return true;
+}
+
+static int match_heap_sample(const char *s, regmatch_t *g)
+{
+    for (const char *p = s; *p; p++) {
+        bool start = (*p == '-' && isdig(p[1])) ||
+                     (isdig(*p) && (p == s || (!isdig(p[-1]) && p[-1] != '-')));
+        if (!start)
+            continue;
+        if (heap_sample_at(s, p, g)) {
+            cap(g, 0, s, p, s + g[5].rm_eo);
+            return 0;
+        }
+        if (*p == '-')
+            p++;
+        while (isdig(p[1]))
+            p++;
+    }
+    return REG_NOMATCH;
+}
+
+/* (\d+) *(\d+) @([ x0-9a-f]*) */
+static int match_cont_sample(const char *s, regmatch_t *g)
+{
+    for (const char *p = s; *p; p++) {
+        if (!isdig(*p) || (p > s && isdig(p[-1])))
+            continue;
+        const char *q = digits(p), *r = spaces(q), *rest = NULL;
+        if (r > q && isdig(*r)) {
+            const char *t = digits(r);
+            if (t[0] == ' ' && t[1] == '@') {
+                cap(g, 1, s, p, q);
+                cap(g, 2, s, r, t);
+                rest = t + 2;
+            }
+        }
+        /* Backtracking: the second number is the first one's last digit. */
+        if (!rest && q - p >= 2 && q[0] == ' ' && q[1] == '@') {
+            cap(g, 1, s, p, q - 1);
+            cap(g, 2, s, q - 1, q);
+            rest = q + 2;
+        }
+        if (rest) {
+            const char *e = rest;
+            while (*e == ' ' || *e == 'x' || islowhex(*e))
+                e++;
+            cap(g, 3, s, rest, e);
+            cap(g, 0, s, p, e);
+            return 0;
+        }
+        p = q - 1;
+    }
+    return REG_NOMATCH;
+}
+
+static bool go_space(char c) /* Go's \s: [\t\n\f\r ] */
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+/* \A(\S+) profile: total \d+\z */
+static int match_count_start(const char *s, regmatch_t *g)
+{
+    const char *p = s;
+    while (*p && !go_space(*p))
+        p++;
+    if (p == s || strncmp(p, " profile: total ", 16) != 0)
+        return REG_NOMATCH;
+    const char *q = digits(p + 16);
+    if (q == p + 16 || *q)
+        return REG_NOMATCH;
+    cap(g, 1, s, s, p);
+    return 0;
+}
+
+/* \A(\d+) @(( 0x[0-9a-f]+)+)\z */
+static int match_count_line(const char *s, regmatch_t *g)
+{
+    const char *p = digits(s);
+    if (p == s || p[0] != ' ' || p[1] != '@')
+        return REG_NOMATCH;
+    cap(g, 1, s, s, p);
+    const char *a = p + 2, *q = a;
+    do {
+        if (q[0] != ' ' || q[1] != '0' || q[2] != 'x' || !islowhex(q[3]))
+            return REG_NOMATCH;
+        for (q += 3; islowhex(*q); q++)
+            ;
+    } while (*q);
+    cap(g, 2, s, a, q);
+    return 0;
+}
+
+/* --- threadz \d+ --- */
+static bool match_threadz(const char *s)
+{
+    for (const char *q = find(s, "--- threadz "); q; q = find(q + 1, "--- threadz ")) {
+        const char *p = digits(q + 12);
+        if (p > q + 12 && strncmp(p, " ---", 4) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* --- Thread ([[:xdigit:]]+) \(name: (.*)/(\d+)\) stack: --- */
+static bool match_thread(const char *s)
+{
+    /* The rightmost "/\d+) stack: ---" decides for every start: (.*) can
+     * reach it whenever it can reach any. */
+    const char *last = NULL;
+    for (const char *t = find(s, ") stack: ---"); t; t = find(t + 1, ") stack: ---")) {
+        const char *d = t;
+        while (d > s && isdig(d[-1]))
+            d--;
+        if (d < t && d > s && d[-1] == '/')
+            last = d - 1;
+    }
+    if (!last)
+        return false;
+    for (const char *q = find(s, "--- Thread "); q; q = find(q + 1, "--- Thread ")) {
+        const char *p = q + 11;
+        while (isxdigit((unsigned char)*p))
+            p++;
+        if (p > q + 11 && strncmp(p, " (name: ", 8) == 0 && p + 8 <= last)
+            return true;
+    }
+    return false;
+}
 
 /* --- lines ---------------------------------------------------------------------- */
 
@@ -495,7 +757,7 @@ static bool parse_u64(const char *s, int base, uint64_t *out)
 static long hex_addresses(const char *s, uint64_t **arr, size_t *cap, char *bad, size_t badlen)
 {
     size_t n = 0;
-    for (const char *p = s; (p = strstr(p, "0x"));) {
+    for (const char *p = s; (p = find(p, "0x"));) {
         const char *q = p + 2;
         while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'))
             q++;
@@ -1034,11 +1296,11 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
     lp->period_type[1] = "bytes";
     const char *line = it.text;
     /* Every header form contains this: skip the regexps for other input. */
-    if (!strstr(line, "heap profile:")) {
+    if (!find(line, "heap profile:")) {
         free(it.buf);
         return LEGACY_UNRECOGNIZED;
     }
-    if (rx_exec(lp, RX_HEAP_HDR, line, 7, g) == 0) {
+    if (match_heap_hdr(line, g) == 0) {
         char h[6][64], tag[64];
         for (int i = 1; i <= 4; i++)
             sub(line, g, i, h[i], sizeof(h[i]));
@@ -1065,8 +1327,8 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
             free(it.buf);
             return LEGACY_UNRECOGNIZED;
         }
-    } else if (rx_exec(lp, RX_GROWTH, line, 1, g) == 0 ||
-               rx_exec(lp, RX_FRAG, line, 1, g) == 0) {
+    } else if (match_heap_other(line, "growth", g) == 0 ||
+               match_heap_other(line, "fragmentation", g) == 0) {
         lp->period = 1;
     } else {
         free(it.buf);
@@ -1107,7 +1369,7 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
             free(l);
             break;
         }
-        if (rx_exec(lp, RX_HEAP_SAMPLE, l, 6, g) != 0) {
+        if (match_heap_sample(l, g) != 0) {
             rc = lerr(lp->err, lp->errlen, -EINVAL,
                       "heap profile line %zu is not a sample: \"%.60s\"", lineno, l);
             free(l);
@@ -1158,8 +1420,8 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
     while (lines_next(&it, &rc) && space_or_comment(it.text))
         ;
     regmatch_t g[3];
-    if (rc < 0 || !strstr(it.text, " profile: total ") ||
-        rx_exec(lp, RX_COUNT_START, it.text, 2, g) != 0) {
+    if (rc < 0 || !find(it.text, " profile: total ") ||
+        match_count_start(it.text, g) != 0) {
         free(it.buf);
         return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
     }
@@ -1186,7 +1448,7 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
         regmatch_t m[3];
         char num[32], bad[48];
         int64_t n;
-        if (rx_exec(lp, RX_COUNT_LINE, line, 3, m) != 0 ||
+        if (match_count_line(line, m) != 0 ||
             !parse_i64(sub(line, m, 1, num, sizeof(num)), 0, &n)) {
             rc = lerr(lp->err, lp->errlen, -EINVAL, "%s profile: malformed line \"%.60s\"", tname,
                       line);
@@ -1301,7 +1563,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
             regmatch_t g[4];
             char a[32], b[32], bad[48];
             int64_t v1, v2;
-            if (rx_exec(lp, RX_CONT_SAMPLE, l, 4, g) != 0) {
+            if (match_cont_sample(l, g) != 0) {
                 free(l);
                 rc = LEGACY_UNRECOGNIZED;
                 break;
@@ -1354,20 +1616,19 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
     int rc = 0;
     while (lines_next(&it, &rc) && space_or_comment(it.text))
         ;
-    regmatch_t g[4];
     if (rc < 0) {
         free(it.buf);
         return oom(lp);
     }
-    if (!strstr(it.text, "--- threadz ") && !strstr(it.text, "--- Thread ")) {
+    if (!find(it.text, "--- threadz ") && !find(it.text, "--- Thread ")) {
         free(it.buf);
         return LEGACY_UNRECOGNIZED;
     }
-    if (rx_exec(lp, RX_THREADZ, it.text, 1, g) == 0) {
+    if (match_threadz(it.text)) {
         while (lines_next(&it, &rc))
             if (memory_map_sentinel(it.text) || has_prefix(it.text, "-"))
                 break;
-    } else if (rx_exec(lp, RX_THREAD, it.text, 4, g) != 0) {
+    } else if (!match_thread(it.text)) {
         free(it.buf);
         return LEGACY_UNRECOGNIZED;
     }
@@ -1386,7 +1647,7 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
             cur[0] = '\0';
             break;
         }
-        if (rx_exec(lp, RX_THREAD, cur, 4, g) != 0) {
+        if (!match_thread(cur)) {
             rc = LEGACY_UNRECOGNIZED;
             break;
         }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -471,6 +472,86 @@ static void test_hostile(void **state)
     }
 }
 
+/* Hostile long lines: every matcher must stay linear (a POSIX regexec of
+ * an unanchored pattern took minutes on 200 KB of digits). */
+static char *repeat(const char *head, const char *unit, size_t n, const char *tail)
+{
+    size_t hl = strlen(head), ul = strlen(unit), tl = strlen(tail);
+    char *s = malloc(hl + ul * n + tl + 1);
+    memcpy(s, head, hl);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + hl + i * ul, unit, ul);
+    memcpy(s + hl + ul * n, tail, tl + 1);
+    return s;
+}
+
+static void test_long_lines(void **state)
+{
+    (void)state;
+    const char *H = "heap profile: 1: 1 [1: 1] @ heap/2\n";
+    struct {
+        const char *head, *unit, *tail;
+    } cases[] = {
+        {H, "1", "\n"},
+        {H, "1: ", "\n"},
+        {H, "-1", "\n"},
+        {H, "1: 1 [", "\n"},
+        {H, "heap profile: 1: 1 [1: 1] @ ", "\n"},
+        {"", "heap profile: ", "\n"},
+        {"", "heap profile: 1: 1 [1: 1] ", "\n"},
+        {H, "1: 1 [1: 1] @ 0x1 ", "\n"},
+        {"--- mutex:\n", "1", "\n"},
+        {"--- mutex:\n", "1 1 ", "\n"},
+        {"--- mutex:\n", "1 ", " @\n"},
+        {"goroutine profile: total 1\n1 @", " 0x1", "\n"},
+        {"goroutine profile: total 1\n", "1", " @ 0x1\n"},
+        {"", "--- Thread ", "\n"},
+        {"", "--- Thread 1 (name: ", "/1) stack: ---\n"},
+        {"--- threadz 1 ---\n--- Thread 1 (name: a/1) stack: ---\n", "0x1 ", "\n---\n"},
+        {"", "--- threadz ", "\n"},
+        {"heap profile: 1: 1 [1: 1] @ heap/2\n1: 1 [1: 1] @ 0x1\nMAPPED_LIBRARIES:\n",
+         "1-2 r-xp 0 ", "\n"},
+        {"heap profile: 1: 1 [1: 1] @ heap/2\n1: 1 [1: 1] @ 0x1\nMAPPED_LIBRARIES:\n",
+         "0x1-0x2 /f (@1) ", "\n"},
+        {"heap profile: 1: 1 [1: 1] @ heap/2\n1: 1 [1: 1] @ 0x1\nMAPPED_LIBRARIES:\n", "a:1] ",
+         "\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *s = repeat(cases[i].head, cases[i].unit, 300000 / strlen(cases[i].unit),
+                         cases[i].tail);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        try_parse((const uint8_t *)s, strlen(s));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (getenv("CPROF_TEST_VERBOSE"))
+            fprintf(stderr, "case %zu: %.3fs\n", i,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+        free(s);
+    }
+}
+
+/* Matching follows Go's leftmost-first, greedy regexps. */
+static void test_match_semantics(void **state)
+{
+    (void)state;
+    /* Unanchored: junk before the record; the leftmost '-' belongs to the
+     * number. */
+    profile_t *p = parse_str("heap profile: 1: 8 [1: 8] @ heapprofile\n"
+                             "junk x-3: -8 [1: 8] @ 0x11 junk 0x22\n");
+    assert_int_equal(p->n_sample_types, 2);
+    assert_int_equal(p->samples[0].values[0], -3);
+    assert_int_equal(p->samples[0].values[1], -8);
+    assert_int_equal(p->samples[0].n_location_ids, 1); /* hex only from the @ list */
+    profile_free(p);
+    /* "12345 @": backtracking splits the digits as 1234 and 5. */
+    p = parse_str("--- contention:\n12345 @ 0x11\n");
+    assert_int_equal(p->samples[0].values[0], 5);
+    assert_int_equal(p->samples[0].values[1], 1234);
+    profile_free(p);
+    /* heap tag is greedy over [_a-z0-9]: "heap1024" is an unknown tag. */
+    parse_fails("heap profile: 1: 8 [1: 8] @ heap1024\n", "unrecognized profile format");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +566,8 @@ int main(void)
         cmocka_unit_test(test_threadz),
         cmocka_unit_test(test_unrecognized),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_long_lines),
+        cmocka_unit_test(test_match_semantics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
