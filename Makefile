@@ -57,13 +57,15 @@ $(B)/libcprofile.a: $(PROFILE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# Shared objects are linked to a temporary name and renamed: a test that
+# preloads the library never sees half a file.
 $(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/libcprofile.a
-	$(CC) -shared -o $@ $(RUNTIME_OBJ) $(B)/libcprofile.a $(RUNTIME_LIBS) \
-	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete
+	$(CC) -shared -o $@.tmp $(RUNTIME_OBJ) $(B)/libcprofile.a $(RUNTIME_LIBS) \
+	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
 
 $(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/libcprofile.a $(B)/libcprof.so
-	$(CC) -shared -o $@ $(HTTP_OBJ) $(B)/libcprofile.a $(call pc,libmicrohttpd) -lz -lm \
-	    -L$(B) -lcprof -Wl,--no-undefined -Wl,-soname,libcprof-http.so
+	$(CC) -shared -o $@.tmp $(HTTP_OBJ) $(B)/libcprofile.a $(call pc,libmicrohttpd) -lz -lm \
+	    -L$(B) -lcprof -Wl,--no-undefined -Wl,-soname,libcprof-http.so && mv -f $@.tmp $@
 
 $(B)/cprof: $(TOOL_OBJ) $(B)/libcprofile.a
 	$(CC) -o $@ $(TOOL_OBJ) $(B)/libcprofile.a $(TOOL_LIBS)

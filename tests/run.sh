@@ -12,7 +12,7 @@ out=build/test-logs
 rm -rf "$out"; mkdir -p "$out"
 export CPROF_TOP="$top" CPROF_BUILD="$top/build"
 results=$( (ls build/tests/test_* build/tests/asan/test_* tests/e2e/*.sh 2>/dev/null) |
-           grep -F -- "${TESTS:-}" | xargs -r -P "${JOBS:-2}" -n 1 -I{} sh tests/run-one.sh {} "$out")
+           grep -F -- "${TESTS:-}" | xargs -r -P "${JOBS:-2}" -I{} sh tests/run-one.sh {} "$out")
 echo "$results"
 p=$(echo "$results" | grep -c '^ok ')
 f=$(echo "$results" | grep -c '^FAIL ')

@@ -88,6 +88,19 @@ int config_expand_pattern(const char *pat, uint64_t seq, char *out, size_t outle
     return 0;
 }
 
+/* A relative path is taken relative to the directory at start, as the user
+ * meant it, not to wherever the program has moved by the time it exits. */
+static const char *absolute(const char *path)
+{
+    static char buf[4096];
+    size_t n;
+    if (path[0] == '/' || !getcwd(buf, sizeof(buf)) || (n = strlen(buf)) + strlen(path) + 2 > sizeof(buf))
+        return path;
+    buf[n] = '/';
+    strcpy(buf + n + 1, path);
+    return buf;
+}
+
 static void bad(const char *name, const char *value, const char *accepts, const char *effect)
 {
     rt_warn("%s=\"%s\" is not valid: %s; %s", name, value, accepts, effect);
@@ -127,10 +140,10 @@ void config_read(config_t *c)
         }
     }
     if ((v = getenv("CPROF_MEMORY_LIMIT"))) {
-        if (parse_u64(v, 1u << 20, UINT64_MAX, true, &u)) {
+        if (parse_u64(v, 4u << 20, UINT64_MAX, true, &u)) {
             c->memory_limit = u;
         } else {
-            bad("CPROF_MEMORY_LIMIT", v, "expected bytes >= 1M, optionally with K, M or G",
+            bad("CPROF_MEMORY_LIMIT", v, "expected bytes >= 4M, optionally with K, M or G",
                 heap_off);
             c->rate = 0;
         }
@@ -139,7 +152,7 @@ void config_read(config_t *c)
         bad("CPROF_SEED", v, "expected a whole number > 0", "sampling is seeded from the clock");
     if ((v = getenv("CPROF_HEAP_PROFILE"))) {
         if (config_check_pattern(v) == 0)
-            c->heap_profile = v;
+            c->heap_profile = absolute(v);
         else
             bad("CPROF_HEAP_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no heap profile is written");

@@ -15,6 +15,10 @@
 
 #define NHEADS (1u << 16)
 #define MAX_BUCKETS (1u << 20)
+/* index -> bucket in pages of 64 Ki entries, mapped as the table grows, so
+ * a small program pays 512 KiB, not the 8 MiB of the largest table. */
+#define PAGE_BITS 16
+#define NPAGES (MAX_BUCKETS >> PAGE_BITS)
 /* Frames cprof itself may have above the program's: hooks, sampling,
  * capture, and operator new. */
 #define SKIP_SLACK 16
@@ -29,7 +33,7 @@ static range_t skip[24]; /* cprof's text, operator new & co */
 static int nskip;
 
 static bucket_t **heads;
-static bucket_t **table;
+static bucket_t **table[NPAGES]; /* pages published with release */
 static uint32_t count;
 static rt_lock_t insert_lock = RT_LOCK_INIT;
 static bucket_t *overflow;
@@ -86,15 +90,15 @@ int stacks_init(int which, int depth)
     max_depth = depth;
     if (!heads) {
         heads = arena_map(NHEADS * sizeof(*heads));
-        table = arena_map(MAX_BUCKETS * sizeof(*table));
+        table[0] = arena_map(sizeof(bucket_t *) << PAGE_BITS);
         overflow = arena_alloc(sizeof(*overflow) + sizeof(uintptr_t));
-        if (!heads || !table || !overflow)
+        if (!heads || !table[0] || !overflow)
             return -ENOMEM;
         /* +1: the writer names pc-1, which must stay inside the function. */
         overflow->pcs[0] = (uintptr_t)cprof_stack_table_full + 1;
         overflow->depth = 1;
         overflow->index = 0;
-        table[0] = overflow;
+        table[0][0] = overflow;
         count = 1;
         dl_iterate_phdr(find_self, (void *)(uintptr_t)stacks_init);
         skip_symbols();
@@ -189,14 +193,17 @@ bucket_t *stacks_intern(const uintptr_t *pcs, int depth)
     rt_lock(&insert_lock);
     bucket_t *first = __atomic_load_n(head, __ATOMIC_ACQUIRE);
     b = find(first, h, pcs, depth);
-    if (!b && count < MAX_BUCKETS &&
+    bucket_t ***page = &table[count >> PAGE_BITS];
+    if (!b && count < MAX_BUCKETS && !*page)
+        __atomic_store_n(page, arena_map(sizeof(bucket_t *) << PAGE_BITS), __ATOMIC_RELEASE);
+    if (!b && count < MAX_BUCKETS && *page &&
         (b = arena_alloc(sizeof(*b) + (size_t)depth * sizeof(uintptr_t)))) {
         b->hash = h;
         b->depth = (uint32_t)depth;
         memcpy(b->pcs, pcs, (size_t)depth * sizeof(*pcs));
         b->index = count;
         b->chain = first;
-        table[count] = b;
+        (*page)[count & ((1u << PAGE_BITS) - 1)] = b;
         __atomic_store_n(&count, count + 1, __ATOMIC_RELEASE);
         __atomic_store_n(head, b, __ATOMIC_RELEASE);
     }
@@ -211,7 +218,8 @@ uint32_t stacks_count(void)
 
 bucket_t *stacks_get(uint32_t index)
 {
-    return table[index];
+    bucket_t **page = __atomic_load_n(&table[index >> PAGE_BITS], __ATOMIC_ACQUIRE);
+    return page[index & ((1u << PAGE_BITS) - 1)];
 }
 
 void stacks_fork_prepare(void)

@@ -73,8 +73,14 @@ static void test_good_values(void **state)
     assert_int_equal(c.depth, 256);
     read_with(&c, err, sizeof(err), "CPROF_MEMORY_LIMIT", "64M");
     assert_int_equal(c.memory_limit, 64u << 20);
-    read_with(&c, err, sizeof(err), "CPROF_HEAP_PROFILE", "h.%p.%e.%t.%n.%%.pb.gz");
-    assert_string_equal(c.heap_profile, "h.%p.%e.%t.%n.%%.pb.gz");
+    read_with(&c, err, sizeof(err), "CPROF_HEAP_PROFILE", "/x/h.%p.%e.%t.%n.%%.pb.gz");
+    assert_string_equal(c.heap_profile, "/x/h.%p.%e.%t.%n.%%.pb.gz");
+    /* Relative: against the directory at start. */
+    char want[4200], cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    snprintf(want, sizeof(want), "%s/h.pb.gz", cwd);
+    read_with(&c, err, sizeof(err), "CPROF_HEAP_PROFILE", "h.pb.gz");
+    assert_string_equal(c.heap_profile, want);
     assert_string_equal(err, "");
 }
 
