@@ -552,6 +552,10 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
             frc = fetch_file(names[i], &p, err, sizeof(err));
         }
         if (frc < 0) {
+            /* one line: decoders may quote the input's bytes */
+            for (char *c = err; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                    *c = '?';
             msg("%s: %s", names[i], err);
             continue;
         }
