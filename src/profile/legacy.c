@@ -806,10 +806,11 @@ static char *substitute(const char *line, char **attrs, size_t nattrs)
     if (!out)
         return NULL;
     for (const char *p = line; *p;) {
-        size_t i;
-        for (i = 0; i < nattrs; i += 2)
-            if (*attrs[i] && has_prefix(p, attrs[i]))
-                break;
+        size_t i = nattrs;
+        if (*p == '$') /* every name starts with '$' */
+            for (i = 0; i < nattrs; i += 2)
+                if (has_prefix(p, attrs[i]))
+                    break;
         const char *add = p;
         size_t addn = 1;
         if (i < nattrs) {
@@ -901,7 +902,10 @@ static int parse_maps(lp_t *lp, lines_t *it)
         } else if (r == -1) {
             /* "name=value" defines $name for later lines. */
             char *eq = strchr(l, '=');
-            if (eq) {
+            /* Only the first definition of a name is ever used (the first
+             * match wins), so the table is bounded to keep the cost of
+             * substituting linear on hostile input. */
+            if (eq && nattrs < 2 * 256) {
                 size_t kn, vn;
                 *eq = '\0';
                 const char *k = trim(l, &kn), *v = trim(eq + 1, &vn);
@@ -1089,6 +1093,38 @@ static void frame_info(const lp_t *lp, const char **drop, const char **keep)
     *keep = "";
 }
 
+/* Sorts mapping indexes by start address: a heap sort, O(n log n) with
+ * neither recursion nor allocation (a hostile input may list very many
+ * mappings). */
+static void sift(size_t *a, size_t i, size_t n, const lmap_t *m)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && m[a[c + 1]].start > m[a[c]].start)
+            c++;
+        if (m[a[c]].start <= m[a[i]].start)
+            return;
+        size_t t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+        i = c;
+    }
+}
+
+static void sort_by_start(size_t *a, size_t n, const lmap_t *m)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(a, i, n, m);
+    for (size_t e = n; e-- > 1;) {
+        size_t t = a[0];
+        a[0] = a[e];
+        a[e] = t;
+        sift(a, 0, e, m);
+    }
+}
+
 /* remapLocationIDs + remapMappingIDs + conversion to profile_t. */
 static int build(lp_t *lp, profile_t **out)
 {
@@ -1120,15 +1156,45 @@ static int build(lp_t *lp, profile_t **out)
     size_t nmaps = lp->n_maps - m0;
     lmap_t *maps = lp->maps ? lp->maps + m0 : NULL;
     bool fake = false;
+    /* pprof takes the first mapping containing the address. When the
+     * ranges do not overlap there is at most one, found by bisection over
+     * the mappings sorted by start; otherwise (or once the workaround below
+     * moved a start) the scan in order is the rule. */
+    size_t *by_start = nmaps > 8 ? malloc(nmaps * sizeof(*by_start)) : NULL;
+    size_t nsorted = 0;
+    if (by_start) {
+        for (size_t i = 0; i < nmaps; i++)
+            if (maps[i].start < maps[i].limit)
+                by_start[nsorted++] = i;
+        sort_by_start(by_start, nsorted, maps);
+        for (size_t i = 1; i < nsorted && by_start; i++)
+            if (maps[by_start[i - 1]].limit > maps[by_start[i]].start) {
+                free(by_start);
+                by_start = NULL;
+            }
+    }
     for (size_t k = 0; k < nused; k++) {
         lloc_t *l = &lp->locs[order[k]];
         uint64_t a = l->addr;
         if (a == 0)
             continue;
-        size_t i;
-        for (i = 0; i < nmaps; i++)
-            if (maps[i].start <= a && a < maps[i].limit)
-                break;
+        size_t i = nmaps;
+        if (by_start) {
+            size_t lo = 0, hi = nsorted;
+            while (lo < hi) { /* first with start > a */
+                size_t mid = lo + (hi - lo) / 2;
+                if (maps[by_start[mid]].start <= a)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo > 0 && a < maps[by_start[lo - 1]].limit)
+                i = by_start[lo - 1];
+        } else {
+            for (i = 0; i < nmaps; i++)
+                if (maps[i].start <= a && a < maps[i].limit)
+                    break;
+        }
         if (i == nmaps) {
             /* Legacy writers that lost the first piece of a split mapping. */
             for (i = 0; i < nmaps; i++) {
@@ -1136,6 +1202,8 @@ static int build(lp_t *lp, profile_t **out)
                 if (m->offset != 0 && m->start - m->offset <= a && a < m->start) {
                     m->start -= m->offset;
                     m->offset = 0;
+                    free(by_start);
+                    by_start = NULL;
                     break;
                 }
             }
@@ -1145,6 +1213,7 @@ static int build(lp_t *lp, profile_t **out)
         }
         l->map = (int32_t)i;
     }
+    free(by_start);
     profile_t *p = profile_new();
     if (!p) {
         free(order);

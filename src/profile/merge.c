@@ -371,8 +371,35 @@ static int label_before(const profile_t *p, const profile_label_t *a, const prof
     return strcmp(S(p, a->key), S(p, b->key));
 }
 
-static void sort_labels(const profile_t *p, profile_label_t *l, size_t n)
+typedef struct {
+    profile_label_t l;
+    size_t pos;
+    const profile_t *p;
+} label_pos_t;
+
+static int label_pos_cmp(const void *a, const void *b)
 {
+    const label_pos_t *x = a, *y = b;
+    int c = label_before(x->p, &x->l, &y->l);
+    if (c)
+        return c;
+    return x->pos < y->pos ? -1 : x->pos > y->pos; /* stable */
+}
+
+static int sort_labels(const profile_t *p, profile_label_t *l, size_t n)
+{
+    if (n > 16) { /* a hostile sample may have very many */
+        label_pos_t *t = malloc(n * sizeof(*t));
+        if (!t)
+            return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+            t[i] = (label_pos_t){l[i], i, p};
+        qsort(t, n, sizeof(*t), label_pos_cmp);
+        for (size_t i = 0; i < n; i++)
+            l[i] = t[i].l;
+        free(t);
+        return 0;
+    }
     for (size_t i = 1; i < n; i++) { /* stable insertion sort: n is small */
         profile_label_t x = l[i];
         size_t j = i;
@@ -382,6 +409,7 @@ static void sort_labels(const profile_t *p, profile_label_t *l, size_t n)
         }
         l[j] = x;
     }
+    return 0;
 }
 
 static bool is_zero(const profile_t *p, const profile_sample_t *s)
@@ -414,7 +442,8 @@ static int map_sample(merger_t *m, const profile_sample_t *ss)
         if (l->key < 0 || l->str < 0 || l->num_unit < 0)
             return -ENOMEM;
     }
-    sort_labels(out, m->labels, ss->n_labels);
+    if (sort_labels(out, m->labels, ss->n_labels) < 0)
+        return -ENOMEM;
     uint64_t hv = mix(4, ss->n_location_ids);
     for (uint32_t i = 0; i < ss->n_location_ids; i++)
         hv = mix(hv, m->ids[i]);
@@ -512,6 +541,14 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
         return -ENOMEM;
     int64_t tn = 0, dn = 0, period = 0;
     const char *dflt = "";
+    /* Comments are deduplicated by their interned index, which is below
+     * the current table size plus one new string per comment. */
+    size_t nseen = out->n_strings;
+    for (size_t i = 0; i < n; i++)
+        nseen += srcs[i]->n_comments;
+    uint8_t *seen = calloc(nseen, 1);
+    if (!seen)
+        return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const profile_t *s = srcs[i];
         /* Quirk kept from merge.go: a zero time_nanos after a nonzero one
@@ -522,16 +559,25 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
         if (period == 0 || period < s->period)
             period = s->period;
         for (size_t c = 0; c < s->n_comments; c++) {
-            const char *text = S(s, s->comments[c]);
-            bool seen = false;
-            for (size_t j = 0; j < out->n_comments && !seen; j++)
-                seen = strcmp(out->strings[out->comments[j]], text) == 0;
-            if (!seen && profile_add_comment(out, text) < 0)
+            int64_t k = profile_intern(out, S(s, s->comments[c]));
+            if (k < 0) {
+                free(seen);
                 return -ENOMEM;
+            }
+            if (seen[k])
+                continue;
+            seen[k] = 1;
+            if (grow((void **)&out->comments, &out->cap_comments, out->n_comments + 1,
+                     sizeof(*out->comments)) < 0) {
+                free(seen);
+                return -ENOMEM;
+            }
+            out->comments[out->n_comments++] = k;
         }
         if (!dflt[0])
             dflt = S(s, s->default_sample_type);
     }
+    free(seen);
     out->time_nanos = tn;
     out->duration_nanos = dn;
     out->period = period;

@@ -92,9 +92,17 @@ static int strtab_rehash(profile_t *p, size_t nslots)
         return -ENOMEM;
     for (size_t i = 0; i < p->n_strings; i++) {
         size_t h = hash_bytes(p->strings[i], strlen(p->strings[i])) & (nslots - 1);
-        while (slots[h])
-            h = (h + 1) & (nslots - 1);
-        slots[h] = (uint32_t)i + 1;
+        /* One slot per distinct string (the first index): a decoded table
+         * may repeat a string many times, and equal strings share a probe
+         * chain, so slots for repeats would make inserts quadratic. */
+        bool dup = false;
+        for (; slots[h]; h = (h + 1) & (nslots - 1))
+            if (strcmp(p->strings[slots[h] - 1], p->strings[i]) == 0) {
+                dup = true;
+                break;
+            }
+        if (!dup)
+            slots[h] = (uint32_t)i + 1;
     }
     free(p->strtab->slots);
     p->strtab->slots = slots;
@@ -137,13 +145,18 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
         return -1;
     memcpy(copy, s, len);
     copy[len] = '\0';
-    /* A duplicate still gets a slot: interning then finds whichever of the
-     * equal strings comes first in its probe sequence, which is fine. */
+    /* A repeat gets no slot of its own (see strtab_rehash): interning keeps
+     * returning the first index of the string. */
     size_t h = hash_bytes(copy, len) & t->mask;
-    while (t->slots[h])
-        h = (h + 1) & t->mask;
+    bool dup = false;
+    for (; t->slots[h]; h = (h + 1) & t->mask)
+        if (strcmp(p->strings[t->slots[h] - 1], copy) == 0) {
+            dup = true;
+            break;
+        }
     p->strings[p->n_strings] = copy;
-    t->slots[h] = (uint32_t)p->n_strings + 1;
+    if (!dup)
+        t->slots[h] = (uint32_t)p->n_strings + 1;
     return (int64_t)p->n_strings++;
 }
 

@@ -716,6 +716,19 @@ static void test_hostile_structures(void **state)
     decode_fails(d, 2 * n + 2, "profile has 200000 samples but no sample types");
     free(d);
 
+    /* 300,000 copies of one string: interning must not probe through
+     * every earlier copy (that was quadratic: a minute). */
+    n = 300000;
+    d = malloc(n * 3 + 4);
+    memcpy(d, "\x32\x00", 2);
+    for (size_t i = 0; i < n; i++)
+        memcpy(d + 2 + 3 * i, "\x32\x01\x61", 3);
+    profile_t *dup = decode_ok(d, n * 3 + 2);
+    assert_int_equal(dup->n_strings, n + 1);
+    assert_int_equal(profile_intern(dup, "a"), 1);
+    profile_free(dup);
+    free(d);
+
     /* A packed field claiming 2^60 elements. */
     const uint8_t packed[] = {0x0a, 0x00, 0x12, 0x0a, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff,
                               0xff, 0xff, 0xff, 0x0f, 0x32, 0x00};

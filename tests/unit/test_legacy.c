@@ -552,6 +552,45 @@ static void test_match_semantics(void **state)
     parse_fails("heap profile: 1: 8 [1: 8] @ heap1024\n", "unrecognized profile format");
 }
 
+/* Many mappings (the bisection path) give the same assignment as pprof's
+ * scan in order; overlapping ones fall back to the scan. */
+static void test_many_mappings(void **state)
+{
+    (void)state;
+    for (int overlap = 0; overlap < 2; overlap++) {
+        char *s = malloc(1 << 16);
+        size_t n = (size_t)sprintf(s, "heap profile: 1: 8 [1: 8] @ heapprofile\n1: 8 [1: 8] @");
+        for (int i = 0; i < 40; i++) /* addresses in mappings 0, 3, 6, ... and one outside */
+            n += (size_t)sprintf(s + n, " 0x%x", 0x100000 * (i * 3 % 40) + 0x101);
+        n += (size_t)sprintf(s + n, " 0x7fffffff\nMAPPED_LIBRARIES:\n");
+        for (int i = 39; i >= 0; i--) /* listed in reverse address order */
+            n += (size_t)sprintf(s + n, "%x-%x r-xp 00000000 08:01 1 /lib/l%d.so\n",
+                                 0x100000 * i, 0x100000 * (i + 1) + (overlap && i == 7 ? 0x200000 : 0),
+                                 i);
+        profile_t *p = parse_ok(s, n);
+        assert_int_equal(p->n_mappings, 41); /* + catch-all */
+        const profile_sample_t *sm = &p->samples[0];
+        for (uint32_t i = 0; i < sm->n_location_ids; i++) {
+            const profile_location_t *l = profile_location_by_id(p, sm->location_ids[i]);
+            const profile_mapping_t *m = profile_mapping_by_id(p, l->mapping_id);
+            assert_non_null(m);
+            if (i == 40) {
+                assert_int_equal(m->id, 41);
+                continue;
+            }
+            /* The first listed mapping containing the address. */
+            const profile_mapping_t *want = NULL;
+            for (size_t k = 0; k < 40 && !want; k++)
+                if (p->mappings[k].memory_start <= l->address &&
+                    l->address < p->mappings[k].memory_limit)
+                    want = &p->mappings[k];
+            assert_ptr_equal(m, want);
+        }
+        profile_free(p);
+        free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -568,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_long_lines),
         cmocka_unit_test(test_match_semantics),
+        cmocka_unit_test(test_many_mappings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

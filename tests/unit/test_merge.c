@@ -3,6 +3,7 @@
  * -base/-diff_base on hand-built and generated profiles. (Agreement with
  * go tool pprof on the same inputs: tests/e2e/profile_merge.sh.) */
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -353,6 +354,37 @@ static void test_random_properties(void **state)
     }
 }
 
+/* Hostile sizes stay fast: many equal comments, a sample with many labels. */
+static void test_floods(void **state)
+{
+    (void)state;
+    profile_t *a = mini(0x1000, "/bin/app");
+    for (int i = 0; i < 100000; i++)
+        profile_add_comment(a, i % 2 ? "x" : "y");
+    profile_sample_t *s = add(a, 1, 0, 1, 1);
+    /* (profile_sample_add_label copies on every append: set them at once) */
+    s->labels = profile_alloc(a, 20000 * sizeof(*s->labels));
+    char k[32];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(k, sizeof(k), "k%d", (i * 7919) % 5000);
+        s->labels[i] = (profile_label_t){profile_intern(a, k),
+                                         i % 3 ? profile_intern(a, "v") : 0, i % 3 ? 0 : i, 0};
+    }
+    s->n_labels = 20000;
+    profile_t *m;
+    char err[128];
+    assert_int_equal(profile_compact(a, &m, err, sizeof(err)), 0);
+    assert_int_equal(m->n_comments, 2);
+    assert_int_equal(m->samples[0].n_labels, 20000);
+    for (uint32_t i = 1; i < m->samples[0].n_labels; i++) {
+        const profile_label_t *x = &m->samples[0].labels[i - 1], *y = &m->samples[0].labels[i];
+        bool xn = x->str == 0, yn = y->str == 0;
+        assert_true(xn < yn || (xn == yn && strcmp(str(m, x->key), str(m, y->key)) <= 0));
+    }
+    profile_free(a);
+    profile_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_base_and_diff_base),
         cmocka_unit_test(test_set_label),
         cmocka_unit_test(test_random_properties),
+        cmocka_unit_test(test_floods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
