@@ -336,28 +336,6 @@ static int start_locked(const char *addr, const char *token, char *bound, size_t
     return 0;
 }
 
-/* Makes the hooks resolve the next allocator now. Before that, guarded
- * allocations are served from the small bootstrap buffer meant for dlsym
- * (hooks.c); loading libmicrohttpd and GnuTLS from the constructor would
- * exhaust it. posix_memalign with an invalid alignment goes through the
- * hook's resolution and then fails in the next allocator: nothing is
- * allocated, counted or sampled. */
-static void resolve_allocator(void)
-{
-    if (__atomic_load_n(&rt_next.malloc, __ATOMIC_ACQUIRE))
-        return;
-    /* Through a volatile pointer: the compiler knows posix_memalign as a
-     * builtin that reads no memory of ours, and would drop the guard
-     * stores around it. */
-    int (*volatile pm)(void **, size_t, size_t) = posix_memalign;
-    uint32_t g = rt_self.guard;
-    __atomic_store_n(&rt_self.guard, 0, __ATOMIC_SEQ_CST);
-    void *p = NULL;
-    if (pm(&p, 3, 1) == 0) /* cannot succeed; defensive */
-        free(p);
-    __atomic_store_n(&rt_self.guard, g, __ATOMIC_SEQ_CST);
-}
-
 /* The whole start: variables, server, address file. announce: print the
  * address (and failures) to stderr, as for CPROF_HTTP. */
 static int start(const char *addr, bool announce)
@@ -370,7 +348,6 @@ static int start(const char *addr, bool announce)
                                      __ATOMIC_RELAXED))
         return -EALREADY;
     char bound[128] = "", why[4400] = "";
-    resolve_allocator();
     if (!__atomic_load_n(&rt_next.malloc, __ATOMIC_ACQUIRE)) {
         __atomic_store_n(&state, OFF, __ATOMIC_RELEASE);
         if (announce)

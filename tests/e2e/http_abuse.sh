@@ -47,7 +47,12 @@ req uri "$URL/debug/pprof/heap?x=$big"
 expect uri 414
 head -c $((17 << 20)) /dev/zero | tr '\0' 1 > "$T/body17m"
 req post413 -H 'Expect:' --data-binary @"$T/body17m" "$URL/debug/pprof/symbol"
-expect_error post413 413 "Request Entity Too Large"
+# The server answers 413 as soon as it reads the length and closes; curl,
+# still sending, sometimes sees the reset before the answer (status 000).
+# Either way the body was refused.
+if [ "$STATUS" != 000 ]; then
+  expect_error post413 413 "Request Entity Too Large"
+fi
 # Chunked, so the size is not known in advance: the connection is dropped.
 req chunked -H 'Transfer-Encoding: chunked' --data-binary @"$T/body17m" "$URL/debug/pprof/symbol"
 [ "$STATUS" != 200 ] || fail "an oversized chunked body was accepted"
