@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# heap_overhead.sh — what heap profiling costs real, allocation-heavy
+# programs: jq, sqlite3, python3 (PYTHONMALLOC=malloc) and xmllint on
+# generated inputs (bench/workloads/), each run plain, under cprof at the
+# default rate and at rate 1, and under the peer profilers that are
+# installed (heaptrack; jemalloc's sampling profiler; gperftools'
+# HEAPPROFILE). Prints median wall time and peak RSS, and their ratios.
+#
+#   bench/heap_overhead.sh            (see bench/README.md for the knobs)
+#
+# Runs of one program are interleaved: round 1 runs every configuration
+# once, then round 2, ..., so slow drift on a noisy machine hits all of
+# them alike. Wall time: bash's $EPOCHREALTIME around the run; CPU time
+# (user + system) and peak RSS: GNU time's %U %S %M, which include the
+# program's waited-for children (heaptrack's interpreter process).
+set -euo pipefail
+export LC_ALL=C
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+WL=$TOP/bench/workloads
+RUNS=${BENCH_RUNS:-5}
+SLOW_RUNS=${BENCH_SLOW_RUNS:-1}
+SCALE=${BENCH_SCALE:-1}
+PROGRAMS=${BENCH_PROGRAMS:-"jq sqlite3 python3 xmllint"}
+PEERS=${BENCH_PEERS:-"heaptrack jemalloc gperftools"}
+
+say() { echo "heap_overhead: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# --- what is needed -------------------------------------------------------
+if [ ! -x /usr/bin/time ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "GNU time (/usr/bin/time) is needed for peak RSS; installing package 'time'"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null ||
+      die "cannot install 'time'"
+  else
+    die "GNU time (/usr/bin/time) is needed for peak RSS: sudo apt-get install time"
+  fi
+fi
+command -v python3 >/dev/null || die "python3 is needed (input generation)"
+# The interpreter itself, not a wrapper script (pyenv's shims are bash
+# scripts that would run, and be profiled, on every run).
+PY=${BENCH_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
+
+make -C "$TOP" -s build/libcprof.so >&2 || die "cannot build build/libcprof.so"
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
+if [ "${BENCH_KEEP:-0}" = 1 ]; then
+  say "keeping $W"
+else
+  trap 'rm -rf "$W"' EXIT
+fi
+mkdir -p "$W/in" "$W/out" "$W/res"
+# The library measured is a copy: a rebuild during the run cannot mix versions.
+LIB=$W/libcprof.so
+cp "$TOP/build/libcprof.so" "$LIB"
+
+libpath() { ldconfig -p | awk -v n="$1" '$1 == n { print $NF; exit }'; }
+
+# --- the configurations ---------------------------------------------------
+# CONFIGS: name, in run order. For each: LABEL, BASE (the configuration its
+# "x own" ratio is against, or empty), SLOW (1: only $SLOW_RUNS runs).
+CONFIGS="plain cprof cprof1"
+declare -A LABEL BASE SLOW
+LABEL[plain]="plain"
+LABEL[cprof]="cprof (default rate)"
+LABEL[cprof1]="cprof CPROF_RATE=1"
+for p in $PEERS; do
+  case $p in
+  heaptrack)
+    if command -v heaptrack >/dev/null; then
+      CONFIGS="$CONFIGS heaptrack"; LABEL[heaptrack]="heaptrack"
+    else
+      say "heaptrack not installed: skipped (apt-get install heaptrack)"
+    fi ;;
+  jemalloc)
+    JE=$(libpath libjemalloc.so.2)
+    if [ -z "$JE" ]; then
+      say "libjemalloc2 not installed: jemalloc skipped"
+    elif env LD_PRELOAD="$JE" MALLOC_CONF=prof:true /bin/true 2>&1 | grep -q .; then
+      say "this jemalloc has no profiling (built without --enable-prof): jemalloc prof skipped"
+    else
+      CONFIGS="$CONFIGS jemalloc jeprof"
+      LABEL[jemalloc]="jemalloc (no profiling)"
+      LABEL[jeprof]="jemalloc prof:true (2^19 B)"; BASE[jeprof]=jemalloc
+    fi ;;
+  gperftools)
+    TC=$(libpath libtcmalloc.so.4)
+    if [ -z "$TC" ]; then
+      say "libtcmalloc.so.4 (package google-perftools) not installed: gperftools skipped"
+    else
+      CONFIGS="$CONFIGS tcmalloc gperf"
+      LABEL[tcmalloc]="tcmalloc (no profiling)"
+      LABEL[gperf]="gperftools HEAPPROFILE"; BASE[gperf]=tcmalloc; SLOW[gperf]=1
+    fi ;;
+  *) die "unknown peer '$p' (BENCH_PEERS: heaptrack jemalloc gperftools)" ;;
+  esac
+done
+
+O=$W/out
+# config_cmd NAME: sets CENV (environment) and WRAP (wrapper command).
+config_cmd() {
+  CENV=(); WRAP=()
+  case $1 in
+  plain) ;;
+  cprof) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
+  cprof1) CENV=(LD_PRELOAD="$LIB" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
+  heaptrack) WRAP=(heaptrack -o "$O/heaptrack") ;;
+  jemalloc) CENV=(LD_PRELOAD="$JE") ;;
+  jeprof) CENV=(LD_PRELOAD="$JE" MALLOC_CONF="prof:true,prof_final:true,prof_prefix:$O/jeprof") ;;
+  tcmalloc) CENV=(LD_PRELOAD="$TC") ;;
+  gperf) CENV=(LD_PRELOAD="$TC" HEAPPROFILE="$O/gperf") ;;
+  esac
+}
+
+# config_wrote NAME: the profiler's output exists (it really profiled).
+config_wrote() {
+  case $1 in
+  cprof | cprof1) [ -s "$O/cprof.pb.gz" ] ;;
+  heaptrack) ls "$O"/heaptrack* >/dev/null 2>&1 ;;
+  jeprof) ls "$O"/jeprof.*.heap >/dev/null 2>&1 ;;
+  gperf) ls "$O"/gperf.*.heap >/dev/null 2>&1 ;;
+  *) true ;;
+  esac
+}
+
+# --- the programs -----------------------------------------------------------
+# workload_cmd NAME: sets WENV and CMD.
+workload_cmd() {
+  WENV=()
+  case $1 in
+  jq) CMD=(jq -c -f "$WL/filter.jq" "$W/in/data.json") ;;
+  sqlite3) CMD=(sqlite3 :memory: ".read $W/in/load.sql") ;;
+  python3) WENV=(PYTHONMALLOC=malloc); CMD=("$PY" "$WL/pywork.py" "$(awk -v s="$SCALE" 'BEGIN { printf "%d", 100000 * s }')") ;;
+  xmllint) CMD=(xmllint --noout "$W/in/doc.xml") ;;
+  *) die "unknown program '$1' (BENCH_PROGRAMS: jq sqlite3 python3 xmllint)" ;;
+  esac
+}
+
+progs=""
+for p in $PROGRAMS; do
+  workload_cmd "$p"
+  if command -v "${CMD[0]}" >/dev/null; then
+    progs="$progs $p"
+  else
+    say "$p not installed: skipped"
+  fi
+done
+[ -n "$progs" ] || die "none of the programs is installed"
+
+say "generating inputs (scale $SCALE) in $W/in"
+python3 "$WL/gen.py" "$W/in" "$SCALE"
+
+# run NAME CONFIG: one timed run; appends "wall_s cpu_s maxrss_kB" to the
+# results (cpu: user + system time of the program and its waited-for children).
+run() {
+  local prog=$1 cfg=$2 t0 t1 rc=0
+  workload_cmd "$prog"
+  config_cmd "$cfg"
+  rm -rf "$O" && mkdir -p "$O"
+  t0=$EPOCHREALTIME
+  /usr/bin/time -f "%U %S %M" -o "$W/rss" env "${WENV[@]}" "${CENV[@]}" "${WRAP[@]}" "${CMD[@]}" \
+    </dev/null >/dev/null 2>"$W/stderr" || rc=$?
+  t1=$EPOCHREALTIME
+  if [ $rc != 0 ]; then
+    cat "$W/stderr" >&2
+    die "$prog under $cfg failed (exit $rc)"
+  fi
+  config_wrote "$cfg" || { cat "$W/stderr" >&2; die "$prog under $cfg: the profiler wrote no output"; }
+  echo "$t0 $t1 $(tail -n 1 "$W/rss")" |
+    awk '{ printf "%.4f %.2f %d\n", $2 - $1, $3 + $4, $5 }' >> "$W/res/$prog.$cfg"
+}
+
+# count PROG: allocations the program makes, from a cprof profile at rate 1
+# (alloc_objects is exact there). Needs go tool pprof.
+count() {
+  local prog=$1
+  if ! command -v go >/dev/null; then echo "?"; return; fi
+  workload_cmd "$prog"
+  env "${WENV[@]}" LD_PRELOAD="$LIB" CPROF_RATE=1 CPROF_HEAP_PROFILE="$W/count.pb.gz" \
+    "${CMD[@]}" </dev/null >/dev/null 2>&1 || { echo "?"; return; }
+  go tool pprof -symbolize=none -sample_index=alloc_objects -top -nodecount=1 \
+    "$W/count.pb.gz" 2>/dev/null | sed -n 's/.* of \([0-9][0-9]*\) total.*/\1/p' | head -n 1
+}
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+start=$EPOCHREALTIME
+declare -A ALLOCS
+for prog in $progs; do
+  say "$prog: counting allocations (cprof, rate 1)"
+  ALLOCS[$prog]=$(count "$prog")
+  run "$prog" plain && rm -f "$W/res/$prog.plain" # warm-up, not counted
+  for ((r = 1; r <= RUNS; r++)); do
+    say "$prog: round $r/$RUNS"
+    for cfg in $CONFIGS; do
+      if [ "${SLOW[$cfg]:-0}" = 1 ] && [ "$r" -gt "$SLOW_RUNS" ]; then continue; fi
+      run "$prog" "$cfg"
+    done
+  done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
+
+# --- the table --------------------------------------------------------------
+# summary FILE COLUMN: "median min max" of one column.
+summary() {
+  awk -v c="$2" '{ print $c }' "$1" | sort -g |
+    awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                              print m, v[1], v[NR] }'
+}
+
+rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo "?")
+dirty=$(git -C "$TOP" status --porcelain -- src/runtime src/profile 2>/dev/null | grep -q . && echo "+changes" || true)
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+echo "cprof heap-profiling overhead: median of $RUNS interleaved runs (gperftools: $SLOW_RUNS)"
+echo "libcprof.so at $rev$dirty; $cpu, $(nproc) CPUs; load average $load0 before, $load1 after; ${elapsed}s"
+echo "allocations: counted with cprof at CPROF_RATE=1 (go tool pprof, alloc_objects)"
+echo "x plain: median / median of plain; x own: against the same allocator without profiling"
+echo
+printf '%-29s %4s %7s %15s %7s %7s %7s %7s %8s %7s\n' \
+  "program / configuration" runs "wall s" "min-max" "x plain" "x own" "cpu s" "x plain" "RSS MB" "x plain"
+for prog in $progs; do
+  read -r pt _ _ <<<"$(summary "$W/res/$prog.plain" 1)"
+  read -r pc _ _ <<<"$(summary "$W/res/$prog.plain" 2)"
+  read -r pm _ _ <<<"$(summary "$W/res/$prog.plain" 3)"
+  printf '%s (%s allocations)\n' "$prog" "${ALLOCS[$prog]:-?}"
+  for cfg in $CONFIGS; do
+    f=$W/res/$prog.$cfg
+    read -r t tmin tmax <<<"$(summary "$f" 1)"
+    read -r c _ _ <<<"$(summary "$f" 2)"
+    read -r m _ _ <<<"$(summary "$f" 3)"
+    own=""
+    if [ -n "${BASE[$cfg]:-}" ]; then
+      read -r bt _ _ <<<"$(summary "$W/res/$prog.${BASE[$cfg]}" 1)"
+      own=$(awk -v a="$t" -v b="$bt" 'BEGIN { printf "%.3f", a / b }')
+    fi
+    awk -v l="${LABEL[$cfg]}" -v n="$(wc -l <"$f")" -v t="$t" -v lo="$tmin" -v hi="$tmax" \
+        -v pt="$pt" -v own="$own" -v c="$c" -v pc="$pc" -v m="$m" -v pm="$pm" 'BEGIN {
+      printf "  %-27s %4d %7.3f %7.3f-%-7.3f %7.3f %7s %7.2f %7.3f %8.1f %7.3f\n",
+             l, n, t, lo, hi, t / pt, own, c, (pc > 0 ? c / pc : 0), m / 1024, m / pm }'
+  done
+done
+# ratio PROG CONFIG: median wall time of CONFIG / median of plain.
+ratio() {
+  local a b
+  read -r a _ _ <<<"$(summary "$W/res/$1.$2" 1)"
+  read -r b _ _ <<<"$(summary "$W/res/$1.plain" 1)"
+  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }'
+}
+echo
+echo "target: cprof at the default rate <= 1.05x plain wall time"
+for prog in $progs; do
+  r=$(ratio "$prog" cprof)
+  line="  $prog: $r $(awk -v r="$r" 'BEGIN { print r <= 1.05 ? "ok" : "MISSED" }')"
+  line="$line; at rate 1: $(ratio "$prog" cprof1)"
+  case " $CONFIGS " in *" heaptrack "*) line="$line (heaptrack $(ratio "$prog" heaptrack))" ;; esac
+  echo "$line"
+done
