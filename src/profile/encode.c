@@ -1,7 +1,8 @@
 /* encode.c — profile_t to profile.proto bytes, and gzip.
  *
- * Nested messages are length-prefixed, so each one is written into a scratch
- * buffer first and then copied behind its tag and length. Field order
+ * Nested messages are length-prefixed: samples and locations compute their
+ * length first and are written in place; the few others go through a
+ * scratch buffer copied behind their tag and length. Field order
  * follows Go's writer: sample types, samples, mappings, locations,
  * functions, string table, then the scalar fields. */
 #include "profile.h"
@@ -18,12 +19,11 @@ void pbuf_free(pbuf_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-static void put(pbuf_t *b, const void *src, size_t n)
+/* Room for n more bytes at the end of b; NULL (and b->oom) without memory. */
+static uint8_t *reserve(pbuf_t *b, size_t n)
 {
-    /* n == 0 may come with src == NULL (empty strings, empty scratch
-     * buffers): memcpy must not see a NULL pointer even then. */
-    if (b->oom || n == 0)
-        return;
+    if (b->oom)
+        return NULL;
     if (b->len + n > b->cap) {
         size_t nc = b->cap ? b->cap : 4096;
         while (nc < b->len + n)
@@ -31,25 +31,48 @@ static void put(pbuf_t *b, const void *src, size_t n)
         uint8_t *nd = realloc(b->data, nc);
         if (!nd) {
             b->oom = true;
-            return;
+            return NULL;
         }
         b->data = nd;
         b->cap = nc;
     }
-    memcpy(b->data + b->len, src, n);
+    return b->data + b->len;
+}
+
+static void put(pbuf_t *b, const void *src, size_t n)
+{
+    /* n == 0 may come with src == NULL (empty strings, empty scratch
+     * buffers): memcpy must not see a NULL pointer even then. */
+    uint8_t *d = n ? reserve(b, n) : NULL;
+    if (d) {
+        memcpy(d, src, n);
+        b->len += n;
+    }
+}
+
+/* Varints are written in place: they are most of a profile's bytes. */
+static inline void varint(pbuf_t *b, uint64_t v)
+{
+    uint8_t *d = reserve(b, 10);
+    if (!d)
+        return;
+    size_t n = 0;
+    while (v >= 0x80) {
+        d[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    d[n++] = (uint8_t)v;
     b->len += n;
 }
 
-static void varint(pbuf_t *b, uint64_t v)
+static inline size_t varint_len(uint64_t v)
 {
-    uint8_t tmp[10];
-    size_t n = 0;
+    size_t n = 1;
     while (v >= 0x80) {
-        tmp[n++] = (uint8_t)(v | 0x80);
         v >>= 7;
+        n++;
     }
-    tmp[n++] = (uint8_t)v;
-    put(b, tmp, n);
+    return n;
 }
 
 enum { WIRE_VARINT = 0, WIRE_BYTES = 2 };
@@ -89,15 +112,6 @@ static void field_msg(pbuf_t *b, int field, pbuf_t *msg)
     msg->len = 0;
 }
 
-static void packed_u64(pbuf_t *b, pbuf_t *tmp, int field, const uint64_t *v, size_t n)
-{
-    if (n == 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        varint(tmp, v[i]);
-    field_msg(b, field, tmp);
-}
-
 static void value_type(pbuf_t *b, pbuf_t *tmp, int field, const profile_value_type_t *vt)
 {
     field_u64(tmp, 1, (uint64_t)vt->type);
@@ -105,20 +119,66 @@ static void value_type(pbuf_t *b, pbuf_t *tmp, int field, const profile_value_ty
     field_msg(b, field, tmp);
 }
 
-static void sample(pbuf_t *b, pbuf_t *tmp, pbuf_t *inner, const profile_t *p,
-                   const profile_sample_t *s)
+/* Encoded sizes, for the two messages a profile has most of (samples and
+ * locations): knowing the length first, they are written straight into
+ * the output instead of through a scratch buffer. Field numbers here are
+ * all below 16, so every key is one byte. */
+static size_t scalar_len(uint64_t v)
 {
-    packed_u64(tmp, inner, 1, s->location_ids, s->n_location_ids);
-    packed_u64(tmp, inner, 2, (const uint64_t *)s->values, p->n_sample_types);
+    return v ? 1 + varint_len(v) : 0;
+}
+
+static size_t nested_len(size_t payload)
+{
+    return 1 + varint_len(payload) + payload;
+}
+
+static size_t packed_len(const uint64_t *v, size_t n)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += varint_len(v[i]);
+    return len;
+}
+
+static void packed(pbuf_t *b, int field, const uint64_t *v, size_t n, size_t len)
+{
+    if (n == 0)
+        return;
+    key(b, field, WIRE_BYTES);
+    varint(b, len);
+    for (size_t i = 0; i < n; i++)
+        varint(b, v[i]);
+}
+
+static size_t label_len(const profile_label_t *l)
+{
+    return scalar_len((uint64_t)l->key) + scalar_len((uint64_t)l->str) +
+           scalar_len((uint64_t)l->num) + scalar_len((uint64_t)l->num_unit);
+}
+
+static void sample(pbuf_t *b, const profile_t *p, const profile_sample_t *s)
+{
+    const uint64_t *vals = (const uint64_t *)s->values;
+    size_t locs_len = packed_len(s->location_ids, s->n_location_ids);
+    size_t vals_len = packed_len(vals, p->n_sample_types);
+    size_t len = (s->n_location_ids ? nested_len(locs_len) : 0) +
+                 (p->n_sample_types ? nested_len(vals_len) : 0);
+    for (uint32_t i = 0; i < s->n_labels; i++)
+        len += nested_len(label_len(&s->labels[i]));
+    key(b, 2, WIRE_BYTES);
+    varint(b, len);
+    packed(b, 1, s->location_ids, s->n_location_ids, locs_len);
+    packed(b, 2, vals, p->n_sample_types, vals_len);
     for (uint32_t i = 0; i < s->n_labels; i++) {
         const profile_label_t *l = &s->labels[i];
-        field_u64(inner, 1, (uint64_t)l->key);
-        field_u64(inner, 2, (uint64_t)l->str);
-        field_u64(inner, 3, (uint64_t)l->num);
-        field_u64(inner, 4, (uint64_t)l->num_unit);
-        field_msg(tmp, 3, inner);
+        key(b, 3, WIRE_BYTES);
+        varint(b, label_len(l));
+        field_u64(b, 1, (uint64_t)l->key);
+        field_u64(b, 2, (uint64_t)l->str);
+        field_u64(b, 3, (uint64_t)l->num);
+        field_u64(b, 4, (uint64_t)l->num_unit);
     }
-    field_msg(b, 2, tmp);
 }
 
 static void mapping(pbuf_t *b, pbuf_t *tmp, const profile_mapping_t *m)
@@ -136,18 +196,29 @@ static void mapping(pbuf_t *b, pbuf_t *tmp, const profile_mapping_t *m)
     field_msg(b, 3, tmp);
 }
 
-static void location(pbuf_t *b, pbuf_t *tmp, pbuf_t *inner, const profile_location_t *l)
+static size_t line_len(const profile_line_t *ln)
 {
-    field_u64(tmp, 1, l->id);
-    field_u64(tmp, 2, l->mapping_id);
-    field_u64(tmp, 3, l->address);
+    return scalar_len(ln->function_id) + scalar_len((uint64_t)ln->line);
+}
+
+static void location(pbuf_t *b, const profile_location_t *l)
+{
+    size_t len = scalar_len(l->id) + scalar_len(l->mapping_id) + scalar_len(l->address) +
+                 scalar_len(l->is_folded);
+    for (uint32_t i = 0; i < l->n_lines; i++)
+        len += nested_len(line_len(&l->lines[i]));
+    key(b, 4, WIRE_BYTES);
+    varint(b, len);
+    field_u64(b, 1, l->id);
+    field_u64(b, 2, l->mapping_id);
+    field_u64(b, 3, l->address);
     for (uint32_t i = 0; i < l->n_lines; i++) {
-        field_u64(inner, 1, l->lines[i].function_id);
-        field_u64(inner, 2, (uint64_t)l->lines[i].line);
-        field_msg(tmp, 4, inner);
+        key(b, 4, WIRE_BYTES);
+        varint(b, line_len(&l->lines[i]));
+        field_u64(b, 1, l->lines[i].function_id);
+        field_u64(b, 2, (uint64_t)l->lines[i].line);
     }
-    field_bool(tmp, 5, l->is_folded);
-    field_msg(b, 4, tmp);
+    field_bool(b, 5, l->is_folded);
 }
 
 static void function(pbuf_t *b, pbuf_t *tmp, const profile_function_t *f)
@@ -162,15 +233,15 @@ static void function(pbuf_t *b, pbuf_t *tmp, const profile_function_t *f)
 
 int profile_encode(const profile_t *p, pbuf_t *out)
 {
-    pbuf_t tmp = {0}, inner = {0};
+    pbuf_t tmp = {0};
     for (size_t i = 0; i < p->n_sample_types; i++)
         value_type(out, &tmp, 1, &p->sample_types[i]);
     for (size_t i = 0; i < p->n_samples; i++)
-        sample(out, &tmp, &inner, p, &p->samples[i]);
+        sample(out, p, &p->samples[i]);
     for (size_t i = 0; i < p->n_mappings; i++)
         mapping(out, &tmp, &p->mappings[i]);
     for (size_t i = 0; i < p->n_locations; i++)
-        location(out, &tmp, &inner, &p->locations[i]);
+        location(out, &p->locations[i]);
     for (size_t i = 0; i < p->n_functions; i++)
         function(out, &tmp, &p->functions[i]);
     for (size_t i = 0; i < p->n_strings; i++)
@@ -188,9 +259,8 @@ int profile_encode(const profile_t *p, pbuf_t *out)
         field_msg(out, 13, &tmp);
     }
     field_u64(out, 14, (uint64_t)p->default_sample_type);
-    bool oom = tmp.oom || inner.oom || out->oom;
+    bool oom = tmp.oom || out->oom;
     pbuf_free(&tmp);
-    pbuf_free(&inner);
     return oom ? -ENOMEM : 0;
 }
 
