@@ -1,0 +1,18 @@
+/* browser.h — showing a file or URL to the user: in $BROWSER when set,
+ * else with xdg-open when a display is available (DISPLAY or
+ * WAYLAND_DISPLAY), as pprof's web command does. The viewer is started as a
+ * child process with stdout/stderr inherited; nothing else is printed. */
+#ifndef CPROF_TOOL_BROWSER_H
+#define CPROF_TOOL_BROWSER_H
+
+#include <stdbool.h>
+
+/* Opens target (a path or an http:// URL). program: a specific viewer
+ * ("eog", "gv --noantialias") tried alone, or NULL for the browser list.
+ * wait: wait until the viewer exits (the command line does, as pprof;
+ * the shell and the web server do not, and leave no zombie behind).
+ * 0 when a viewer ran (and, with wait, exited 0); -ENOENT when no viewer
+ * is available (the caller prints the path instead); other -errno. */
+int browser_open(const char *target, const char *program, bool wait);
+
+#endif
