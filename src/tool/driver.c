@@ -27,6 +27,9 @@
 
 #define ERRLEN 1024
 
+/* Where driver_report_with also copies messages (the web UI's page). */
+static __thread FILE *msg_copy;
+
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void msg(const char *fmt, ...)
 {
@@ -35,6 +38,12 @@ static void msg(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    if (msg_copy) {
+        va_start(ap, fmt);
+        vfprintf(msg_copy, fmt, ap);
+        va_end(ap);
+        fputc('\n', msg_copy);
+    }
 }
 
 /* --- sample selection ----------------------------------------------------------- */
@@ -262,9 +271,10 @@ static FILE *away_from_tty(char *name, size_t n)
     return NULL;
 }
 
-/* driver_report, to dest when given (then -output is not looked at). */
+/* driver_report, to dest when given (then -output is not looked at),
+ * through gen instead of report_generate when given. */
 static int report_to(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
-                     bool interactive, FILE *dest)
+                     bool interactive, FILE *dest, driver_gen_fn gen, void *gen_arg)
 {
     const command_t *cmd = command_find(cmdname);
     if (!cmd) {
@@ -406,7 +416,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         msg("out of memory");
         goto done;
     }
-    int grc = report_generate(&r, err, sizeof(err));
+    int grc = gen ? gen(&r, gen_arg, err, sizeof(err)) : report_generate(&r, err, sizeof(err));
     if (r.out != out)
         fclose(r.out);
     if (grc == 0 && text && tlen && fwrite(text, 1, tlen, out) != tlen) {
@@ -440,7 +450,17 @@ done:
 int driver_report(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
                   bool interactive)
 {
-    return report_to(p, cmdname, param, cfg0, interactive, NULL);
+    return report_to(p, cmdname, param, cfg0, interactive, NULL, NULL, NULL);
+}
+
+int driver_report_with(profile_t *p, const char *cmdname, const char *param, const config_t *cfg,
+                       FILE *out, FILE *messages, driver_gen_fn gen, void *arg)
+{
+    FILE *saved = msg_copy;
+    msg_copy = messages;
+    int rc = report_to(p, cmdname, param, cfg, false, out, gen, arg);
+    msg_copy = saved;
+    return rc;
 }
 
 /* --- loading -------------------------------------------------------------------------- */
@@ -613,7 +633,7 @@ static void save_fetched(const profile_t *p)
 /* pprof's fetchProfiles: fetch, merge, subtract the base, symbolize
  * (locally, then remotely for what came over HTTP), save a fetched
  * profile. NULL after messages. */
-static profile_t *fetch_all(const source_opts_t *s)
+profile_t *driver_fetch(const source_opts_t *s)
 {
     fetched_t f = {{0}, false};
     profile_t *p, *base;
@@ -807,7 +827,7 @@ static int driver_record(int argc, char **argv)
     so.sources = srcs;
     so.n_sources = 1;
     so.seconds = so.timeout = -1;
-    profile_t *p = fetch_all(&so);
+    profile_t *p = driver_fetch(&so);
     if (p) {
         config_t cfg;
         config_default(&cfg);
@@ -818,7 +838,7 @@ static int driver_record(int argc, char **argv)
         if (has_inuse && config_set_str(&cfg.sample_index, "inuse_space") < 0)
             msg("out of memory");
         else
-            report_to(p, "top", NULL, &cfg, false, stderr);
+            report_to(p, "top", NULL, &cfg, false, stderr, NULL, NULL);
         config_free(&cfg);
         profile_free(p);
     }
@@ -853,7 +873,7 @@ int driver_main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    profile_t *p = fetch_all(&src);
+    profile_t *p = driver_fetch(&src);
     if (!p) {
         config_free(&cfg);
         return 1;

@@ -7,8 +7,12 @@
 
 #include <stdbool.h>
 
+#include <stdio.h>
+
 #include "profile/profile.h"
+#include "tool/flags.h"
 #include "tool/options.h"
+#include "tool/report.h"
 
 int driver_main(int argc, char **argv);
 
@@ -16,6 +20,22 @@ int driver_main(int argc, char **argv);
  * cfg, to cfg->output or stdout. Prints its own messages; 0 or -1. */
 int driver_report(profile_t *p, const char *cmd, const char *param, const config_t *cfg,
                   bool interactive);
+
+/* A report printer in place of report_generate: gets the report set up
+ * (filters applied, granularity, sample index, total). 0 or a negative
+ * errno with a message in err. */
+typedef int (*driver_gen_fn)(report_t *r, void *arg, char *err, size_t errlen);
+
+/* driver_report for callers that lay reports out themselves (the web UI):
+ * the report goes to out (never -output), through gen when not NULL, and
+ * the messages printed on stderr are also written to messages when not
+ * NULL (this thread's messages only). 0 or -1. */
+int driver_report_with(profile_t *p, const char *cmd, const char *param, const config_t *cfg,
+                       FILE *out, FILE *messages, driver_gen_fn gen, void *arg);
+
+/* Fetches, merges (subtracting the base), symbolizes the sources of s as
+ * the command line does; NULL after messages on stderr. */
+profile_t *driver_fetch(const source_opts_t *s);
 
 /* Index of the sample type named by sample_index ("" = default), or -1
  * with pprof's message in err. */
