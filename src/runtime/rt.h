@@ -33,6 +33,8 @@ typedef struct {
     uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
     uint32_t guard;       /* nonzero while cprof itself runs on this thread */
     uint8_t exited;       /* thread-exit destructors ran: no new stats block */
+    uint8_t unwinding;    /* inside libunwind (stacks_capture): a SIGPROF
+                             handler must not unwind this thread (cpuring.h) */
 } rt_thread_t;
 
 extern __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));

@@ -151,10 +151,17 @@ __attribute__((noinline)) int stacks_capture(uintptr_t *out)
 {
     uintptr_t buf[STACKS_MAX_DEPTH + SKIP_SLACK];
     int want = max_depth + SKIP_SLACK, n;
-    if (unwinder == UNWIND_FP)
+    if (unwinder == UNWIND_FP) {
         n = fp_walk(buf, want);
-    else
+    } else {
+        /* Flagged: a CPU-profile signal arriving now must not re-enter
+         * libunwind on this thread (cpuring.h). */
+        rt_self.unwinding = 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
         n = unw_backtrace((void **)buf, want);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        rt_self.unwinding = 0;
+    }
     int i = 0;
     while (i < n && skipped(buf[i]))
         i++;
