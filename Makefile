@@ -22,7 +22,9 @@ PROFILE_OBJ := $(PROFILE_SRC:%.c=$(B)/pic/%.o)
 
 # --- the runtime (src/runtime) -> libcprof.so ------------------------------
 RUNTIME_SRC := $(wildcard src/runtime/*.c)
-RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/pic/%.o)
+# symtab.c (function names from .symtab) also names the frames of the
+# runtime's text profiles (stackprof.c).
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/pic/%.o) $(B)/pic/src/http/symtab.o
 RUNTIME_LIBS := -lunwind -lz -ldl -lpthread -lm
 
 # --- the HTTP endpoints (src/http) -> libcprof-http.so ---------------------

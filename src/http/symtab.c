@@ -517,6 +517,12 @@ bool symtab_stale(const symtab_t *t)
 
 const char *symtab_lookup(const symtab_t *t, uint64_t addr)
 {
+    uint64_t start;
+    return symtab_lookup_sym(t, addr, &start);
+}
+
+const char *symtab_lookup_sym(const symtab_t *t, uint64_t addr, uint64_t *start)
+{
     for (size_t i = 0; i < t->n; i++) {
         const obj_t *o = &t->objs[i];
         bool in = false;
@@ -539,6 +545,7 @@ const char *symtab_lookup(const symtab_t *t, uint64_t addr)
          * reaches up to the next symbol. */
         if (s->size && addr >= s->addr + s->size)
             return NULL;
+        *start = s->addr;
         return o->pool + s->name;
     }
     return NULL;

@@ -32,4 +32,7 @@ bool symtab_stale(const symtab_t *t);
 /* The function containing addr, or NULL. Valid while t lives. */
 const char *symtab_lookup(const symtab_t *t, uint64_t addr);
 
+/* The same, and *start is the function's first address. */
+const char *symtab_lookup_sym(const symtab_t *t, uint64_t addr, uint64_t *start);
+
 #endif
