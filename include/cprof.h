@@ -52,6 +52,20 @@ int cprof_heap_profile_write(const char *path);
  * block. */
 int cprof_heap_profile_write_fd(int fd, int debug);
 
+/* CPU profile, as Go's pprof.StartCPUProfile: every thread sampled
+ * CPROF_CPU_HZ times per second of the CPU time it uses (default 100), on
+ * its own CPU-time clock. cprof_cpu_start begins profiling into path (the
+ * patterns of cprof_heap_profile_write; a relative path is taken from the
+ * current directory now), cprof_cpu_stop ends it and writes the gzipped
+ * profile.proto there atomically. One profile at a time, also counting
+ * CPROF_CPU_PROFILE and /debug/pprof/profile: -EBUSY while one runs.
+ * start: 0, -EINVAL (bad pattern), -EBUSY, -ENOTSUP (CPROF_CPU_HZ was
+ * invalid), or the errno of creating the file. stop: 0, -ENOTCONN if none
+ * runs, or the errno of writing. A profile still running at exit is
+ * written then. */
+int cprof_cpu_start(const char *path);
+int cprof_cpu_stop(void);
+
 /* The /debug/pprof/ endpoints of Go's net/http/pprof, served by a thread of
  * this process (libcprof-http.so, loaded on first use from the directory
  * libcprof.so was loaded from). addr is HOST:PORT: a numeric IPv4 address,

@@ -5,14 +5,16 @@
  * tables and only then sets the sampling rate, so no sample is taken
  * before everything it needs exists. Allocations before that are counted
  * but not sampled.
- * Exit: a destructor writes CPROF_HEAP_PROFILE. Tables are never torn
- * down: threads still running during exit keep allocating safely.
+ * Exit: a destructor writes CPROF_CPU_PROFILE and CPROF_HEAP_PROFILE.
+ * Tables are never torn down: threads still running during exit keep
+ * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
  * both processes (lock order: stacks, livemap stripes, threadstats). */
 #include "cprof.h"
 
 #include "arena.h"
 #include "config.h"
+#include "cpuprof.h"
 #include "heap.h"
 #include "heapprof.h"
 #include "httpctl.h"
@@ -57,6 +59,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);
     tstats_init();
+    bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth, cfg.unwinder == UNWIND_FP) == 0;
     if (stacks_init(cfg.unwinder, cfg.depth) < 0 || livemap_init() < 0) {
         rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
                 (unsigned long long)arena_limit());
@@ -67,6 +70,8 @@ __attribute__((constructor(101))) static void cprof_init(void)
         if (cfg.every > 0 && output_start_periodic(cfg.heap_profile, cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
     }
+    if (cpu)
+        cpu_start_from_env(cfg.cpu_profile);
     httpctl_start_from_env();
     rt_guard_leave(g);
 }
@@ -74,6 +79,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
 __attribute__((destructor)) static void cprof_fini(void)
 {
     uint32_t g = rt_guard_enter();
+    cpu_fini();
     output_stop_periodic();
     if (ready && cfg.heap_profile) {
         int rc = output_write_heap(cfg.heap_profile);

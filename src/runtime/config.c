@@ -90,11 +90,10 @@ int config_expand_pattern(const char *pat, uint64_t seq, char *out, size_t outle
 
 /* A relative path is taken relative to the directory at start, as the user
  * meant it, not to wherever the program has moved by the time it exits. */
-static const char *absolute(const char *path)
+static const char *absolute(const char *path, char *buf, size_t len)
 {
-    static char buf[4096];
     size_t n;
-    if (path[0] == '/' || !getcwd(buf, sizeof(buf)) || (n = strlen(buf)) + strlen(path) + 2 > sizeof(buf))
+    if (path[0] == '/' || !getcwd(buf, len) || (n = strlen(buf)) + strlen(path) + 2 > len)
         return path;
     buf[n] = '/';
     strcpy(buf + n + 1, path);
@@ -109,8 +108,9 @@ static void bad(const char *name, const char *value, const char *accepts, const 
 void config_read(config_t *c)
 {
     *c = (config_t){.rate = 524288, .unwinder = UNWIND_LIBUNWIND, .depth = 64,
-                    .memory_limit = 1ull << 30};
+                    .memory_limit = 1ull << 30, .cpu_hz = 100};
     static const char heap_off[] = "heap profiling is off";
+    static char heap_buf[4096], cpu_buf[4096];
     const char *v;
     uint64_t u;
 
@@ -152,10 +152,26 @@ void config_read(config_t *c)
         bad("CPROF_SEED", v, "expected a whole number > 0", "sampling is seeded from the clock");
     if ((v = getenv("CPROF_HEAP_PROFILE"))) {
         if (config_check_pattern(v) == 0)
-            c->heap_profile = absolute(v);
+            c->heap_profile = absolute(v, heap_buf, sizeof(heap_buf));
         else
             bad("CPROF_HEAP_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no heap profile is written");
+    }
+    if ((v = getenv("CPROF_CPU_HZ"))) {
+        if (parse_u64(v, 1, 10000, false, &u)) {
+            c->cpu_hz = (int)u;
+        } else {
+            bad("CPROF_CPU_HZ", v, "expected CPU samples per second, from 1 to 10000",
+                "CPU profiling is off");
+            c->cpu_hz = 0;
+        }
+    }
+    if ((v = getenv("CPROF_CPU_PROFILE"))) {
+        if (config_check_pattern(v) == 0 && c->cpu_hz > 0)
+            c->cpu_profile = absolute(v, cpu_buf, sizeof(cpu_buf));
+        else if (c->cpu_hz > 0)
+            bad("CPROF_CPU_PROFILE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no CPU profile is written");
     }
     if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         char *end;

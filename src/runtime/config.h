@@ -17,6 +17,8 @@ typedef struct {
     double every;             /* CPROF_HEAP_PROFILE_EVERY: seconds, 0 = none */
     uint64_t memory_limit;    /* CPROF_MEMORY_LIMIT: bytes (default 1 GiB) */
     uint64_t seed;            /* CPROF_SEED: 0 = from the clock */
+    const char *cpu_profile;  /* CPROF_CPU_PROFILE: output pattern, or NULL */
+    int cpu_hz;               /* CPROF_CPU_HZ: CPU samples per second (default 100) */
 } config_t;
 
 void config_read(config_t *c);

@@ -1,0 +1,857 @@
+/* cpuprof.c — CPU profiling sessions, per-thread timers, the drain thread,
+ * the table of sampled stacks and the profile (see cpuprof.h).
+ *
+ * Session life: start maps what the signal side needs (cpuring_init),
+ * starts the drain thread, enables recording, then gives every thread a
+ * timer. Stop disables recording, deletes the timers, waits until no
+ * handler is still writing, lets the drain thread empty the ring and end,
+ * and builds the profile from its table. Start and stop are serialized by
+ * an atomic state word; a caller that finds a stop in progress waits on it
+ * (futex) rather than on a lock, and nothing here runs in a hook. */
+#include "cpuprof.h"
+
+#include "arena.h"
+#include "config.h"
+#include "cpuring.h"
+#include "cprof.h"
+#include "procmaps.h"
+#include "profile/profile.h"
+#include "rt.h"
+#include "stacks.h"
+#include "threadhook.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TIMERS_CAP (1u << 14)  /* threads with a timer at once */
+#define INTERNAL_MAX 32        /* cprof's own threads remembered */
+#define DRAIN_PERIOD_MS 100    /* as Go's profileWriter */
+#define RESULTS 8              /* outcomes of past sessions kept */
+
+static int hz = 100;
+static int depth = 64;
+static bool fp_ok;
+static bool inited;
+
+/* --- the per-thread timers ---------------------------------------------------- */
+
+/* tid -> kernel timer id, open addressing with backward-shift deletion. */
+typedef struct {
+    int32_t tid; /* 0: empty */
+    int32_t timer;
+} tentry_t;
+
+static tentry_t *timers; /* TIMERS_CAP entries, mapped on the first start */
+static uint32_t ntimers;
+static int32_t internal_tids[INTERNAL_MAX]; /* cprof's threads: no timer */
+static rt_lock_t timers_lock = RT_LOCK_INIT; /* timers, internal_tids */
+static int timers_on; /* threads starting now make their own timer */
+static uint64_t rng = 0x2545f4914f6cdd1dull; /* under timers_lock */
+static uint64_t uncovered; /* threads that got no timer */
+
+static uint32_t tslot(int32_t tid)
+{
+    return ((uint32_t)tid * 2654435761u) & (TIMERS_CAP - 1);
+}
+
+static int sys_timer_delete(int32_t id)
+{
+    return (int)syscall(SYS_timer_delete, id);
+}
+
+/* A timer on tid's CPU clock, signalling tid; the first expiry at a random
+ * point of the first period (as Go does), so threads do not tick together. */
+static int timer_for_locked(int32_t tid, int32_t *out)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev.sigev_value.sival_ptr = cpuring_cookie();
+    sev._sigev_un._tid = tid; /* sigev_notify_thread_id */
+    /* The kernel's encoding of a thread's CPU clock, as glibc's
+     * pthread_getcpuclockid makes it (CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED). */
+    clockid_t clock = (clockid_t)((~(uint32_t)tid << 3) | 6u);
+    int id;
+    if (syscall(SYS_timer_create, clock, &sev, &id) < 0)
+        return -errno;
+    int64_t period = 1000000000LL / hz;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    int64_t first = 1 + (int64_t)(rng % (uint64_t)period);
+    struct itimerspec its = {
+        .it_interval = {(time_t)(period / 1000000000), (long)(period % 1000000000)},
+        .it_value = {(time_t)(first / 1000000000), (long)(first % 1000000000)},
+    };
+    if (syscall(SYS_timer_settime, id, 0, &its, NULL) < 0) {
+        int e = errno;
+        sys_timer_delete(id);
+        return -e;
+    }
+    *out = id;
+    return 0;
+}
+
+static tentry_t *timer_find_locked(int32_t tid)
+{
+    for (uint32_t i = tslot(tid);; i = (i + 1) & (TIMERS_CAP - 1)) {
+        if (timers[i].tid == tid)
+            return &timers[i];
+        if (timers[i].tid == 0)
+            return NULL;
+    }
+}
+
+static void timer_remove_locked(tentry_t *e)
+{
+    uint32_t i = (uint32_t)(e - timers);
+    sys_timer_delete(e->timer);
+    timers[i].tid = 0;
+    ntimers--;
+    /* Backward shift: move up every entry of the run that the hole cut
+     * off from its home slot. */
+    for (uint32_t j = (i + 1) & (TIMERS_CAP - 1); timers[j].tid; j = (j + 1) & (TIMERS_CAP - 1)) {
+        uint32_t home = tslot(timers[j].tid);
+        if (((j - home) & (TIMERS_CAP - 1)) >= ((j - i) & (TIMERS_CAP - 1))) {
+            timers[i] = timers[j];
+            timers[j].tid = 0;
+            i = j;
+        }
+    }
+}
+
+static bool is_internal_locked(int32_t tid)
+{
+    for (int i = 0; i < INTERNAL_MAX; i++)
+        if (internal_tids[i] == tid)
+            return true;
+    return false;
+}
+
+/* Gives tid a timer. replace: this is tid itself, starting: a timer found
+ * for that tid belongs to an earlier thread that had the same tid. */
+static void cover_locked(int32_t tid, bool replace)
+{
+    if (!timers_on || is_internal_locked(tid))
+        return;
+    tentry_t *e = timer_find_locked(tid);
+    if (e && !replace)
+        return;
+    if (e)
+        timer_remove_locked(e);
+    int32_t id = 0;
+    if (ntimers + 1 >= TIMERS_CAP || timer_for_locked(tid, &id) < 0) {
+        /* EAGAIN (RLIMIT_SIGPENDING), a full registry, or a thread that
+         * has exited since it was listed. */
+        uncovered++;
+        return;
+    }
+    uint32_t i = tslot(tid);
+    while (timers[i].tid)
+        i = (i + 1) & (TIMERS_CAP - 1);
+    timers[i] = (tentry_t){tid, id};
+    ntimers++;
+}
+
+/* Every thread listed in /proc/self/task. Threads created meanwhile either
+ * appear in the list or see timers_on as they start. */
+static void cover_all(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        long tid = strtol(de->d_name, &end, 10);
+        if (*end || tid <= 0)
+            continue;
+        rt_lock(&timers_lock);
+        cover_locked((int32_t)tid, false);
+        rt_unlock(&timers_lock);
+    }
+    closedir(d);
+}
+
+static void uncover_all(void)
+{
+    rt_lock(&timers_lock);
+    __atomic_store_n(&timers_on, 0, __ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < TIMERS_CAP && ntimers; i++) {
+        if (timers[i].tid) {
+            sys_timer_delete(timers[i].timer);
+            timers[i].tid = 0;
+            ntimers--;
+        }
+    }
+    rt_unlock(&timers_lock);
+}
+
+/* --- thread callbacks (threadhook.h) ------------------------------------------ */
+
+/* The stack bounds the handler's frame-pointer walk needs, found while it
+ * is safe to ask (pthread_getattr_np allocates). */
+static void learn_stack_bounds(void)
+{
+    if (!fp_ok || rt_self.stack_hi)
+        return;
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        rt_self.stack_lo = (uintptr_t)addr;
+        rt_self.stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static void on_start(void *cookie, bool internal)
+{
+    (void)cookie;
+    int32_t tid = (int32_t)gettid();
+    if (internal) {
+        cpuring_ignore_this_thread();
+        rt_lock(&timers_lock);
+        for (int i = 0; i < INTERNAL_MAX; i++) {
+            if (!internal_tids[i]) {
+                internal_tids[i] = tid;
+                break;
+            }
+        }
+        rt_unlock(&timers_lock);
+        return;
+    }
+    learn_stack_bounds();
+    if (!__atomic_load_n(&timers_on, __ATOMIC_ACQUIRE))
+        return;
+    rt_lock(&timers_lock);
+    cover_locked(tid, true);
+    rt_unlock(&timers_lock);
+}
+
+static void on_exit_(void *cookie, bool internal)
+{
+    (void)cookie;
+    int32_t tid = (int32_t)gettid();
+    if (internal) {
+        rt_lock(&timers_lock);
+        for (int i = 0; i < INTERNAL_MAX; i++)
+            if (internal_tids[i] == tid)
+                internal_tids[i] = 0;
+        rt_unlock(&timers_lock);
+        return;
+    }
+    if (!__atomic_load_n(&timers_on, __ATOMIC_ACQUIRE))
+        return;
+    rt_lock(&timers_lock);
+    tentry_t *e = timers ? timer_find_locked(tid) : NULL;
+    if (e)
+        timer_remove_locked(e);
+    rt_unlock(&timers_lock);
+}
+
+static const threadhook_client_t client = {
+    .on_start = on_start,
+    .on_exit = on_exit_,
+};
+
+/* --- the table of stacks (drain thread; then the stopping thread) ------------- */
+
+typedef struct {
+    uint64_t hash;
+    int64_t count;  /* timer periods */
+    uint32_t depth;
+    uint32_t off;   /* pcs at pool[off] */
+} centry_t;
+
+typedef struct {
+    centry_t *slots;
+    size_t cap, n;     /* cap: a power of two, 0 before the first sample */
+    uintptr_t *pool;
+    size_t pool_len, pool_cap;
+    int64_t lost;      /* periods dropped with the ring full */
+    int64_t full;      /* periods not kept: the table could not grow */
+} ctable_t;
+
+static ctable_t tab;
+
+static uint64_t hash_pcs(const uintptr_t *pcs, uint32_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= pcs[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+static void table_free(ctable_t *t)
+{
+    if (t->slots)
+        arena_unmap(t->slots, t->cap * sizeof(*t->slots));
+    if (t->pool)
+        arena_unmap(t->pool, t->pool_cap * sizeof(*t->pool));
+    memset(t, 0, sizeof(*t));
+}
+
+static bool table_grow_slots(ctable_t *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    centry_t *s = arena_map(cap * sizeof(*s));
+    if (!s)
+        return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i].count)
+            continue;
+        size_t j = t->slots[i].hash & (cap - 1);
+        while (s[j].count)
+            j = (j + 1) & (cap - 1);
+        s[j] = t->slots[i];
+    }
+    if (t->slots)
+        arena_unmap(t->slots, t->cap * sizeof(*t->slots));
+    t->slots = s;
+    t->cap = cap;
+    return true;
+}
+
+static bool table_grow_pool(ctable_t *t, size_t need)
+{
+    size_t cap = t->pool_cap ? t->pool_cap : 16384;
+    while (cap < t->pool_len + need)
+        cap *= 2;
+    if (cap > UINT32_MAX)
+        return false;
+    uintptr_t *p = arena_map(cap * sizeof(*p));
+    if (!p)
+        return false;
+    if (t->pool) {
+        memcpy(p, t->pool, t->pool_len * sizeof(*p));
+        arena_unmap(t->pool, t->pool_cap * sizeof(*t->pool));
+    }
+    t->pool = p;
+    t->pool_cap = cap;
+    return true;
+}
+
+static void table_add(ctable_t *t, const uintptr_t *pcs, uint32_t n, uint32_t count)
+{
+    if ((t->n + 1) * 2 > t->cap && !table_grow_slots(t)) {
+        t->full += count;
+        return;
+    }
+    uint64_t h = hash_pcs(pcs, n);
+    size_t i = h & (t->cap - 1);
+    for (; t->slots[i].count; i = (i + 1) & (t->cap - 1)) {
+        centry_t *e = &t->slots[i];
+        if (e->hash == h && e->depth == n &&
+            memcmp(t->pool + e->off, pcs, n * sizeof(*pcs)) == 0) {
+            e->count += count;
+            return;
+        }
+    }
+    if (t->pool_len + n > t->pool_cap && !table_grow_pool(t, n)) {
+        t->full += count;
+        return;
+    }
+    memcpy(t->pool + t->pool_len, pcs, n * sizeof(*pcs));
+    t->slots[i] = (centry_t){h, count, n, (uint32_t)t->pool_len};
+    t->pool_len += n;
+    t->n++;
+}
+
+/* --- the drain thread ------------------------------------------------------------ */
+
+static void drain(ctable_t *t)
+{
+    cpuring_sample_t s;
+    while (cpuring_peek(&s)) {
+        if (s.depth > 0)
+            table_add(t, s.pcs, s.depth, s.count);
+        cpuring_release();
+    }
+    t->lost += (int64_t)cpuring_take_lost();
+}
+
+static int drain_stop;
+
+static void *drain_main(void *arg)
+{
+    (void)arg;
+    rt_self.guard = 1; /* for its whole life: nothing it does is the program's */
+    for (;;) {
+        /* Read before draining: once set, every sample is published. */
+        bool last = __atomic_load_n(&drain_stop, __ATOMIC_ACQUIRE);
+        drain(&tab);
+        if (last)
+            break;
+        cpuring_wait(DRAIN_PERIOD_MS);
+    }
+    return NULL;
+}
+
+/* --- the profile ------------------------------------------------------------------- */
+
+/* pc -> location id, open addressing, grown by doubling (malloc: guarded). */
+typedef struct {
+    uint64_t *keys, *ids;
+    size_t mask, n;
+} pcmap_t;
+
+static int pcmap_grow(pcmap_t *m)
+{
+    size_t nslots = m->keys ? (m->mask + 1) * 2 : 4096;
+    uint64_t *k = calloc(nslots, sizeof(*k)), *v = calloc(nslots, sizeof(*v));
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; m->keys && i <= m->mask; i++) {
+        if (!m->keys[i])
+            continue;
+        size_t h = (m->keys[i] * 0x9e3779b97f4a7c15ull >> 20) & (nslots - 1);
+        while (k[h])
+            h = (h + 1) & (nslots - 1);
+        k[h] = m->keys[i];
+        v[h] = m->ids[i];
+    }
+    free(m->keys);
+    free(m->ids);
+    m->keys = k;
+    m->ids = v;
+    m->mask = nslots - 1;
+    return 0;
+}
+
+/* The location of pc (a return address, or the leaf's PC + 1): address
+ * pc - 1, the call instruction, or the interrupted instruction itself. */
+static uint64_t location_for(profile_t *p, pcmap_t *m, uint64_t pc, const procmap_t *maps,
+                             size_t nmaps)
+{
+    if ((m->n + 1) * 2 > m->mask + 1 && pcmap_grow(m) < 0)
+        return 0;
+    size_t h = (pc * 0x9e3779b97f4a7c15ull >> 20) & m->mask;
+    for (; m->keys[h]; h = (h + 1) & m->mask)
+        if (m->keys[h] == pc)
+            return m->ids[h];
+    profile_location_t *l = profile_add_location(p, NULL, 0);
+    if (!l)
+        return 0;
+    l->id = p->n_locations;
+    l->address = pc - 1;
+    const procmap_t *pm = procmaps_find(maps, nmaps, pc - 1);
+    l->mapping_id = pm ? (uint64_t)(pm - maps) + 1 : 0;
+    m->keys[h] = pc;
+    m->ids[h] = l->id;
+    m->n++;
+    return l->id;
+}
+
+/* A sample on a single made-up frame: what Go does for lost samples
+ * (runtime/pprof.lostProfileEvent). The location has no mapping and names
+ * its function itself, so no symbolizer touches it. */
+static int add_marker(profile_t *p, const char *name, int64_t periods, int64_t period)
+{
+    if (periods <= 0)
+        return 0;
+    profile_function_t *f = profile_add_function(p);
+    if (!f)
+        return -ENOMEM;
+    f->id = p->n_functions;
+    f->name = f->system_name = profile_intern(p, name);
+    profile_line_t line = {.function_id = f->id};
+    profile_location_t *l = profile_add_location(p, &line, 1);
+    if (!l)
+        return -ENOMEM;
+    l->id = p->n_locations;
+    uint64_t loc = l->id;
+    int64_t v[2] = {periods, periods * period};
+    return profile_add_sample(p, &loc, 1, v) ? 0 : -ENOMEM;
+}
+
+static int build(profile_t *p, const ctable_t *t, int64_t time_ns, int64_t duration_ns,
+                 const procmap_t *maps, size_t nmaps)
+{
+    int64_t period = 1000000000LL / hz;
+    if (profile_add_sample_type(p, "samples", "count") < 0 ||
+        profile_add_sample_type(p, "cpu", "nanoseconds") < 0)
+        return -ENOMEM;
+    p->period_type.type = profile_intern(p, "cpu");
+    p->period_type.unit = profile_intern(p, "nanoseconds");
+    p->period = period;
+    p->time_nanos = time_ns;
+    p->duration_nanos = duration_ns;
+    for (size_t i = 0; i < nmaps; i++) {
+        profile_mapping_t *m = profile_add_mapping(p);
+        if (!m)
+            return -ENOMEM;
+        m->id = i + 1;
+        m->memory_start = maps[i].start;
+        m->memory_limit = maps[i].limit;
+        m->file_offset = maps[i].offset;
+        m->filename = profile_intern(p, maps[i].path);
+        m->build_id = profile_intern(p, maps[i].build_id);
+    }
+    pcmap_t pcs = {0};
+    uint64_t locs[STACKS_MAX_DEPTH];
+    int rc = 0;
+    for (size_t i = 0; i < t->cap && rc == 0; i++) {
+        const centry_t *e = &t->slots[i];
+        if (!e->count)
+            continue;
+        uint32_t n = 0;
+        for (; n < e->depth && n < STACKS_MAX_DEPTH; n++)
+            if (!(locs[n] = location_for(p, &pcs, t->pool[e->off + n], maps, nmaps)))
+                break;
+        int64_t v[2] = {e->count, e->count * period};
+        if (n < e->depth || !profile_add_sample(p, locs, n, v))
+            rc = -ENOMEM;
+    }
+    free(pcs.keys);
+    free(pcs.ids);
+    if (rc == 0)
+        rc = add_marker(p, "cprof_lost_samples", t->lost, period);
+    if (rc == 0)
+        rc = add_marker(p, "cprof_stack_table_full", t->full, period);
+    return rc;
+}
+
+static int write_profile(int fd, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
+{
+    procmap_t *maps = NULL;
+    size_t nmaps = 0;
+    int rc = procmaps_read(&maps, &nmaps);
+    if (rc < 0)
+        return rc;
+    profile_t *p = profile_new();
+    rc = p ? build(p, t, time_ns, duration_ns, maps, nmaps) : -ENOMEM;
+    if (rc == 0)
+        rc = profile_write_fd(p, fd);
+    profile_free(p);
+    procmaps_free(maps, nmaps);
+    return rc;
+}
+
+/* --- sessions ---------------------------------------------------------------------- */
+
+enum { OFF, STARTING, RUNNING, STOPPING };
+
+static int state = OFF; /* futex word: waiters sleep while it is STOPPING */
+static struct {
+    int64_t id;
+    int fd;           /* where the profile goes */
+    bool file;        /* fd is our temporary file, renamed to path at the end */
+    char path[4096];
+    char tmp[4200];
+    int64_t start_real_ns, start_mono_ns;
+    pthread_t drain;
+} sess;
+static int64_t last_id;
+static struct {
+    int64_t id;
+    int rc;
+} results[RESULTS]; /* how the last sessions ended, by id */
+static uint64_t file_seq;
+
+static int64_t now_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void set_state(int s)
+{
+    __atomic_store_n(&state, s, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void wait_state(int s)
+{
+    struct timespec ts = {0, 10000000};
+    syscall(SYS_futex, &state, FUTEX_WAIT_PRIVATE, s, &ts, NULL, 0);
+}
+
+static int start_drain(void)
+{
+    /* The drain thread takes none of the program's signals (nor SIGPROF);
+     * it is created guarded, so threadhook calls it internal. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&sess.drain, NULL, drain_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -rc;
+    pthread_setname_np(sess.drain, "cprof-cpu");
+    return 0;
+}
+
+/* Starts a session writing to fd (state is STARTING); path and tmp for
+ * a file session, else NULL. */
+static int start_locked(int fd, const char *path, const char *tmp)
+{
+    if (!inited)
+        return -ENOTSUP;
+    int rc = cpuring_init(depth, fp_ok);
+    if (rc < 0)
+        return rc;
+    if (!timers && !(timers = arena_map(TIMERS_CAP * sizeof(*timers))))
+        return -ENOMEM;
+    cpuring_reset();
+    memset(&tab, 0, sizeof(tab));
+    __atomic_store_n(&drain_stop, 0, __ATOMIC_RELAXED);
+    if ((rc = start_drain()) < 0)
+        return rc;
+    sess.fd = fd;
+    sess.file = path != NULL;
+    if (path) {
+        snprintf(sess.path, sizeof(sess.path), "%s", path);
+        snprintf(sess.tmp, sizeof(sess.tmp), "%s", tmp);
+    }
+    sess.id = ++last_id;
+    sess.start_real_ns = now_ns(CLOCK_REALTIME);
+    sess.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+    learn_stack_bounds();
+    cpuring_enable(true);
+    rt_lock(&timers_lock);
+    __atomic_store_n(&timers_on, 1, __ATOMIC_RELEASE);
+    uncovered = 0;
+    rt_unlock(&timers_lock);
+    cover_all();
+    return 0;
+}
+
+/* The session id, or -EBUSY when one is running, or another -errno. */
+static int64_t start(int fd, const char *path, const char *tmp)
+{
+    int expected = OFF;
+    if (!__atomic_compare_exchange_n(&state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return -EBUSY;
+    int rc = start_locked(fd, path, tmp);
+    int64_t id = sess.id;
+    set_state(rc < 0 ? OFF : RUNNING);
+    return rc < 0 ? rc : id;
+}
+
+static void remember(int64_t id, int rc)
+{
+    results[id % RESULTS].id = id;
+    results[id % RESULTS].rc = rc;
+}
+
+static int result_of(int64_t id)
+{
+    return results[id % RESULTS].id == id ? results[id % RESULTS].rc : -ENOTCONN;
+}
+
+/* Ends the running session (state is STOPPING). */
+static int stop_locked(bool discard)
+{
+    cpuring_enable(false);
+    uncover_all();
+    cpuring_quiesce();
+    __atomic_store_n(&drain_stop, 1, __ATOMIC_RELEASE);
+    cpuring_wake();
+    pthread_join(sess.drain, NULL);
+    int64_t duration = now_ns(CLOCK_MONOTONIC) - sess.start_mono_ns;
+    int rc = 0;
+    if (!discard)
+        rc = write_profile(sess.fd, &tab, sess.start_real_ns, duration);
+    table_free(&tab);
+    if (sess.file) {
+        if (close(sess.fd) < 0 && rc == 0)
+            rc = -errno;
+        if (rc == 0 && !discard && rename(sess.tmp, sess.path) < 0)
+            rc = -errno;
+        if (rc < 0 || discard)
+            unlink(sess.tmp);
+        if (rc < 0)
+            rt_warn("cannot write CPU profile %s: %s", sess.path, strerror(-rc));
+    }
+    sess.fd = -1;
+    return rc;
+}
+
+/* id 0: whatever session runs. */
+static int stop(int64_t id, bool discard)
+{
+    for (;;) {
+        int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+        if (s == OFF)
+            return id ? result_of(id) : -ENOTCONN;
+        if (s == RUNNING) {
+            if (id && sess.id != id)
+                return result_of(id);
+            if (!__atomic_compare_exchange_n(&state, &s, STOPPING, false, __ATOMIC_ACQUIRE,
+                                             __ATOMIC_RELAXED))
+                continue;
+            if (!id || sess.id == id)
+                break;
+            set_state(RUNNING); /* another session began meanwhile: not ours */
+            return result_of(id);
+        }
+        wait_state(s); /* STARTING or STOPPING: wait for its end */
+    }
+    int64_t sid = sess.id;
+    int rc = stop_locked(discard);
+    remember(sid, rc);
+    set_state(OFF);
+    return id && id != sid ? result_of(id) : rc;
+}
+
+/* A file session: the expanded, absolute path, and its temporary file
+ * opened now, so that a path that cannot be written fails at the start. */
+static int start_file(const char *pattern)
+{
+    char path[4096];
+    uint64_t seq = __atomic_fetch_add(&file_seq, 1, __ATOMIC_RELAXED);
+    int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
+    if (rc < 0)
+        return rc;
+    char full[4096];
+    size_t n;
+    if (path[0] != '/' && getcwd(full, sizeof(full)) && (n = strlen(full)) + strlen(path) + 2 <= sizeof(full)) {
+        full[n] = '/';
+        strcpy(full + n + 1, path);
+    } else {
+        strcpy(full, path);
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", full, (int)getpid(), (unsigned long long)seq);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    int64_t id = start(fd, full, tmp);
+    if (id < 0) {
+        close(fd);
+        unlink(tmp);
+        return (int)id;
+    }
+    return 0;
+}
+
+/* --- fork --------------------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+    rt_lock(&timers_lock);
+}
+
+static void fork_parent(void)
+{
+    rt_unlock(&timers_lock);
+}
+
+static void fork_child(void)
+{
+    /* Timers are not inherited and the drain thread is not here: the
+     * child does not profile, and leaves the parent's file alone. */
+    timers_on = 0;
+    cpuring_enable(false);
+    if (timers)
+        memset(timers, 0, TIMERS_CAP * sizeof(*timers));
+    ntimers = 0;
+    memset(internal_tids, 0, sizeof(internal_tids));
+    if (state != OFF) {
+        if (sess.file && sess.fd >= 0)
+            close(sess.fd);
+        sess.fd = -1;
+        table_free(&tab);
+        state = OFF;
+    }
+    cpuring_reset();
+    rt_unlock(&timers_lock);
+}
+
+/* --- entry points ------------------------------------------------------------------- */
+
+int cpu_init(int rate_hz, int max_depth, bool fp)
+{
+    if (rate_hz <= 0)
+        return -ENOTSUP;
+    hz = rate_hz;
+    depth = max_depth;
+    fp_ok = fp;
+    rng ^= (uint64_t)now_ns(CLOCK_MONOTONIC) * 0x9e3779b97f4a7c15ull;
+    if (!rng)
+        rng = 1;
+    int rc = threadhook_register(&client);
+    if (rc < 0)
+        return rc;
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    inited = true;
+    return 0;
+}
+
+void cpu_start_from_env(const char *pattern)
+{
+    if (!pattern)
+        return;
+    int rc = start_file(pattern);
+    if (rc < 0)
+        rt_warn("CPROF_CPU_PROFILE=\"%s\": cannot start: %s; no CPU profile is written", pattern,
+                strerror(-rc));
+}
+
+void cpu_fini(void)
+{
+    if (!inited)
+        return;
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (s == OFF || s == STARTING)
+        return;
+    stop(0, !sess.file);
+}
+
+int64_t cpu_start_fd(int fd)
+{
+    uint32_t g = rt_guard_enter();
+    int64_t id = start(fd, NULL, NULL);
+    rt_guard_leave(g);
+    return id;
+}
+
+int cpu_stop_session(int64_t id, bool discard)
+{
+    if (id <= 0)
+        return -EINVAL;
+    uint32_t g = rt_guard_enter();
+    int rc = stop(id, discard);
+    rt_guard_leave(g);
+    return rc;
+}
+
+RT_EXPORT int cprof_cpu_start(const char *path)
+{
+    if (!path || config_check_pattern(path) < 0)
+        return -EINVAL;
+    uint32_t g = rt_guard_enter();
+    int rc = start_file(path);
+    rt_guard_leave(g);
+    return rc;
+}
+
+RT_EXPORT int cprof_cpu_stop(void)
+{
+    uint32_t g = rt_guard_enter();
+    int rc = stop(0, false);
+    rt_guard_leave(g);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* cpuprof.h — the CPU profile, as Go's runtime/pprof.StartCPUProfile takes
+ * it: every thread of the process sampled on its own CPU-time clock, the
+ * stacks turned into a profile with sample types samples/count and
+ * cpu/nanoseconds when profiling stops.
+ *
+ * Owns: the profiling session (one at a time: CPROF_CPU_PROFILE for the
+ * whole run, cprof_cpu_start/cprof_cpu_stop, or /debug/pprof/profile), the
+ * per-thread timers, the drain thread and its table of stacks, and the
+ * profile writer. The signal handler and the ring are cpuring.h.
+ *
+ * Timers: one POSIX timer per thread on that thread's CPU-time clock
+ * (CLOCK_THREAD_CPUTIME_ID of the tid), firing every 1/CPROF_CPU_HZ s of
+ * CPU the thread uses, its SIGPROF directed at that thread
+ * (SIGEV_THREAD_ID). Threads running at the start come from
+ * /proc/self/task; threads created later make their own timer as they
+ * start (threadhook.h); a thread deletes its timer as it exits, and
+ * stopping deletes them all. A sleeping thread's clock stands still, so it
+ * gets no signal: only a thread that was running can see a system call
+ * interrupted.
+ *
+ * Threads: start/stop may be called from any thread, also concurrently
+ * (one wins, the others get -EBUSY or wait for the stop in progress); they
+ * run with the guard set, and no lock is held across a call out (the
+ * timer registry's lock covers timer system calls only). fork: the child
+ * has no timers and no drain thread: profiling is off there, and the
+ * parent's session is not written by the child. */
+#ifndef CPROF_CPUPROF_H
+#define CPROF_CPUPROF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Called once from the runtime's constructor (guard set): the sampling
+ * rate (CPROF_CPU_HZ), the stack depth (CPROF_DEPTH) and whether the
+ * frame-pointer walk may be used (CPROF_UNWIND=fp). Registers the thread
+ * callbacks and the fork handlers. 0 or a negative errno. */
+int cpu_init(int hz, int max_depth, bool fp);
+
+/* CPROF_CPU_PROFILE: starts a session for the whole run, written to the
+ * pattern's expansion at exit (or at cprof_cpu_stop). One stderr line if
+ * it cannot start. */
+void cpu_start_from_env(const char *pattern);
+
+/* At exit: stops the session in progress; a file session is written. */
+void cpu_fini(void);
+
+/* For the HTTP server: starts a session whose profile goes to fd (kept
+ * open by the caller) when it stops. Returns the session id (> 0), or
+ * -EBUSY when a session is running, or another negative errno. */
+int64_t cpu_start_fd(int fd);
+
+/* Stops session id and writes its profile (not with discard). If that
+ * session was already stopped (by cprof_cpu_stop), returns how its write
+ * went. 0 or a negative errno. */
+int cpu_stop_session(int64_t id, bool discard);
+
+#endif

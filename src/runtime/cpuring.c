@@ -1,0 +1,306 @@
+/* cpuring.c — the SIGPROF handler and the sample ring (see cpuring.h). */
+#include "cpuring.h"
+
+#include "arena.h"
+#include "rt.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define RING_BYTES (2u << 20) /* target size of the ring */
+#define MIN_SLOTS 512u
+#define MAX_SLOTS 2048u
+#define MAX_OVERRUN 100000 /* one signal never stands for more periods */
+
+/* A slot: the Vyukov sequence number, then the sample. */
+typedef struct {
+    uint64_t seq;   /* == position: free for the producer at that position;
+                       == position + 1: published for the consumer */
+    uint32_t depth;
+    uint32_t count;
+    uintptr_t pcs[];
+} slot_t;
+
+static char *slots;      /* nslots slots of `stride` bytes, from the arena */
+static size_t stride;
+static uint64_t nslots;  /* a power of two */
+static int max_depth;
+static bool use_fp;
+
+/* Producers' and consumer's positions, on their own cache lines. */
+static struct {
+    _Alignas(64) uint64_t tail; /* next position to reserve (producers) */
+    _Alignas(64) uint64_t head; /* next position to read (consumer) */
+    _Alignas(64) uint64_t lost; /* periods dropped: ring full */
+    int enabled;                /* record samples */
+    int inflight;               /* handlers past the enabled check */
+    int wake_seq;               /* futex word of cpuring_wait */
+    int wake_sent;              /* a half-full wake is outstanding */
+} ring;
+
+static char cookie; /* its address marks cprof's timer signals */
+static bool installed, chained;
+static struct sigaction prev_action; /* the program's SIGPROF handler */
+
+static __thread uint8_t ignored __attribute__((tls_model("initial-exec")));
+
+static inline slot_t *slot_at(uint64_t pos)
+{
+    return (slot_t *)(slots + (size_t)(pos & (nslots - 1)) * stride);
+}
+
+/* --- the handler ------------------------------------------------------------- */
+
+static inline void futex_wake_sigsafe(int *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Reserves the slot for the next sample; NULL when the ring is full. */
+static slot_t *reserve_sigsafe(uint64_t *pos_out)
+{
+    uint64_t pos = __atomic_load_n(&ring.tail, __ATOMIC_RELAXED);
+    for (;;) {
+        slot_t *s = slot_at(pos);
+        uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+        int64_t diff = (int64_t)(seq - pos);
+        if (diff == 0) {
+            if (__atomic_compare_exchange_n(&ring.tail, &pos, pos + 1, true, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+                *pos_out = pos;
+                return s;
+            }
+        } else if (diff < 0) {
+            return NULL; /* the consumer has not freed this slot yet: full */
+        } else {
+            pos = __atomic_load_n(&ring.tail, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+static void publish_sigsafe(slot_t *s, uint64_t pos)
+{
+    __atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
+    uint64_t fill = pos + 1 - __atomic_load_n(&ring.head, __ATOMIC_RELAXED);
+    if (fill >= nslots / 2 && !__atomic_exchange_n(&ring.wake_sent, 1, __ATOMIC_RELAXED)) {
+        __atomic_add_fetch(&ring.wake_seq, 1, __ATOMIC_RELEASE);
+        futex_wake_sigsafe(&ring.wake_seq);
+    }
+}
+
+/* The frame-pointer chain from the interrupted frame, within the part of
+ * this thread's stack that is in use (between the interrupted stack
+ * pointer and the top), so that no read can fault. */
+static int fp_walk_sigsafe(uintptr_t fp, uintptr_t sp, uintptr_t *pcs, int n, int max)
+{
+    uintptr_t lo = rt_self.stack_lo > sp ? rt_self.stack_lo : sp, hi = rt_self.stack_hi;
+    while (n < max && fp >= lo && fp + 16 <= hi && !(fp & 7)) {
+        const uintptr_t *frame = (const uintptr_t *)fp;
+        if (!frame[1])
+            break;
+        pcs[n++] = frame[1];
+        if (frame[0] <= fp)
+            break;
+        fp = frame[0];
+    }
+    return n;
+}
+
+/* The interrupted thread's stack, leaf first, into pcs. */
+static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
+{
+#if defined(__x86_64__)
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.pc;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.sp;
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.regs[29];
+#else
+#error "cpuring.c: unsupported architecture"
+#endif
+    /* +1: the writer decrements every PC to name the call site; the leaf
+     * is the interrupted instruction itself (as in Go's CPU profiles). */
+    pcs[0] = pc + 1;
+    if (rt_self.unwinding)
+        return 1; /* libunwind's per-thread state is this signal's victim */
+    if (use_fp && rt_self.stack_hi)
+        return fp_walk_sigsafe(fp, sp, pcs, 1, max);
+    unw_cursor_t c;
+    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+        return 1;
+    int n = 1;
+    while (n < max && unw_step(&c) > 0) {
+        unw_word_t ip;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        pcs[n++] = (uintptr_t)ip;
+    }
+    return n;
+}
+
+static void record_sigsafe(const siginfo_t *info, ucontext_t *uc)
+{
+    uint32_t count = 1;
+    if (info->si_overrun > 0)
+        count += info->si_overrun < MAX_OVERRUN ? (uint32_t)info->si_overrun : MAX_OVERRUN;
+    uint64_t pos;
+    slot_t *s = reserve_sigsafe(&pos);
+    if (!s) {
+        __atomic_add_fetch(&ring.lost, count, __ATOMIC_RELAXED);
+        return;
+    }
+    s->count = count;
+    s->depth = (uint32_t)capture_sigsafe(uc, s->pcs, max_depth);
+    publish_sigsafe(s, pos);
+}
+
+/* A SIGPROF that is not cprof's: to the program's handler, if it had one. */
+static void chain_sigsafe(int sig, siginfo_t *info, void *uc)
+{
+    if (prev_action.sa_flags & SA_SIGINFO) {
+        if (prev_action.sa_sigaction)
+            prev_action.sa_sigaction(sig, info, uc);
+    } else if (prev_action.sa_handler != SIG_DFL && prev_action.sa_handler != SIG_IGN &&
+               prev_action.sa_handler) {
+        prev_action.sa_handler(sig);
+    }
+}
+
+static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
+{
+    if (!info || info->si_code != SI_TIMER || info->si_value.sival_ptr != &cookie) {
+        chain_sigsafe(sig, info, uc);
+        return;
+    }
+    int saved = errno;
+    __atomic_add_fetch(&ring.inflight, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&ring.enabled, __ATOMIC_SEQ_CST) && !ignored)
+        record_sigsafe(info, uc);
+    __atomic_sub_fetch(&ring.inflight, 1, __ATOMIC_RELEASE);
+    errno = saved;
+}
+
+/* --- control ------------------------------------------------------------------ */
+
+int cpuring_init(int depth, bool fp)
+{
+    use_fp = fp;
+    if (!slots) {
+        max_depth = depth;
+        stride = (offsetof(slot_t, pcs) + (size_t)depth * sizeof(uintptr_t) + 63) & ~(size_t)63;
+        uint64_t n = MAX_SLOTS;
+        while (n > MIN_SLOTS && n * stride > RING_BYTES)
+            n /= 2;
+        char *mem = arena_map((size_t)n * stride);
+        if (!mem)
+            return -ENOMEM;
+        nslots = n;
+        slots = mem;
+        cpuring_reset();
+    }
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = handler_sigsafe;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGPROF, &sa, &prev_action) < 0)
+            return -errno;
+        chained = (prev_action.sa_flags & SA_SIGINFO)
+                      ? prev_action.sa_sigaction != NULL
+                      : prev_action.sa_handler != SIG_DFL && prev_action.sa_handler != SIG_IGN;
+        installed = true;
+    }
+    return 0;
+}
+
+void *cpuring_cookie(void)
+{
+    return &cookie;
+}
+
+bool cpuring_chained(void)
+{
+    return chained;
+}
+
+void cpuring_enable(bool on)
+{
+    __atomic_store_n(&ring.enabled, on ? 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+void cpuring_quiesce(void)
+{
+    /* A handler that saw `enabled` counted itself first (both seq_cst), so
+     * once this reads 0 after disabling, no handler writes any more. */
+    while (__atomic_load_n(&ring.inflight, __ATOMIC_SEQ_CST) != 0)
+        sched_yield();
+}
+
+void cpuring_reset(void)
+{
+    for (uint64_t i = 0; i < nslots; i++)
+        __atomic_store_n(&slot_at(i)->seq, i, __ATOMIC_RELAXED);
+    ring.head = ring.tail = 0;
+    ring.lost = 0;
+    ring.wake_sent = 0;
+    ring.inflight = 0;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void cpuring_ignore_this_thread(void)
+{
+    ignored = 1;
+}
+
+bool cpuring_peek(cpuring_sample_t *out)
+{
+    slot_t *s = slot_at(ring.head);
+    if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != ring.head + 1)
+        return false;
+    out->pcs = s->pcs;
+    out->depth = s->depth;
+    out->count = s->count;
+    return true;
+}
+
+void cpuring_release(void)
+{
+    uint64_t pos = ring.head;
+    __atomic_store_n(&slot_at(pos)->seq, pos + nslots, __ATOMIC_RELEASE);
+    __atomic_store_n(&ring.head, pos + 1, __ATOMIC_RELAXED);
+}
+
+uint64_t cpuring_take_lost(void)
+{
+    return __atomic_exchange_n(&ring.lost, 0, __ATOMIC_RELAXED);
+}
+
+void cpuring_wait(int timeout_ms)
+{
+    int seq = __atomic_load_n(&ring.wake_seq, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&ring.wake_sent, 0, __ATOMIC_RELAXED);
+    uint64_t fill = __atomic_load_n(&ring.tail, __ATOMIC_RELAXED) - ring.head;
+    if (fill >= nslots / 2)
+        return;
+    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
+    syscall(SYS_futex, &ring.wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+}
+
+void cpuring_wake(void)
+{
+    __atomic_add_fetch(&ring.wake_seq, 1, __ATOMIC_RELEASE);
+    futex_wake_sigsafe(&ring.wake_seq);
+}

@@ -1,0 +1,88 @@
+/* cpuring.h — the signal side of the CPU profile: the SIGPROF handler, the
+ * stack capture it does, and the preallocated lock-free ring it writes the
+ * stacks into. Everything else about CPU profiles (timers, the drain
+ * thread, the profile) is cpuprof.h.
+ *
+ * Signal-safety rules (the handler, and every function named *_sigsafe):
+ * - only async-signal-safe work: no malloc, no lock, no stdio, no
+ *   pthread_* call; errno is saved and restored;
+ * - memory it touches was mapped before the handler could run (the ring),
+ *   or is the thread's own stack and initial-exec TLS;
+ * - the only calls out are libunwind's local unwinder (unw_init_local2 on
+ *   the signal's ucontext, unw_step, unw_get_reg: signal-safe for local
+ *   unwinding, its caches per thread) and the futex wake of the drain
+ *   thread (a system call).
+ * - If the signal interrupted libunwind on this thread (a heap sample being
+ *   unwound, rt_self.unwinding), libunwind's per-thread caches may be half
+ *   updated: the sample is then recorded with the interrupted PC alone.
+ *
+ * Ring: a bounded multi-producer, single-consumer queue of fixed-size slots
+ * (Vyukov's bounded queue). A producer reserves a slot with a CAS on the
+ * tail, unwinds straight into it, and publishes it with a release store of
+ * the slot's sequence number; the one consumer (cpuprof's drain thread)
+ * reads published slots in order and hands them back. When the ring is
+ * full — the drain fell behind — the sample is dropped and counted (Go's
+ * "lost" profile events). A handler in flight is counted, so that stopping
+ * can wait until no handler still writes.
+ *
+ * Signals: the handler is installed once, with SA_RESTART (system calls it
+ * interrupts are restarted where the kernel allows), and never removed: a
+ * SIGPROF already queued when profiling stops must still find it. It
+ * claims only signals that carry cprof's timer cookie (si_code SI_TIMER);
+ * any other SIGPROF goes to the handler the program had installed before,
+ * or is dropped if there was none (instead of killing the process). */
+#ifndef CPROF_CPURING_H
+#define CPROF_CPURING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One sample as the consumer sees it (pointers into the ring slot: valid
+ * until cpuring_release). */
+typedef struct {
+    const uintptr_t *pcs; /* leaf first; the leaf is the interrupted PC + 1,
+                             callers are return addresses, so that every
+                             entry names its instruction when decremented */
+    uint32_t depth;
+    uint32_t count;       /* timer periods it stands for: 1 + overruns */
+} cpuring_sample_t;
+
+/* Maps the ring for stacks of up to max_depth frames and installs the
+ * handler (once; later calls only check). fp: walk frame pointers where the
+ * thread's stack bounds are known (CPROF_UNWIND=fp), else libunwind.
+ * Not signal-safe; 0, -ENOMEM, or -errno of sigaction. */
+int cpuring_init(int max_depth, bool fp);
+
+/* The value cprof's timers carry in sigev_value.sival_ptr. */
+void *cpuring_cookie(void);
+
+/* Turns recording on or off. After off, cpuring_quiesce waits until no
+ * handler is still writing. */
+void cpuring_enable(bool on);
+void cpuring_quiesce(void);
+
+/* Empties the ring and zeroes the lost count (no handler may run: call
+ * while disabled and quiesced, or in a fork child). */
+void cpuring_reset(void);
+
+/* Marks the calling thread as cprof's own: its samples are dropped. */
+void cpuring_ignore_this_thread(void);
+
+/* True if the program had its own SIGPROF handler when cprof installed
+ * its own (its signals are passed on to it). */
+bool cpuring_chained(void);
+
+/* --- consumer (one thread at a time) ------------------------------------ */
+
+/* The oldest published sample, or false if there is none yet. */
+bool cpuring_peek(cpuring_sample_t *s);
+/* Hands the slot of the sample from cpuring_peek back to the producers. */
+void cpuring_release(void);
+/* Samples dropped since the last call (ring full), as timer periods. */
+uint64_t cpuring_take_lost(void);
+/* Sleeps until the ring is half full or timeout_ms pass. */
+void cpuring_wait(int timeout_ms);
+/* Wakes a cpuring_wait early. */
+void cpuring_wake(void);
+
+#endif
