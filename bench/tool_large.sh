@@ -5,8 +5,10 @@
 #
 # Makes the profile with build/profgen -large (the shape of the shared
 # fixture large.pb.gz: 200,000 samples, 50,000 locations, 20,000 functions,
-# stacks 20-60 deep, 2 mappings, one label per sample, 15% inline frames),
-# (or takes PROFILE, e.g. the shared fixture itself), then times, for each tool, the same commands on it:
+# stacks 20-60 deep, 2 mappings, one label per sample, 15% inline frames;
+# its stacks are random, where the fixture's share trunks) or takes
+# PROFILE (the fixture itself, say), then times the same commands on it
+# with each tool:
 #   -top                    the default report
 #   -top -cum               sorted by cumulative value
 #   -traces                 every sample's stack (> /dev/null)
