@@ -144,6 +144,8 @@ void flags_usage(FILE *f, bool cl)
               "   PPROF_TMPDIR       Location for saved profiles (default $HOME/pprof)\n"
               "   PPROF_BINARY_PATH  Search path for local binary files\n"
               "                      default: $HOME/pprof/binaries\n"
+              "\n  Running a program under the heap profiler (libcprof.so):\n"
+              "   cprof record [-o FILE] [-rate N] -- PROG ARGS   (cprof record -h)\n"
               "\n  cprof also accepts --version and 'cprof help'. See cprof(1).\n",
               f);
     }
