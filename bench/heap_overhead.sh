@@ -22,7 +22,7 @@ RUNS=${BENCH_RUNS:-5}
 SLOW_RUNS=${BENCH_SLOW_RUNS:-1}
 SCALE=${BENCH_SCALE:-1}
 PROGRAMS=${BENCH_PROGRAMS:-"jq sqlite3 python3 xmllint"}
-PEERS=${BENCH_PEERS:-"heaptrack jemalloc gperftools"}
+PEERS=${BENCH_PEERS-"heaptrack jemalloc gperftools"}
 
 say() { echo "heap_overhead: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -236,8 +236,9 @@ for prog in $progs; do
     fi
     awk -v l="${LABEL[$cfg]}" -v n="$(wc -l <"$f")" -v t="$t" -v lo="$tmin" -v hi="$tmax" \
         -v pt="$pt" -v own="$own" -v c="$c" -v pc="$pc" -v m="$m" -v pm="$pm" 'BEGIN {
-      printf "  %-27s %4d %7.3f %7.3f-%-7.3f %7.3f %7s %7.2f %7.3f %8.1f %7.3f\n",
-             l, n, t, lo, hi, t / pt, own, c, (pc > 0 ? c / pc : 0), m / 1024, m / pm }'
+      cr = pc > 0 ? sprintf("%.3f", c / pc) : "n/a"
+      printf "  %-27s %4d %7.3f %7.3f-%-7.3f %7.3f %7s %7.2f %7s %8.1f %7.3f\n",
+             l, n, t, lo, hi, t / pt, own, c, cr, m / 1024, m / pm }'
   done
 done
 # ratio PROG CONFIG: median wall time of CONFIG / median of plain.
