@@ -249,6 +249,10 @@ struct pprof_req {
     heap_snapshot_t base;
     int64_t base_ns;
     prof_kind_t kind;
+    /* CPU profile: the session (> 0 while it runs) and the memfd it is
+     * written to */
+    int64_t cpu_id;
+    int cpu_fd;
 };
 
 typedef struct {
@@ -263,6 +267,9 @@ static const entry_t entries[] = {
     {"cmdline", "The command line invocation of the current program", false},
     {"heap", "A sampling of memory allocations of live objects. You can specify the gc GET "
              "parameter to run GC before taking the heap sample.", true},
+    {"profile", "CPU profile. You can specify the duration in the seconds GET parameter. After "
+                "you get the profile file, use the go tool pprof command to investigate the "
+                "profile.", false},
 };
 
 static void serve_index(pprof_reply_t *out)
@@ -312,9 +319,12 @@ static void serve_cmdline(pprof_reply_t *out)
     reply_text(out, 200, TEXT_PLAIN, &b);
 }
 
-/* Go's Profile handler. The CPU profile is not there yet: StartCPUProfile's
- * failure answer. */
-static void serve_cpu(const char *query, pprof_reply_t *out)
+/* Go's Profile handler: StartCPUProfile, sleep `seconds` (default 30),
+ * StopCPUProfile; the profile is written to a memfd at the end of the wait
+ * (pprof_wait_end). One at a time, as in Go: the runtime refuses a second
+ * session with -EBUSY. */
+static pprof_action_t serve_cpu(pprof_req_t *r, const char *query, pprof_reply_t *out,
+                                int64_t *until_ms)
 {
     int64_t sec = 0;
     char *s = query_get(query, "seconds");
@@ -322,15 +332,49 @@ static void serve_cpu(const char *query, pprof_reply_t *out)
     free(s);
     if (bad) {
         serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
-        return;
+        return PPROF_REPLY;
     }
     if (sec <= 0)
         sec = 30;
     if (sec >= PPROF_WRITE_TIMEOUT_S) {
         serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+        return PPROF_REPLY;
+    }
+    int fd = body_fd();
+    int64_t id = fd < 0 ? -errno : ops->cpu_start(fd);
+    if (id < 0) {
+        if (fd >= 0)
+            close(fd);
+        char msg[160];
+        snprintf(msg, sizeof(msg), "Could not enable CPU profiling: %s",
+                 id == -EBUSY ? "cpu profiling already in use" : strerror((int)-id));
+        serve_error(out, 500, msg);
+        return PPROF_REPLY;
+    }
+    r->cpu_id = id;
+    r->cpu_fd = fd;
+    *until_ms = pprof_now_ms() + sec * 1000;
+    return PPROF_WAIT;
+}
+
+/* The end of a CPU profile's wait: stop it and answer with the profile. */
+static void cpu_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
+{
+    int rc = ops->cpu_stop(r->cpu_id, cancelled);
+    int fd = r->cpu_fd;
+    r->cpu_id = 0;
+    r->cpu_fd = -1;
+    if (cancelled) {
+        close(fd);
+        serve_error(out, 500, "context canceled");
         return;
     }
-    serve_error(out, 500, "Could not enable CPU profiling: not supported by this version of cprof");
+    if (rc == 0)
+        rc = reply_fd(out, fd, OCTETS, "profile");
+    else
+        close(fd);
+    if (rc < 0)
+        serve_error(out, 500, "failed to collect profile");
 }
 
 static int write_profile(int fd, const heap_snapshot_t *s, prof_kind_t kind, int debug)
@@ -437,6 +481,10 @@ static int set_duration(int fd, int64_t time_ns, int64_t duration_ns)
 
 void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
 {
+    if (r->cpu_id > 0) {
+        cpu_wait_end(r, cancelled, out);
+        return;
+    }
     if (!r->have_base) {
         serve_error(out, 500, "failed to collect profile");
         return;
@@ -595,7 +643,7 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
     } else if (strcmp(name, "cmdline") == 0) {
         serve_cmdline(out);
     } else if (strcmp(name, "profile") == 0) {
-        serve_cpu(in->query, out);
+        return serve_cpu(r, in->query, out, until_ms);
     } else if (strcmp(name, "symbol") == 0) {
         buf_str(&r->out, "num_symbols: 1\n");
         if (method_is(in, "POST")) {
@@ -632,6 +680,10 @@ void pprof_req_free(pprof_req_t *r)
     if (r->have_base) {
         ops->heap_snapshot_free(&r->base);
         waiting--;
+    }
+    if (r->cpu_id > 0) { /* the client went away: free CPU profiling for the next */
+        ops->cpu_stop(r->cpu_id, true);
+        close(r->cpu_fd);
     }
     free(r->out.p);
     free(r);

@@ -9,8 +9,9 @@
  *   PPROF_REPLY      the reply is ready;
  *   PPROF_READ_BODY  (POST /debug/pprof/symbol) feed the body with
  *                    pprof_body, then pprof_body_end gives the reply;
- *   PPROF_WAIT       (?seconds=N delta profiles) call pprof_wait_end at the
- *                    monotonic time given, or earlier to cancel.
+ *   PPROF_WAIT       (?seconds=N delta profiles, the CPU profile) call
+ *                    pprof_wait_end at the monotonic time given, or
+ *                    earlier to cancel.
  *
  * Threads: everything runs on the server thread, with the runtime's guard
  * set; snapshots are lock-free copies and all encoding happens here, so

@@ -16,9 +16,9 @@
  *   connection (or of the previous response), else the socket is shut down
  *   — so a client sending one byte every few seconds cannot hold a slot;
  * - POST bodies (symbol) up to PPROF_MAX_BODY, streamed, never buffered.
- * Delta profiles (?seconds=N) suspend their connection until due, so they
- * hold no other request up. A slow client can only ever delay the server
- * thread's own work; the program's threads never wait for it. */
+ * Delta and CPU profiles (?seconds=N) suspend their connection until due,
+ * so they hold no other request up. A slow client can only ever delay the
+ * server thread's own work; the program's threads never wait for it. */
 #include "pprof.h"
 #include "runtime/httpops.h"
 

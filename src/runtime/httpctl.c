@@ -9,6 +9,7 @@
 #include "httpctl.h"
 
 #include "config.h"
+#include "cpuprof.h"
 #include "heapprof.h"
 #include "httpops.h"
 #include "rt.h"
@@ -59,6 +60,8 @@ static const cprof_http_ops_t ops = {
     .heap_write_text = heap_write_text,
     .stats = cprof_stats,
     .rate = op_rate,
+    .cpu_start = cpu_start_fd,
+    .cpu_stop = cpu_stop_session,
 };
 
 /* --- state ----------------------------------------------------------------- */

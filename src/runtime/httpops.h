@@ -22,9 +22,10 @@
 #include "cprof.h"
 #include "runtime/heapprof.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
-#define CPROF_HTTP_OPS_VERSION 1
+#define CPROF_HTTP_OPS_VERSION 2
 
 typedef struct {
     uint32_t version; /* CPROF_HTTP_OPS_VERSION */
@@ -44,6 +45,14 @@ typedef struct {
     /* Whole-process counters (cprof_stats) and the sampling rate in bytes. */
     int (*stats)(cprof_stats_t *st);
     int64_t (*rate)(void);
+
+    /* The CPU profile (cpuprof.h). cpu_start begins one that is written to
+     * fd (the caller's) when it stops: the session id (> 0), -EBUSY while
+     * another runs, or a negative errno. cpu_stop ends session id and
+     * writes it (unless discard); if it was stopped already, the outcome of
+     * that. 0 or a negative errno. */
+    int64_t (*cpu_start)(int fd);
+    int (*cpu_stop)(int64_t id, bool discard);
 } cprof_http_ops_t;
 
 typedef struct {

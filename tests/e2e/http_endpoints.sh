@@ -27,7 +27,7 @@ expect index 200 "text/html; charset=utf-8"
 nosniff index
 grep -q '^<title>/debug/pprof/</title>$' "$T/index.body" || fail "index: no title"
 grep -q '^Types of profiles available:$' "$T/index.body" || fail "index: no table"
-for p in allocs cmdline heap; do
+for p in allocs cmdline heap profile; do
   grep -Eq "^<tr><td>[0-9]+</td><td><a href='$p\\?debug=1'>$p</a></td></tr>\$" "$T/index.body" ||
     { cat "$T/index.body"; fail "index: no row for $p"; }
   grep -q "^<li><div class=profile-name>$p: </div> " "$T/index.body" || fail "index: no description of $p"
@@ -132,11 +132,15 @@ expect clean 301
 [ "$(header clean Location)" = "/debug/pprof/heap?debug=1" ] || fail "clean path: Location"
 note "HEAD, redirects"
 
-# --- what cprof does not record yet: Go's answers --------------------------------------
+# --- the CPU profile (more in cpu_http.sh) ----------------------------------------------
 req cpu "$URL/debug/pprof/profile?seconds=1"
-expect cpu 500 "text/plain; charset=utf-8"
-grep -q '^Could not enable CPU profiling: ' "$T/cpu.body" || fail "profile: $(cat "$T/cpu.body")"
-[ -z "$(header cpu Content-Disposition)" ] || fail "profile: Content-Disposition on an error"
+expect cpu 200 "application/octet-stream"
+[ "$(header cpu Content-Disposition)" = 'attachment; filename="profile"' ] ||
+  fail "profile: Content-Disposition \"$(header cpu Content-Disposition)\""
+nosniff cpu
+head -c 2 "$T/cpu.body" | od -An -tx1 | grep -q '1f 8b' || fail "profile: not gzip"
+
+# --- what cprof does not record yet: Go's answers --------------------------------------
 for p in goroutine threadcreate mutex block trace; do
   req $p "$URL/debug/pprof/$p"
   expect_error $p 404 "Unknown profile"
