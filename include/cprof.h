@@ -66,6 +66,36 @@ int cprof_heap_profile_write_fd(int fd, int debug);
 int cprof_cpu_start(const char *path);
 int cprof_cpu_stop(void);
 
+/* Threads profile (Go's goroutine profile, for threads): every thread of
+ * the program with its stack, name and state, each stack taken by the
+ * thread itself in a handler of a real-time signal (see README). debug=0
+ * gzipped profile.proto (sample type goroutine/count, label thread=NAME),
+ * 1 the grouped text "goroutine profile: total N", 2 one block per thread
+ * ("thread TID "NAME" [STATE]:", frames, "created by"). Threads that block
+ * the signal or do not answer within a second are listed without a stack. */
+int cprof_threads_profile_write_fd(int fd, int debug);
+
+/* Thread creation profile (Go's threadcreate): the stacks that created the
+ * live threads (through pthread_create), with counts. debug 0 or 1. */
+int cprof_threadcreate_profile_write_fd(int fd, int debug);
+
+/* Mutex profile (Go's SetMutexProfileFraction): with rate N, one in N
+ * contended pthread_mutex/rwlock lock calls on average is recorded with
+ * the waiter's stack and the time it waited; 0 turns it off (default), 1
+ * records every contention. -EINVAL if rate < 0. */
+int cprof_set_mutex_rate(int64_t rate);
+
+/* Block profile (Go's SetBlockProfileRate): time blocked in
+ * pthread_cond_*wait and contended lock calls, one sample per rate_ns
+ * nanoseconds blocked on average (an event of rate_ns or more always);
+ * 0 off (default), 1 every event. -EINVAL if rate_ns < 0. */
+int cprof_set_block_rate(int64_t rate_ns);
+
+/* Mutex and block profiles: debug=0 gzipped profile.proto (contentions/
+ * count, delay/nanoseconds), 1 Go's "--- mutex:" / "--- contention:" text. */
+int cprof_mutex_profile_write_fd(int fd, int debug);
+int cprof_block_profile_write_fd(int fd, int debug);
+
 /* The /debug/pprof/ endpoints of Go's net/http/pprof, served by a thread of
  * this process (libcprof-http.so, loaded on first use from the directory
  * libcprof.so was loaded from). addr is HOST:PORT: a numeric IPv4 address,

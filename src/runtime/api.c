@@ -5,11 +5,13 @@
  * tables and only then sets the sampling rate, so no sample is taken
  * before everything it needs exists. Allocations before that are counted
  * but not sampled.
- * Exit: a destructor writes CPROF_CPU_PROFILE and CPROF_HEAP_PROFILE.
+ * Exit: a destructor writes CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE,
+ * CPROF_BLOCK_PROFILE and CPROF_HEAP_PROFILE.
  * Tables are never torn down: threads still running during exit keep
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
- * both processes (lock order: stacks, livemap stripes, threadstats). */
+ * both processes (lock order: stacks, livemap stripes, threadstats, the
+ * threadcreate table and thread registry, the mutex and block tables). */
 #include "cprof.h"
 
 #include "arena.h"
@@ -18,9 +20,12 @@
 #include "heap.h"
 #include "heapprof.h"
 #include "httpctl.h"
+#include "lockprof.h"
 #include "output.h"
 #include "rt.h"
+#include "stackprof.h"
 #include "stacks.h"
+#include "threadprof.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,9 +41,11 @@ static void fork_prepare(void)
     stacks_fork_prepare();
     livemap_fork_prepare();
     tstats_fork_prepare();
+    threadprof_fork_prepare();
+    lockprof_fork_prepare();
 }
 
-static void fork_parent(void)
+static void release(void)
 {
     tstats_fork_release();
     livemap_fork_release();
@@ -46,9 +53,18 @@ static void fork_parent(void)
     rt_self.guard--;
 }
 
+static void fork_parent(void)
+{
+    lockprof_fork_release();
+    threadprof_fork_parent();
+    release();
+}
+
 static void fork_child(void)
 {
-    fork_parent();
+    lockprof_fork_release();
+    threadprof_fork_child(); /* the parent's other threads are gone */
+    release();
     rt_self.rng = 0; /* the child draws its own sample points */
 }
 
@@ -67,6 +83,10 @@ __attribute__((constructor(101))) static void cprof_init(void)
         ready = true;
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         sampler_set_rate(cfg.rate);
+        if (threadprof_init(cfg.depth) < 0)
+            rt_warn("cannot track thread creation; no threadcreate profile");
+        lockprof_set_mutex_rate(cfg.mutex_rate);
+        lockprof_set_block_rate(cfg.block_rate);
         if (cfg.every > 0 && output_start_periodic(cfg.heap_profile, cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
     }
@@ -81,6 +101,16 @@ __attribute__((destructor)) static void cprof_fini(void)
     uint32_t g = rt_guard_enter();
     cpu_fini();
     output_stop_periodic();
+    if (ready && cfg.mutex_profile) {
+        int rc = stackprof_write_file(cfg.mutex_profile, lockprof_write_mutex);
+        if (rc < 0)
+            rt_warn("cannot write mutex profile %s: %s", cfg.mutex_profile, strerror(-rc));
+    }
+    if (ready && cfg.block_profile) {
+        int rc = stackprof_write_file(cfg.block_profile, lockprof_write_block);
+        if (rc < 0)
+            rt_warn("cannot write block profile %s: %s", cfg.block_profile, strerror(-rc));
+    }
     if (ready && cfg.heap_profile) {
         int rc = output_write_heap(cfg.heap_profile);
         if (rc < 0)
@@ -152,4 +182,58 @@ RT_EXPORT int cprof_heap_profile_write_fd(int fd, int debug)
     }
     rt_guard_leave(g);
     return rc;
+}
+
+/* --- threads, threadcreate, mutex and block profiles --------------------- */
+
+static int write_guarded(int (*write)(int fd, int debug), int fd, int debug, int max_debug)
+{
+    if (fd < 0 || debug < 0 || debug > max_debug)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    int rc = write(fd, debug);
+    rt_guard_leave(g);
+    return rc;
+}
+
+RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(threadprof_write_threads, fd, debug, 2);
+}
+
+RT_EXPORT int cprof_threadcreate_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(threadprof_write_threadcreate, fd, debug, 1);
+}
+
+RT_EXPORT int cprof_mutex_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(lockprof_write_mutex, fd, debug, 1);
+}
+
+RT_EXPORT int cprof_block_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(lockprof_write_block, fd, debug, 1);
+}
+
+RT_EXPORT int cprof_set_mutex_rate(int64_t rate)
+{
+    if (rate < 0)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    lockprof_set_mutex_rate(rate);
+    return 0;
+}
+
+RT_EXPORT int cprof_set_block_rate(int64_t rate_ns)
+{
+    if (rate_ns < 0)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    lockprof_set_block_rate(rate_ns);
+    return 0;
 }

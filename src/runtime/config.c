@@ -173,6 +173,35 @@ void config_read(config_t *c)
             bad("CPROF_CPU_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no CPU profile is written");
     }
+    static char mutex_buf[4096], block_buf[4096];
+    if ((v = getenv("CPROF_MUTEX_RATE"))) {
+        if (parse_u64(v, 0, INT64_MAX, false, &u))
+            c->mutex_rate = (int64_t)u;
+        else
+            bad("CPROF_MUTEX_RATE", v, "expected a whole number >= 0: one in N lock "
+                "contentions is recorded (0 = off, 1 = every one)", "mutex profiling is off");
+    }
+    if ((v = getenv("CPROF_BLOCK_RATE"))) {
+        if (parse_u64(v, 0, INT64_MAX, false, &u))
+            c->block_rate = (int64_t)u;
+        else
+            bad("CPROF_BLOCK_RATE", v, "expected nanoseconds blocked per sample, a whole "
+                "number >= 0 (0 = off, 1 = every blocking event)", "block profiling is off");
+    }
+    if ((v = getenv("CPROF_MUTEX_PROFILE"))) {
+        if (config_check_pattern(v) == 0)
+            c->mutex_profile = absolute(v, mutex_buf, sizeof(mutex_buf));
+        else
+            bad("CPROF_MUTEX_PROFILE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no mutex profile is written");
+    }
+    if ((v = getenv("CPROF_BLOCK_PROFILE"))) {
+        if (config_check_pattern(v) == 0)
+            c->block_profile = absolute(v, block_buf, sizeof(block_buf));
+        else
+            bad("CPROF_BLOCK_PROFILE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no block profile is written");
+    }
     if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         char *end;
         errno = 0;

@@ -19,6 +19,10 @@ typedef struct {
     uint64_t seed;            /* CPROF_SEED: 0 = from the clock */
     const char *cpu_profile;  /* CPROF_CPU_PROFILE: output pattern, or NULL */
     int cpu_hz;               /* CPROF_CPU_HZ: CPU samples per second (default 100) */
+    int64_t mutex_rate;       /* CPROF_MUTEX_RATE: 1 in N contentions recorded, 0 off */
+    int64_t block_rate;       /* CPROF_BLOCK_RATE: nanoseconds blocked per sample, 0 off */
+    const char *mutex_profile; /* CPROF_MUTEX_PROFILE: written at exit, or NULL */
+    const char *block_profile; /* CPROF_BLOCK_PROFILE: written at exit, or NULL */
 } config_t;
 
 void config_read(config_t *c);

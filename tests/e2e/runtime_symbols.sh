@@ -2,7 +2,9 @@
 # What libcprof.so exports and imports, checked so that surprises show up
 # in review: it exports only the allocation hooks, C++ operator new/delete
 # (so C++ allocations stay visible when a jemalloc or tcmalloc that defines
-# its own operators is preloaded after cprof) and the cprof_ API; it
+# its own operators is preloaded after cprof), pthread_create and the pthread
+# lock and condition-variable waits (thread and lock profiles) and the
+# cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
 # locks must stay invisible to a program's or cprof's mutex interposers).
 # timeout: 30
@@ -14,6 +16,10 @@ for s in $exports; do
     malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size) ;;
     _Znw*|_Zna*|_Zdl*|_Zda*) ;;
     pthread_create) ;; # threadhook.c: thread start/exit for the profiles
+    pthread_mutex_lock|pthread_mutex_timedlock|pthread_mutex_clocklock) ;; # lockhooks.c
+    pthread_rwlock_rdlock|pthread_rwlock_timedrdlock|pthread_rwlock_clockrdlock) ;;
+    pthread_rwlock_wrlock|pthread_rwlock_timedwrlock|pthread_rwlock_clockwrlock) ;;
+    pthread_cond_wait|pthread_cond_timedwait|pthread_cond_clockwait) ;;
     cprof_*) ;;
     *) fail "unexpected export: $s" ;;
   esac

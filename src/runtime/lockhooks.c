@@ -1,0 +1,258 @@
+/* lockhooks.c — the pthread lock and condition-variable entry points cprof
+ * interposes for the mutex and block profiles (lockprof.h). Each forwards
+ * to the next definition in the chain (dlsym(RTLD_NEXT), resolved together
+ * on first use), so another interposer behind cprof keeps working.
+ *
+ * Cost: with both profiles off (the default), a hook is one relaxed load
+ * and the forward. With a profile on, a lock call first tries the lock
+ * (the next pthread_mutex_trylock): an uncontended lock is taken right
+ * there and the hook returns. Only when the lock is taken by another
+ * thread (EBUSY) does cprof look at the clock, and only for a sampled
+ * event does it unwind the stack. Any other result of the try (0,
+ * EOWNERDEAD of a robust mutex, EAGAIN, EINVAL) is what the lock call
+ * itself would have returned, and is returned as it is; EBUSY is followed
+ * by the real lock call, so error-checking, recursive, robust and priority
+ * mutexes behave exactly as without cprof. Unlock calls are not hooked.
+ *
+ * Reentrancy: cprof's own locks are rt_lock_t, never pthread mutexes, so
+ * nothing cprof does lands here; but libraries it calls (libunwind,
+ * libc's dl_iterate_phdr) may lock pthread mutexes, so every hook forwards
+ * straight away when the thread's guard is set, and the recording (unwind,
+ * table insert) runs guarded. The stack is unwound before waiting for the
+ * lock, so that the program's mutex is not held any longer for it; only
+ * the table insert happens after the lock is acquired. */
+#include "lockprof.h"
+#include "rt.h"
+#include "stacks.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+static struct {
+    int (*mutex_lock)(pthread_mutex_t *);
+    int (*mutex_trylock)(pthread_mutex_t *);
+    int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+    int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+    int (*rdlock)(pthread_rwlock_t *);
+    int (*tryrdlock)(pthread_rwlock_t *);
+    int (*timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+    int (*clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+    int (*wrlock)(pthread_rwlock_t *);
+    int (*trywrlock)(pthread_rwlock_t *);
+    int (*timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+    int (*clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+    int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+    int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+    int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+} nx;
+
+static int resolved; /* 1 once nx is filled (release) */
+
+/* The condition variables have two versions in glibc (2.2.5, the old
+ * ABI, and 2.3.2, the default programs link against); dlsym might hand
+ * back the old one, so the default is asked for by name first. */
+static void *next_cond(const char *name)
+{
+    void *f = dlvsym(RTLD_NEXT, name, "GLIBC_2.3.2");
+    return f ? f : dlsym(RTLD_NEXT, name);
+}
+
+static __attribute__((noinline)) void resolve(void)
+{
+    uint32_t g = rt_guard_enter();
+    __typeof__(nx) n;
+    *(void **)&n.mutex_lock = dlsym(RTLD_NEXT, "pthread_mutex_lock");
+    *(void **)&n.mutex_trylock = dlsym(RTLD_NEXT, "pthread_mutex_trylock");
+    *(void **)&n.mutex_timedlock = dlsym(RTLD_NEXT, "pthread_mutex_timedlock");
+    *(void **)&n.mutex_clocklock = dlsym(RTLD_NEXT, "pthread_mutex_clocklock");
+    *(void **)&n.rdlock = dlsym(RTLD_NEXT, "pthread_rwlock_rdlock");
+    *(void **)&n.tryrdlock = dlsym(RTLD_NEXT, "pthread_rwlock_tryrdlock");
+    *(void **)&n.timedrdlock = dlsym(RTLD_NEXT, "pthread_rwlock_timedrdlock");
+    *(void **)&n.clockrdlock = dlsym(RTLD_NEXT, "pthread_rwlock_clockrdlock");
+    *(void **)&n.wrlock = dlsym(RTLD_NEXT, "pthread_rwlock_wrlock");
+    *(void **)&n.trywrlock = dlsym(RTLD_NEXT, "pthread_rwlock_trywrlock");
+    *(void **)&n.timedwrlock = dlsym(RTLD_NEXT, "pthread_rwlock_timedwrlock");
+    *(void **)&n.clockwrlock = dlsym(RTLD_NEXT, "pthread_rwlock_clockwrlock");
+    *(void **)&n.cond_wait = next_cond("pthread_cond_wait");
+    *(void **)&n.cond_timedwait = next_cond("pthread_cond_timedwait");
+    *(void **)&n.cond_clockwait = dlsym(RTLD_NEXT, "pthread_cond_clockwait");
+    if (!n.mutex_lock || !n.mutex_trylock || !n.mutex_timedlock || !n.rdlock || !n.tryrdlock ||
+        !n.timedrdlock || !n.wrlock || !n.trywrlock || !n.timedwrlock || !n.cond_wait ||
+        !n.cond_timedwait) {
+        rt_warn("cannot find the next pthread lock functions; aborting");
+        abort();
+    }
+    /* Racing threads store the same values. */
+    nx = n;
+    __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+    rt_guard_leave(g);
+}
+
+static inline void ready(void)
+{
+    if (RT_UNLIKELY(!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)))
+        resolve();
+}
+
+/* Both rates, or 0 when this call must simply forward. */
+static inline bool profiling(int64_t *mr, int64_t *br)
+{
+    *mr = __atomic_load_n(&lockprof_mutex_rate, __ATOMIC_RELAXED);
+    *br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);
+    return RT_UNLIKELY((*mr | *br) != 0) && !rt_self.guard;
+}
+
+static inline int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* --- the contended path --------------------------------------------------- */
+
+typedef struct {
+    uintptr_t pcs[STACKS_MAX_DEPTH];
+    int depth; /* -1: not unwound */
+    bool mutex_sampled;
+    int64_t t0;
+} wait_t;
+
+/* Before waiting: choose whether this contention is sampled, unwind if so,
+ * then start the clock (the unwinding is not counted as waiting). */
+static __attribute__((noinline)) bool wait_begin(wait_t *w, int64_t mr, int64_t br)
+{
+    w->depth = -1;
+    w->mutex_sampled = mr > 0 && lockprof_mutex_take(mr);
+    if (!w->mutex_sampled && br <= 0)
+        return false;
+    if (w->mutex_sampled) {
+        rt_self.guard++;
+        w->depth = stacks_capture(w->pcs);
+        rt_self.guard--;
+    }
+    w->t0 = now_ns();
+    return true;
+}
+
+/* After waiting: records the wait. acquired: the lock was taken (the
+ * mutex profile counts only waits that ended with the lock). */
+static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t br)
+{
+    int64_t delay = now_ns() - w->t0;
+    rt_self.guard++;
+    if (w->mutex_sampled && acquired)
+        lockprof_mutex_event(w->pcs, w->depth, delay);
+    if (br > 0 && lockprof_block_take(delay, br)) {
+        if (w->depth < 0)
+            w->depth = stacks_capture(w->pcs);
+        lockprof_block_event(w->pcs, w->depth, delay);
+    }
+    rt_self.guard--;
+}
+
+#define UNPAREN(...) __VA_ARGS__
+
+/* One hook per lock call: try first, and on EBUSY wait in the real call.
+ * The contended path is a function of its own, so that the hook itself
+ * stays a leaf-sized function without the stack buffer. */
+#define LOCK_HOOK(name, field, tryfield, lockarg, args, ...)                                    \
+    static __attribute__((noinline)) int name##_contended(int64_t mr, int64_t br, __VA_ARGS__)  \
+    {                                                                                           \
+        wait_t w;                                                                               \
+        if (!wait_begin(&w, mr, br))                                                            \
+            return nx.field args;                                                               \
+        int rc = nx.field args;                                                                 \
+        wait_end(&w, rc == 0 || rc == EOWNERDEAD, br);                                          \
+        return rc;                                                                              \
+    }                                                                                           \
+    RT_EXPORT int name(__VA_ARGS__)                                                             \
+    {                                                                                           \
+        ready();                                                                                \
+        int64_t mr, br;                                                                         \
+        if (RT_LIKELY(!profiling(&mr, &br)))                                                    \
+            return nx.field args;                                                               \
+        int rc = nx.tryfield(lockarg);                                                          \
+        if (RT_LIKELY(rc != EBUSY))                                                             \
+            return rc;                                                                          \
+        return name##_contended(mr, br, UNPAREN args);                                          \
+    }
+
+LOCK_HOOK(pthread_mutex_lock, mutex_lock, mutex_trylock, m, (m), pthread_mutex_t *m)
+LOCK_HOOK(pthread_mutex_timedlock, mutex_timedlock, mutex_trylock, m, (m, ts),
+          pthread_mutex_t *m, const struct timespec *ts)
+LOCK_HOOK(pthread_rwlock_rdlock, rdlock, tryrdlock, l, (l), pthread_rwlock_t *l)
+LOCK_HOOK(pthread_rwlock_timedrdlock, timedrdlock, tryrdlock, l, (l, ts), pthread_rwlock_t *l,
+          const struct timespec *ts)
+LOCK_HOOK(pthread_rwlock_wrlock, wrlock, trywrlock, l, (l), pthread_rwlock_t *l)
+LOCK_HOOK(pthread_rwlock_timedwrlock, timedwrlock, trywrlock, l, (l, ts), pthread_rwlock_t *l,
+          const struct timespec *ts)
+
+/* The clock variants exist from glibc 2.30; if the next library lacks
+ * them, the hook answers ENOSYS. */
+#define CLOCK_HOOK(name, field, tryfield, type)                                                 \
+    static int name##_next(type *l, clockid_t clk, const struct timespec *ts)                   \
+    {                                                                                           \
+        return nx.field ? nx.field(l, clk, ts) : ENOSYS;                                        \
+    }                                                                                           \
+    static __attribute__((noinline)) int name##_contended(int64_t mr, int64_t br, type *l,     \
+                                                          clockid_t clk,                        \
+                                                          const struct timespec *ts)            \
+    {                                                                                           \
+        wait_t w;                                                                               \
+        if (!wait_begin(&w, mr, br))                                                            \
+            return name##_next(l, clk, ts);                                                     \
+        int rc = name##_next(l, clk, ts);                                                       \
+        wait_end(&w, rc == 0 || rc == EOWNERDEAD, br);                                          \
+        return rc;                                                                              \
+    }                                                                                           \
+    RT_EXPORT int name(type *l, clockid_t clk, const struct timespec *ts)                       \
+    {                                                                                           \
+        ready();                                                                                \
+        int64_t mr, br;                                                                         \
+        if (RT_LIKELY(!profiling(&mr, &br)) || !nx.field)                                       \
+            return name##_next(l, clk, ts);                                                     \
+        int rc = nx.tryfield(l);                                                                \
+        if (RT_LIKELY(rc != EBUSY))                                                             \
+            return rc;                                                                          \
+        return name##_contended(mr, br, l, clk, ts);                                            \
+    }
+
+CLOCK_HOOK(pthread_mutex_clocklock, mutex_clocklock, mutex_trylock, pthread_mutex_t)
+CLOCK_HOOK(pthread_rwlock_clockrdlock, clockrdlock, tryrdlock, pthread_rwlock_t)
+CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, pthread_rwlock_t)
+
+/* --- condition variables: the block profile only ---------------------------- */
+
+/* A condition wait always blocks: while the block profile is on, every
+ * wait is timed and sampled by its duration. */
+#define COND_HOOK(name, field, args, ...)                                                       \
+    static __attribute__((noinline)) int name##_timed(int64_t br, __VA_ARGS__)                  \
+    {                                                                                           \
+        wait_t w;                                                                               \
+        w.depth = -1;                                                                           \
+        w.mutex_sampled = false;                                                                \
+        w.t0 = now_ns();                                                                        \
+        int rc = nx.field args;                                                                 \
+        wait_end(&w, false, br);                                                                \
+        return rc;                                                                              \
+    }                                                                                           \
+    RT_EXPORT int name(__VA_ARGS__)                                                             \
+    {                                                                                           \
+        ready();                                                                                \
+        if (RT_UNLIKELY(!nx.field))                                                             \
+            return ENOSYS;                                                                      \
+        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
+        if (RT_LIKELY(br == 0) || rt_self.guard)                                                \
+            return nx.field args;                                                               \
+        return name##_timed(br, UNPAREN args);                                                  \
+    }
+
+COND_HOOK(pthread_cond_wait, cond_wait, (c, m), pthread_cond_t *c, pthread_mutex_t *m)
+COND_HOOK(pthread_cond_timedwait, cond_timedwait, (c, m, ts), pthread_cond_t *c,
+          pthread_mutex_t *m, const struct timespec *ts)
+COND_HOOK(pthread_cond_clockwait, cond_clockwait, (c, m, clk, ts), pthread_cond_t *c,
+          pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)

@@ -1,0 +1,97 @@
+/* stktab.c — tables of stacks with two counters (see stktab.h). */
+#include "stktab.h"
+
+#include "arena.h"
+
+#include <string.h>
+
+#define STKTAB_HEADS (1u << 12)
+
+/* stacks.c: the one frame of an overflow entry. */
+void cprof_stack_table_full(void);
+
+static uint64_t hash_pcs(const uintptr_t *pcs, int depth)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)depth;
+    for (int i = 0; i < depth; i++) {
+        h ^= pcs[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+static stkent_t *find(stkent_t *e, uint64_t h, const uintptr_t *pcs, int depth)
+{
+    for (; e; e = __atomic_load_n(&e->chain, __ATOMIC_ACQUIRE))
+        if (e->hash == h && e->depth == (uint32_t)depth &&
+            memcmp(e->pcs, pcs, (size_t)depth * sizeof(*pcs)) == 0)
+            return e;
+    return NULL;
+}
+
+/* Links a new entry into the iteration list (lock held). */
+static void publish_locked(stktab_t *t, stkent_t *e)
+{
+    e->next_all = t->all;
+    __atomic_store_n(&t->all, e, __ATOMIC_RELEASE);
+}
+
+stkent_t *stktab_intern(stktab_t *t, const uintptr_t *pcs, int depth)
+{
+    uint64_t h = hash_pcs(pcs, depth);
+    stkent_t **heads = __atomic_load_n(&t->heads, __ATOMIC_ACQUIRE);
+    stkent_t *e;
+    if (heads && (e = find(__atomic_load_n(&heads[h & (STKTAB_HEADS - 1)], __ATOMIC_ACQUIRE), h,
+                           pcs, depth)))
+        return e;
+    rt_lock(&t->lock);
+    if (!t->heads)
+        __atomic_store_n(&t->heads, arena_map(STKTAB_HEADS * sizeof(*heads)), __ATOMIC_RELEASE);
+    heads = t->heads;
+    e = NULL;
+    if (heads) {
+        stkent_t **head = &heads[h & (STKTAB_HEADS - 1)];
+        stkent_t *first = *head;
+        e = find(first, h, pcs, depth);
+        if (!e && t->count < t->max &&
+            (e = arena_alloc(sizeof(*e) + (size_t)depth * sizeof(uintptr_t)))) {
+            e->hash = h;
+            e->depth = (uint32_t)depth;
+            memcpy(e->pcs, pcs, (size_t)depth * sizeof(*pcs));
+            e->chain = first;
+            t->count++;
+            publish_locked(t, e);
+            __atomic_store_n(head, e, __ATOMIC_RELEASE);
+        }
+    }
+    if (!e) {
+        if (!t->overflow && (t->overflow = arena_alloc(sizeof(*e) + sizeof(uintptr_t)))) {
+            /* +1: writers name pc-1, which must stay inside the function. */
+            t->overflow->pcs[0] = (uintptr_t)cprof_stack_table_full + 1;
+            t->overflow->depth = 1;
+            publish_locked(t, t->overflow);
+        }
+        e = t->overflow;
+    }
+    rt_unlock(&t->lock);
+    return e;
+}
+
+void stktab_reset(stktab_t *t)
+{
+    for (stkent_t *e = stktab_first(t); e; e = stktab_next(e)) {
+        __atomic_store_n(&e->v[0], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->v[1], 0, __ATOMIC_RELAXED);
+    }
+}
+
+void stktab_fork_prepare(stktab_t *t)
+{
+    rt_lock(&t->lock);
+}
+
+void stktab_fork_release(stktab_t *t)
+{
+    rt_unlock(&t->lock);
+}

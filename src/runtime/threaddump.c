@@ -1,0 +1,333 @@
+/* threaddump.c — other threads' stacks through a signal (see threaddump.h).
+ *
+ * A request is a slot (arena memory, never unmapped) tagged with the
+ * collection's generation and a state:
+ *
+ *   IDLE --collector--> PENDING --handler--> WRITING --handler--> DONE
+ *                          \--collector, deadline--> IDLE
+ *
+ * The handler wins PENDING -> WRITING with a compare-and-swap on the whole
+ * tag (generation included), so an answer that arrives after the collector
+ * gave up, or to an older generation, finds nothing to win and writes
+ * nothing. A slot some handler is still WRITING is skipped by the next
+ * collections until it is DONE. */
+#include "threaddump.h"
+
+#include "arena.h"
+#include "rt.h"
+#include "stacks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+enum { IDLE, PENDING, WRITING, DONE };
+
+#define SLOT_DEPTH STACKS_MAX_DEPTH
+#define CHUNK_SLOTS 64
+#define MAX_CHUNKS 1024 /* 65536 threads per collection */
+#define IDX_BITS 20     /* sival_ptr = generation << IDX_BITS | slot index */
+#define BUSY UINT32_MAX /* slot depth of an answer "ask again later" */
+#define MAX_ASKS 50     /* per thread and collection */
+
+typedef struct {
+    uint64_t tag; /* generation << 2 | state */
+    uint32_t depth;
+    uintptr_t pcs[SLOT_DEPTH];
+} slot_t;
+
+static slot_t *chunks[MAX_CHUNKS]; /* published with release */
+static uint64_t generation;        /* under collect_lock */
+static int want_depth;             /* frames the handler keeps */
+static int answers;                /* futex word: bumped by each answer */
+static int dump_sig;               /* under collect_lock; read relaxed */
+static rt_lock_t collect_lock = RT_LOCK_INIT;
+
+static inline uint64_t tag(uint64_t gen, int state)
+{
+    return gen << 2 | (uint64_t)state;
+}
+
+/* --- the signal handler -------------------------------------------------- */
+
+/* Unwinds the interrupted context. The first frame is the interrupted
+ * instruction itself: stored + 1 so that, like the others, pc - 1 lies in
+ * its function. */
+static int unwind_sigsafe(void *uc, uintptr_t *pcs, int max)
+{
+    unw_cursor_t c;
+    if (max <= 0 || unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+        return 0;
+    int n = 0;
+    do {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        pcs[n] = n == 0 ? ip + 1 : ip;
+        n++;
+    } while (n < max && unw_step(&c) > 0);
+    return n;
+}
+
+static slot_t *slot_at_sigsafe(uint64_t idx)
+{
+    if (idx >= (uint64_t)MAX_CHUNKS * CHUNK_SLOTS)
+        return NULL;
+    slot_t *c = __atomic_load_n(&chunks[idx / CHUNK_SLOTS], __ATOMIC_ACQUIRE);
+    return c ? &c[idx % CHUNK_SLOTS] : NULL;
+}
+
+static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    int saved_errno = errno;
+    /* Only requests this process queued: a stray kill of this signal
+     * number from elsewhere is ignored. */
+    if (si->si_code == SI_QUEUE && si->si_pid == getpid()) {
+        uint64_t v = (uintptr_t)si->si_value.sival_ptr;
+        slot_t *s = slot_at_sigsafe(v & ((1u << IDX_BITS) - 1));
+        uint64_t expect = tag(v >> IDX_BITS, PENDING);
+        if (s && __atomic_compare_exchange_n(&s->tag, &expect, tag(v >> IDX_BITS, WRITING), false,
+                                             __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            rt_thread_t *t = &rt_self;
+            if (t->unwinding) {
+                /* Interrupted inside libunwind (a heap sample, a CPU
+                 * sample): its per-thread state may be half updated.
+                 * Answer "busy"; the collector asks again. */
+                s->depth = BUSY;
+            } else {
+                t->unwinding = 1;
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                s->depth = (uint32_t)unwind_sigsafe(uc, s->pcs,
+                                                    __atomic_load_n(&want_depth, __ATOMIC_RELAXED));
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                t->unwinding = 0;
+            }
+            __atomic_store_n(&s->tag, tag(v >> IDX_BITS, DONE), __ATOMIC_RELEASE);
+            __atomic_add_fetch(&answers, 1, __ATOMIC_RELEASE);
+            syscall(SYS_futex, &answers, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        }
+    }
+    errno = saved_errno;
+}
+
+/* --- the collecting side ----------------------------------------------------- */
+
+int threaddump_signal(void)
+{
+    return __atomic_load_n(&dump_sig, __ATOMIC_RELAXED);
+}
+
+/* The signal, installed if needed: the current one while the handler is
+ * still ours, else the highest free one from SIGRTMAX-3 down. */
+static int install_locked(void)
+{
+    struct sigaction cur;
+    if (dump_sig && sigaction(dump_sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_sigaction == handler_sigsafe)
+        return dump_sig;
+    for (int s = SIGRTMAX - 3; s >= SIGRTMIN + 3; s--) {
+        if (s == dump_sig || sigaction(s, NULL, &cur) != 0 || cur.sa_handler != SIG_DFL ||
+            (cur.sa_flags & SA_SIGINFO))
+            continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = handler_sigsafe;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaddset(&sa.sa_mask, SIGPROF); /* no CPU sample inside this unwind */
+        if (sigaction(s, &sa, NULL) == 0) {
+            if (dump_sig)
+                rt_warn("signal %d has another handler now; thread stacks use signal %d", dump_sig,
+                        s);
+            __atomic_store_n(&dump_sig, s, __ATOMIC_RELAXED);
+            return s;
+        }
+    }
+    return -EAGAIN;
+}
+
+static slot_t *slot_get(size_t idx)
+{
+    slot_t **c = &chunks[idx / CHUNK_SLOTS];
+    if (!*c) {
+        slot_t *m = arena_map(CHUNK_SLOTS * sizeof(slot_t));
+        if (!m)
+            return NULL;
+        __atomic_store_n(c, m, __ATOMIC_RELEASE);
+    }
+    return &(*c)[idx % CHUNK_SLOTS];
+}
+
+/* 1 if tid blocks sig, 0 if not, -1 if the thread is gone or a zombie. */
+static int blocks_signal(pid_t tid, int sig)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *st = strstr(buf, "\nState:");
+    if (st && (strstr(st, "\tZ") == st + 7 || strstr(st, "\tX") == st + 7))
+        return -1;
+    const char *blk = strstr(buf, "\nSigBlk:");
+    if (!blk)
+        return 0;
+    unsigned long long mask = strtoull(blk + 8, NULL, 16);
+    return (mask >> (sig - 1)) & 1;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Queues the request for slot idx to tid; 0 or -errno. */
+static int ask(pid_t pid, uid_t uid, pid_t tid, int sig, uint64_t gen, size_t idx)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    si.si_signo = sig;
+    si.si_code = SI_QUEUE;
+    si.si_pid = pid;
+    si.si_uid = uid;
+    si.si_value.sival_ptr = (void *)(uintptr_t)(gen << IDX_BITS | idx);
+    return syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si) == 0 ? 0 : -errno;
+}
+
+int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
+{
+    for (size_t i = 0; i < n; i++) {
+        th[i].status = TD_NO_SIGNAL;
+        th[i].depth = 0;
+    }
+    size_t *slot_of = malloc((n ? n : 1) * sizeof(*slot_of));
+    int *asks = calloc(n ? n : 1, sizeof(*asks));
+    if (!slot_of || !asks) {
+        free(slot_of);
+        free(asks);
+        return -ENOMEM;
+    }
+    rt_lock(&collect_lock);
+    int sig = install_locked();
+    if (sig < 0) {
+        rt_unlock(&collect_lock);
+        free(slot_of);
+        free(asks);
+        return sig;
+    }
+    uint64_t gen = ++generation;
+    want_depth = max_depth < SLOT_DEPTH ? max_depth : SLOT_DEPTH;
+    int start_answers = __atomic_load_n(&answers, __ATOMIC_ACQUIRE);
+    pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
+    uid_t uid = getuid();
+    size_t next = 0, expected = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (th[i].tid == self)
+            continue;
+        int b = blocks_signal(th[i].tid, sig);
+        if (b != 0) {
+            th[i].status = b > 0 ? TD_BLOCKED : TD_GONE;
+            continue;
+        }
+        /* A free slot: any but one a late handler is still writing. */
+        slot_t *s = NULL;
+        while (next < (size_t)MAX_CHUNKS * CHUNK_SLOTS && (s = slot_get(next)) &&
+               (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) & 3) == WRITING)
+            next++;
+        if (!s || next == (size_t)MAX_CHUNKS * CHUNK_SLOTS)
+            continue; /* TD_NO_SIGNAL */
+        size_t idx = next++;
+        s->depth = 0;
+        __atomic_store_n(&s->tag, tag(gen, PENDING), __ATOMIC_RELEASE);
+        int rc = ask(pid, uid, th[i].tid, sig, gen, idx);
+        if (rc < 0) {
+            th[i].status = rc == -ESRCH ? TD_GONE : TD_NO_SIGNAL;
+            uint64_t expect = tag(gen, PENDING);
+            __atomic_compare_exchange_n(&s->tag, &expect, tag(gen, IDLE), false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED);
+            continue;
+        }
+        th[i].status = TD_NO_ANSWER;
+        slot_of[i] = idx;
+        asks[i] = 1;
+        expected++;
+    }
+
+    /* Wait for the answers, or the deadline; ask again whoever was busy. */
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int seen = __atomic_load_n(&answers, __ATOMIC_ACQUIRE);
+        if ((size_t)(seen - start_answers) >= expected) {
+            size_t open_ = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (th[i].status != TD_NO_ANSWER)
+                    continue;
+                slot_t *s = slot_get(slot_of[i]);
+                if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE)) {
+                    open_++;
+                } else if (s->depth == BUSY && asks[i] < MAX_ASKS) {
+                    __atomic_store_n(&s->tag, tag(gen, PENDING), __ATOMIC_RELEASE);
+                    if (ask(pid, uid, th[i].tid, sig, gen, slot_of[i]) == 0) {
+                        asks[i]++;
+                        expected++;
+                        open_++;
+                    } else {
+                        th[i].status = TD_GONE;
+                        __atomic_store_n(&s->tag, tag(gen, IDLE), __ATOMIC_RELEASE);
+                    }
+                }
+            }
+            if (open_ == 0)
+                break;
+        }
+        int64_t left = deadline - now_ms();
+        if (left <= 0)
+            break;
+        struct timespec ts = {0, (left < 10 ? left : 10) * 1000000L};
+        syscall(SYS_futex, &answers, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    }
+
+    /* Take the answers; withdraw the requests still pending. */
+    for (size_t i = 0; i < n; i++) {
+        if (th[i].status != TD_NO_ANSWER)
+            continue;
+        slot_t *s = slot_get(slot_of[i]);
+        uint64_t expect = tag(gen, PENDING);
+        if (__atomic_compare_exchange_n(&s->tag, &expect, tag(gen, IDLE), false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            continue; /* never answered */
+        /* Answered, or being answered right now: that takes microseconds. */
+        for (int spin = 0; spin < 1000 && __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE);
+             spin++) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE) || s->depth == BUSY)
+            continue;
+        uint32_t d = s->depth < (uint32_t)max_depth ? s->depth : (uint32_t)max_depth;
+        memcpy(th[i].pcs, s->pcs, d * sizeof(uintptr_t));
+        th[i].depth = d;
+        th[i].status = TD_OK;
+    }
+    rt_unlock(&collect_lock);
+    free(slot_of);
+    free(asks);
+    return 0;
+}
