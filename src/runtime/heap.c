@@ -44,7 +44,7 @@ __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out
 
 void heap_undo_free(void *p, const heap_freed_t *f)
 {
-    tstats_add(&rt_self, 0, (uint64_t)-1, 0, -f->usable);
+    tstats_free(&rt_self, (uint64_t)-1, -f->usable);
     if (!f->sampled)
         return;
     bucket_t *b = stacks_get(f->bucket);

@@ -30,7 +30,7 @@ void heap_undo_free(void *p, const heap_freed_t *f);
 
 static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
 {
-    tstats_add(t, 1, 0, rt_usable_size(p), 0);
+    tstats_alloc(t, rt_usable_size(p));
     if (RT_UNLIKELY(sampler_take(t, size)))
         heap_record_alloc(p, size);
 }
@@ -39,7 +39,7 @@ static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
 static inline void heap_on_free(rt_thread_t *t, void *p, heap_freed_t *out)
 {
     size_t usable = rt_usable_size(p);
-    tstats_add(t, 0, 1, 0, usable);
+    tstats_free(t, 1, usable);
     out->sampled = false;
     out->usable = usable;
     if (RT_UNLIKELY(livemap_maybe(p)))

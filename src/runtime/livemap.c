@@ -93,7 +93,7 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
         s->count++;
     s->slots[i] = (entry_t){(uintptr_t)p, val};
     if (rc)
-        __atomic_add_fetch(&livemap_filter[(mix >> 6) & 0xffff], 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(livemap_filter_slot(p), 1, __ATOMIC_RELAXED);
     rt_unlock(&s->lock);
     return rc;
 }
@@ -130,7 +130,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
     }
     s->slots[hole].key = 0;
     s->count--;
-    __atomic_sub_fetch(&livemap_filter[(mix >> 6) & 0xffff], 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(livemap_filter_slot(p), 1, __ATOMIC_RELAXED);
     rt_unlock(&s->lock);
     return true;
 }

@@ -2,8 +2,8 @@
  * so that a free of a sampled object is credited to its stack.
  *
  * free() calls livemap_maybe() on every pointer: one read of a counting
- * filter (2^16 counters, 256 KiB) that is zero for almost every pointer at
- * the default rate, with no lock and no write. Only a hit takes the lock of
+ * filter (2^16 counters, 256 KiB, one per hashed page) that is zero for
+ * almost every pointer at the default rate, with no lock and no write. Only a hit takes the lock of
  * one of 64 stripes, each an open-addressing table (linear probing,
  * backward-shift deletion) that grows by doubling, in arena memory.
  *
@@ -27,10 +27,19 @@ static inline uint64_t livemap_mix(const void *p)
     return x ^ (x >> 29);
 }
 
+/* The filter counts live sampled objects per 4 KiB page (hashed into
+ * 2^16 counters): frees of neighbouring blocks, the common pattern, read
+ * the same cache line, where a per-pointer hash would miss the cache on
+ * almost every free. */
+static inline uint32_t *livemap_filter_slot(const void *p)
+{
+    uint64_t page = (uint64_t)(uintptr_t)p >> 12;
+    return &livemap_filter[(page * 0x9e3779b97f4a7c15ull) >> 48];
+}
+
 static inline bool livemap_maybe(const void *p)
 {
-    return livemap_filter &&
-           __atomic_load_n(&livemap_filter[(livemap_mix(p) >> 6) & 0xffff], __ATOMIC_RELAXED);
+    return livemap_filter && __atomic_load_n(livemap_filter_slot(p), __ATOMIC_RELAXED);
 }
 
 int livemap_init(void);

@@ -29,21 +29,38 @@ typedef struct {
 tstats_t *tstats_acquire(rt_thread_t *t);
 
 /* Counts into the thread's block, or the orphan counters if it has none.
- * Relaxed atomic stores: a concurrent reader sees whole values. */
+ * Relaxed atomic stores: a concurrent reader sees whole values. One
+ * function per event, so each call touches only the two counters it
+ * changes. */
 void tstats_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t fb);
 
-static inline void tstats_add(rt_thread_t *t, uint64_t mallocs, uint64_t frees,
-                              uint64_t ab, uint64_t fb)
+static inline tstats_t *tstats_block(rt_thread_t *t)
 {
     tstats_t *s = t->stats;
-    if (RT_UNLIKELY(!s) && !(s = tstats_acquire(t))) {
-        tstats_orphan_add(mallocs, frees, ab, fb);
+    return RT_LIKELY(s != NULL) ? s : tstats_acquire(t);
+}
+
+static inline void tstats_alloc(rt_thread_t *t, uint64_t bytes)
+{
+    tstats_t *s = tstats_block(t);
+    if (RT_UNLIKELY(!s)) {
+        tstats_orphan_add(1, 0, bytes, 0);
         return;
     }
-    __atomic_store_n(&s->mallocs, s->mallocs + mallocs, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->frees, s->frees + frees, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->alloc_bytes, s->alloc_bytes + ab, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->free_bytes, s->free_bytes + fb, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->mallocs, s->mallocs + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->alloc_bytes, s->alloc_bytes + bytes, __ATOMIC_RELAXED);
+}
+
+/* count is 1 for a free, (uint64_t)-1 to take one back (failed realloc). */
+static inline void tstats_free(rt_thread_t *t, uint64_t count, uint64_t bytes)
+{
+    tstats_t *s = tstats_block(t);
+    if (RT_UNLIKELY(!s)) {
+        tstats_orphan_add(0, count, 0, bytes);
+        return;
+    }
+    __atomic_store_n(&s->frees, s->frees + count, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->free_bytes, s->free_bytes + bytes, __ATOMIC_RELAXED);
 }
 
 void tstats_sum(tstats_sum_t *out);
