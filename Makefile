@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Werror
 OPT     ?= -O2 -g
 # Frame pointers everywhere: CPROF_UNWIND=fp must be able to walk through us.
 BASE_CFLAGS := $(CSTD) $(WARN) $(OPT) -fno-omit-frame-pointer -D_GNU_SOURCE \
-               -Iinclude -Isrc $(CFLAGS)
+               -Iinclude -Isrc -I$(B)/gen $(CFLAGS)
 
 pc = $(shell pkg-config --cflags --libs $(1) 2>/dev/null)
 
@@ -47,6 +47,13 @@ endif
 
 all: $(TARGETS)
 
+# Web assets (src/tool/assets/*: scripts, styles, pages) compiled into the
+# tool as C arrays: build/gen/assets.h, made before any tool object.
+ASSETS := $(wildcard src/tool/assets/*)
+$(B)/gen/assets.h: $(ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed.sh $(ASSETS) > $@.tmp && mv -f $@.tmp $@
+
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -c -o $@ $<
@@ -68,6 +75,8 @@ $(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/libcprofile.a
 $(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/libcprofile.a $(B)/libcprof.so
 	$(CC) -shared -o $@.tmp $(HTTP_OBJ) $(B)/libcprofile.a $(call pc,libmicrohttpd) -lz -lm \
 	    -L$(B) -lcprof -Wl,--no-undefined -Wl,-soname,libcprof-http.so && mv -f $@.tmp $@
+
+$(TOOL_OBJ): | $(B)/gen/assets.h
 
 $(B)/cprof: $(TOOL_OBJ) $(B)/libcprofile.a
 	$(CC) -o $@ $(TOOL_OBJ) $(B)/libcprofile.a $(TOOL_LIBS)
@@ -107,6 +116,8 @@ TOOL_ASAN_OBJ := $(TOOL_SRC:%.c=$(B)/asan/obj/%.o) $(PROFILE_SRC:%.c=$(B)/asan/o
 $(B)/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN) -MMD -c -o $@ $<
+
+$(TOOL_ASAN_OBJ) $(UNIT_BIN) $(ASAN_BIN): | $(B)/gen/assets.h
 
 $(B)/asan/cprof: $(TOOL_ASAN_OBJ)
 	$(CC) $(SAN) -o $@ $(TOOL_ASAN_OBJ) $(TOOL_LIBS)

@@ -1,7 +1,7 @@
 /* commands.h — the report commands pprof knows (-top, -list REGEX, ...):
  * their output format, whether they take a regexp argument, and help text.
- * Formats that belong to the visualization work (dot, svg, web, ...) are
- * listed so that flags parse, and report that they are not available. */
+ * Formats cprof does not have yet (callgrind, disasm, ...) are listed so
+ * that flags parse, and report that they are not available. */
 #ifndef CPROF_TOOL_COMMANDS_H
 #define CPROF_TOOL_COMMANDS_H
 
@@ -12,6 +12,8 @@ typedef enum {
     FMT_COMMENTS,
     FMT_DIS,
     FMT_DOT,
+    FMT_FLAME,
+    FMT_FOLDED,
     FMT_LIST,
     FMT_PROTO,
     FMT_RAW,
@@ -32,6 +34,14 @@ typedef struct {
     const char *description;
     const char *usage; /* may be NULL */
 } command_t;
+
+/* The command's parameter is its output file on the command line
+ * (-flame FILE), not a regexp; in the shell it takes the graph arguments
+ * and >file instead. */
+static inline bool command_param_is_file(const command_t *c)
+{
+    return c->format == FMT_FLAME;
+}
 
 const command_t *commands_all(int *n);
 const command_t *command_find(const char *name);

@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tool/browser.h"
 #include "tool/combine.h"
 #include "tool/commands.h"
+#include "tool/dot.h"
 #include "tool/fetch.h"
 #include "tool/filter.h"
 #include "tool/flags.h"
@@ -258,10 +260,10 @@ static void command_overrides(const command_t *cmd, config_t *c)
 }
 
 /* Where a binary report goes when stdout is a terminal: profileNNN.EXT. */
-static FILE *away_from_tty(char *name, size_t n)
+static FILE *away_from_tty(const char *ext, char *name, size_t n)
 {
     for (int i = 1; i < 10000; i++) {
-        snprintf(name, n, "profile%03d.pb.gz", i);
+        snprintf(name, n, "profile%03d.%s", i, ext);
         int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd >= 0)
             return fdopen(fd, "w");
@@ -269,6 +271,25 @@ static FILE *away_from_tty(char *name, size_t n)
             return NULL;
     }
     return NULL;
+}
+
+/* Shows a report written to a temporary file (web, eog, evince, gv, the
+ * shell's flame): in the viewer, waiting for it on the command line as
+ * pprof does; its path when there is none. A failed report's file goes. */
+static void show_file(const char *path, const char *viewer, bool interactive, bool ok)
+{
+    if (!ok) {
+        unlink(path);
+        return;
+    }
+    bool browser = strcmp(viewer, "browser") == 0;
+    int rc = browser_open(path, browser ? NULL : viewer, !interactive);
+    if (rc == -ENOENT && browser)
+        msg("no browser found (set $BROWSER); the report is in %s", path);
+    else if (rc == -ENOENT)
+        msg("%s: not found; the report is in %s", viewer, path);
+    else if (rc < 0)
+        msg("%s %s: %s", browser ? "browser" : viewer, path, strerror(-rc));
 }
 
 /* driver_report, to dest when given (then -output is not looked at),
@@ -282,9 +303,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         return -1;
     }
     if (!cmd->available) {
-        msg("%s: not available in this version of cprof (it comes with the visualization "
-            "work)",
-            cmd->name);
+        msg("%s: not available in this version of cprof", cmd->name);
         return -1;
     }
     config_t cfg;
@@ -293,6 +312,24 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         return -1;
     }
     command_overrides(cmd, &cfg);
+    /* The viewer commands (web, eog, ...) and a shell's flame without >file
+     * write a temporary file and show it; -flame FILE names its output. */
+    const char *viewer = NULL, *view_ext = NULL;
+    char view_path[4096] = "";
+    dot_command_t vdc;
+    if (command_param_is_file(cmd)) {
+        if (param && strcmp(param, "-") == 0)
+            config_set_str(&cfg.output, "");
+        else if (param && *param)
+            config_set_str(&cfg.output, param);
+        else if (!dest && !(cfg.output && *cfg.output))
+            viewer = "browser", view_ext = "html";
+        param = NULL;
+    } else if (!dest && !(cfg.output && *cfg.output) && dot_command(cmd->name, &vdc) &&
+               vdc.viewer) {
+        viewer = vdc.viewer;
+        view_ext = vdc.format;
+    }
     int rc = -1;
     char err[ERRLEN];
     work_t *w = NULL;
@@ -396,9 +433,24 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
             goto done;
         }
         close_out = true;
+    } else if (viewer) {
+        const char *td = getenv("TMPDIR");
+        snprintf(view_path, sizeof(view_path), "%s/cprof-XXXXXX.%s", td && *td ? td : "/tmp",
+                 view_ext);
+        int fd = mkstemps(view_path, (int)strlen(view_ext) + 1);
+        if (fd < 0 || !(out = fdopen(fd, "w"))) {
+            msg("creating a temporary file: %s", strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            view_path[0] = '\0';
+            goto done;
+        }
+        close_out = true;
     } else if (cmd->binary && (interactive || isatty(STDOUT_FILENO))) {
         char name[64];
-        out = away_from_tty(name, sizeof(name));
+        dot_command_t dc;
+        out = away_from_tty(dot_command(cmd->name, &dc) ? dc.format : "pb.gz", name,
+                            sizeof(name));
         if (!out) {
             msg("creating a temporary file: %s", strerror(errno));
             goto done;
@@ -438,6 +490,8 @@ done:
     } else {
         fflush(out);
     }
+    if (*view_path)
+        show_file(view_path, viewer, interactive, rc == 0);
     for (size_t i = 0; i < nfilters; i++)
         free(filters[i]);
     rx_free(symbol);

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool/measure.h"
 #include "tool/sbuf.h"
 
 static inline uint64_t mix(uint64_t h, uint64_t v)
@@ -155,6 +157,19 @@ void graph_free(graph_t *g)
     free(g->edge_slots);
     free(g->in_refs);
     free(g->out_refs);
+    free(g->tags);
+    free(g->tag_slots);
+    free(g->tag_first);
+    free(g->tag_refs);
+    for (size_t i = 0; i < g->n_tstr; i++)
+        free(g->tstr[i]);
+    free(g->tstr);
+    free(g->tstr_slots);
+    free(g->s_group);
+    free(g->s_num_first);
+    free(g->s_num);
+    free(g->s_numv);
+    free(g->score);
     free(g);
 }
 
@@ -312,6 +327,313 @@ static int build_adjacency(graph_t *g)
     return 0;
 }
 
+/* --- tags ---------------------------------------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int tstr_rehash(graph_t *g, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 1; i < g->n_tstr; i++) {
+        size_t h = str_hash(g->tstr[i]) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)i;
+    }
+    free(g->tstr_slots);
+    g->tstr_slots = slots;
+    g->tstr_mask = nslots - 1;
+    return 0;
+}
+
+/* Interns a tag string; its id (0 for ""), or -1 on OOM. */
+static int64_t tstr_intern(graph_t *g, const char *s)
+{
+    if (!*s)
+        return 0;
+    if (g->n_tstr == 0) {
+        g->tstr = calloc(64, sizeof(*g->tstr));
+        if (!g->tstr || tstr_rehash(g, 128) < 0)
+            return -1;
+        g->cap_tstr = 64;
+        g->n_tstr = 1;
+    }
+    if ((g->n_tstr + 1) * 2 > g->tstr_mask + 1 && tstr_rehash(g, (g->tstr_mask + 1) * 2) < 0)
+        return -1;
+    size_t h = str_hash(s) & g->tstr_mask;
+    for (; g->tstr_slots[h]; h = (h + 1) & g->tstr_mask)
+        if (strcmp(g->tstr[g->tstr_slots[h]], s) == 0)
+            return g->tstr_slots[h];
+    if (g->n_tstr == g->cap_tstr) {
+        char **n = realloc(g->tstr, g->cap_tstr * 2 * sizeof(*n));
+        if (!n)
+            return -1;
+        g->tstr = n;
+        g->cap_tstr *= 2;
+    }
+    char *c = strdup(s);
+    if (!c)
+        return -1;
+    g->tstr[g->n_tstr] = c;
+    g->tstr_slots[h] = (uint32_t)g->n_tstr;
+    return (int64_t)g->n_tstr++;
+}
+
+static int strp_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Per sample, once: the joined labels (pprof's joinLabels, without
+ * pprof::base) and the names of its "bytes" numeric tags. */
+static int tags_prepare(graph_t *g)
+{
+    work_t *w = g->w;
+    const profile_t *p = w->p;
+    int64_t key_bytes = -1, key_base = -1;
+    for (size_t i = 1; i < p->n_strings; i++) {
+        if (key_bytes < 0 && strcmp(p->strings[i], "bytes") == 0)
+            key_bytes = (int64_t)i;
+        if (key_base < 0 && strcmp(p->strings[i], "pprof::base") == 0)
+            key_base = (int64_t)i;
+    }
+    size_t nnum = 0;
+    for (size_t i = 0; i < w->n_samples; i++)
+        for (uint32_t j = 0; j < w->samples[i].n_labels; j++) {
+            const profile_label_t *l = &w->samples[i].labels[j];
+            if (l->key == key_bytes && l->str == 0 && (l->num != 0 || l->num_unit != 0))
+                nnum++;
+        }
+    g->s_group = malloc((w->n_samples + 1) * sizeof(*g->s_group));
+    g->s_num_first = malloc((w->n_samples + 1) * sizeof(*g->s_num_first));
+    g->s_num = malloc((nnum + 1) * sizeof(*g->s_num));
+    g->s_numv = malloc((nnum + 1) * sizeof(*g->s_numv));
+    if (!g->s_group || !g->s_num_first || !g->s_num || !g->s_numv)
+        return -ENOMEM;
+    const char *unit = g->o.bytes_unit ? g->o.bytes_unit : "bytes";
+    const char *tunit = g->o.tag_unit ? g->o.tag_unit : "minimum";
+    sbuf_t b = {0};
+    char **parts = NULL;
+    size_t cap_parts = 0;
+    size_t k = 0;
+    int rc = 0;
+    for (size_t i = 0; i < w->n_samples; i++) {
+        const wsample_t *s = &w->samples[i];
+        g->s_num_first[i] = (uint32_t)k;
+        size_t np = 0;
+        for (uint32_t j = 0; j < s->n_labels; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (l->str == 0 || l->key == key_base)
+                continue;
+            if (np == cap_parts) {
+                size_t nc = cap_parts ? cap_parts * 2 : 8;
+                char **n = realloc(parts, nc * sizeof(*n));
+                if (!n)
+                    goto oom;
+                parts = n;
+                cap_parts = nc;
+            }
+            sbuf_t t = {0};
+            sb_printf(&t, "%s:%s", work_str(w, l->key), work_str(w, l->str));
+            if (t.oom)
+                goto oom;
+            parts[np++] = sb_steal(&t);
+        }
+        qsort(parts, np, sizeof(*parts), strp_cmp);
+        sb_reset(&b);
+        for (size_t j = 0; j < np; j++) {
+            if (j)
+                sb_puts(&b, "\\n");
+            sb_puts(&b, parts[j]);
+            free(parts[j]);
+        }
+        if (b.oom)
+            goto oom;
+        int64_t gid = tstr_intern(g, sb_cstr(&b));
+        if (gid < 0)
+            goto oom;
+        g->s_group[i] = (uint32_t)gid;
+        for (uint32_t j = 0; j < s->n_labels; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (!(l->key == key_bytes && l->str == 0 && (l->num != 0 || l->num_unit != 0)))
+                continue;
+            char name[64];
+            measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
+            int64_t nid = tstr_intern(g, name);
+            if (nid < 0)
+                goto oom;
+            g->s_num[k] = (uint32_t)nid;
+            g->s_numv[k] = l->num;
+            k++;
+        }
+    }
+    g->s_num_first[w->n_samples] = (uint32_t)k;
+    goto out;
+oom:
+    rc = -ENOMEM;
+out:
+    free(parts);
+    sb_free(&b);
+    return rc;
+}
+
+static inline uint64_t tag_hash(uint32_t node, bool numeric, uint32_t group, uint32_t name)
+{
+    uint64_t h = ((uint64_t)node << 32 | group) * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)name << 1 | numeric) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+static int tag_rehash(graph_t *g, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_tags; i++) {
+        const gtag_t *t = &g->tags[i];
+        size_t h = tag_hash(t->node, t->numeric, t->group, t->name) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)i + 1;
+    }
+    free(g->tag_slots);
+    g->tag_slots = slots;
+    g->tag_mask = nslots - 1;
+    return 0;
+}
+
+static gtag_t *find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t group,
+                               uint32_t name, int64_t value)
+{
+    if ((g->n_tags + 1) * 2 > g->tag_mask + 1 && tag_rehash(g, (g->tag_mask + 1) * 2) < 0)
+        return NULL;
+    size_t h = tag_hash(node, numeric, group, name) & g->tag_mask;
+    for (; g->tag_slots[h]; h = (h + 1) & g->tag_mask) {
+        gtag_t *t = &g->tags[g->tag_slots[h] - 1];
+        if (t->node == node && t->numeric == numeric && t->group == group && t->name == name)
+            return t;
+    }
+    if (g->n_tags == g->cap_tags) {
+        size_t nc = g->cap_tags ? g->cap_tags * 2 : 1024;
+        gtag_t *nt = realloc(g->tags, nc * sizeof(*nt));
+        if (!nt)
+            return NULL;
+        g->tags = nt;
+        g->cap_tags = nc;
+    }
+    gtag_t *t = &g->tags[g->n_tags];
+    memset(t, 0, sizeof(*t));
+    t->node = node;
+    t->numeric = numeric;
+    t->group = group;
+    t->name = name;
+    t->value = value;
+    g->tag_slots[h] = (uint32_t)g->n_tags + 1;
+    g->n_tags++;
+    return t;
+}
+
+/* pprof's Node.addSample, the tag part. */
+static int tags_add(graph_t *g, uint32_t node, size_t si, int64_t v, int64_t dv, bool flat)
+{
+    uint32_t grp = g->s_group[si];
+    if (grp) {
+        gtag_t *t = find_or_add_tag(g, node, false, grp, grp, 0);
+        if (!t)
+            return -ENOMEM;
+        if (flat) {
+            t->flat_div += dv;
+            t->flat += v;
+        } else {
+            t->cum_div += dv;
+            t->cum += v;
+        }
+    }
+    for (uint32_t k = g->s_num_first[si]; k < g->s_num_first[si + 1]; k++) {
+        gtag_t *t = find_or_add_tag(g, node, true, grp, g->s_num[k], g->s_numv[k]);
+        if (!t)
+            return -ENOMEM;
+        if (flat) {
+            t->flat_div += dv;
+            t->flat += v;
+        } else {
+            t->cum_div += dv;
+            t->cum += v;
+        }
+    }
+    return 0;
+}
+
+static int tags_reset(graph_t *g)
+{
+    if (!g->s_group) {
+        int rc = tags_prepare(g);
+        if (rc < 0)
+            return rc;
+    }
+    g->n_tags = 0;
+    if (g->tag_slots)
+        memset(g->tag_slots, 0, (g->tag_mask + 1) * sizeof(*g->tag_slots));
+    else if (tag_rehash(g, 1024) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static int tags_adjacency(graph_t *g)
+{
+    free(g->tag_first);
+    free(g->tag_refs);
+    g->tag_first = calloc(g->n_nodes + 1, sizeof(*g->tag_first));
+    g->tag_refs = malloc((g->n_tags + 1) * sizeof(*g->tag_refs));
+    if (!g->tag_first || !g->tag_refs)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_tags; i++)
+        g->tag_first[g->tags[i].node + 1]++;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        g->tag_first[i + 1] += g->tag_first[i];
+    uint32_t *fill = calloc(g->n_nodes + 1, sizeof(*fill));
+    if (!fill)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_tags; i++) {
+        uint32_t n = g->tags[i].node;
+        g->tag_refs[g->tag_first[n] + fill[n]++] = (uint32_t)i;
+    }
+    free(fill);
+    return 0;
+}
+
+void graph_trim_tags(graph_t *g, int64_t cutoff)
+{
+    for (size_t i = 0; i < g->n_tags; i++) {
+        gtag_t *t = &g->tags[i];
+        int64_t f = t->flat < 0 ? -t->flat : t->flat, c = t->cum < 0 ? -t->cum : t->cum;
+        if (f < cutoff && c < cutoff)
+            t->removed = true;
+    }
+}
+
+/* pprof's countTags: tags with a flat value, label and numeric. */
+static int count_tags(const graph_t *g, uint32_t node)
+{
+    if (!g->o.tags || !g->tag_first)
+        return 0;
+    int n = 0;
+    for (uint32_t i = g->tag_first[node]; i < g->tag_first[node + 1]; i++) {
+        const gtag_t *t = &g->tags[g->tag_refs[i]];
+        if (!t->removed && t->flat != 0)
+            n++;
+    }
+    return n;
+}
+
 /* --- building -------------------------------------------------------------------- */
 
 int graph_build(graph_t *g, const bool *kept)
@@ -325,6 +647,9 @@ int graph_build(graph_t *g, const bool *kept)
     if (g->edge_slots)
         memset(g->edge_slots, 0, (g->edge_mask + 1) * sizeof(*g->edge_slots));
     else if (edge_rehash(g, 1024) < 0)
+        return -ENOMEM;
+    bool tags = g->o.tags && !g->skip_tags;
+    if (g->o.tags && tags_reset(g) < 0)
         return -ENOMEM;
 
     for (size_t si = 0; si < w->n_samples; si++) {
@@ -350,6 +675,8 @@ int graph_build(graph_t *g, const bool *kept)
                     nd->stamp = stamp;
                     nd->cum += v;
                     nd->cum_div += dv;
+                    if (tags && tags_add(g, n, si, v, dv, false) < 0)
+                        return -ENOMEM;
                 }
                 if (parent >= 0 && (uint32_t)parent != n) {
                     bool created;
@@ -380,6 +707,8 @@ int graph_build(graph_t *g, const bool *kept)
         if (parent >= 0 && !residual) {
             g->nodes[parent].flat += v;
             g->nodes[parent].flat_div += dv;
+            if (tags && tags_add(g, (uint32_t)parent, si, v, dv, true) < 0)
+                return -ENOMEM;
         }
     }
 
@@ -396,6 +725,8 @@ int graph_build(graph_t *g, const bool *kept)
             continue;
         g->sel[g->n_sel++] = (uint32_t)i;
     }
+    if (g->o.tags && tags_adjacency(g) < 0)
+        return -ENOMEM;
     return build_adjacency(g);
 }
 
@@ -520,6 +851,18 @@ static int node_cmp(const void *pa, const void *pb, void *arg)
         if (x->info.address != y->info.address)
             return x->info.address < y->info.address ? -1 : 1;
         break;
+    case GORDER_ENTROPY: {
+        /* abs64 as Go computes it: the most negative value stays so */
+        uint64_t sx = (uint64_t)g->score[a], sy = (uint64_t)g->score[b];
+        sx = g->score[a] < 0 ? -sx : sx;
+        sy = g->score[b] < 0 ? -sy : sy;
+        if (sx != sy)
+            return (int64_t)sx > (int64_t)sy ? -1 : 1;
+        if ((r = strcmp(graph_node_name(g, a), graph_node_name(g, b))) != 0)
+            return r;
+        DESC(abs64(x->flat), abs64(y->flat));
+        break;
+    }
     }
     if (a == b)
         return 0;
@@ -530,6 +873,74 @@ void graph_sort_nodes(graph_t *g, uint32_t *idx, size_t n, int order)
 {
     sort_ctx_t c = {g, order};
     qsort_r(idx, n, sizeof(*idx), node_cmp, &c);
+}
+
+/* Go's int64(f) on amd64: out of range and NaN give the most negative
+ * value. */
+static int64_t go_f2i(double f)
+{
+    if (isnan(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)f;
+}
+
+/* pprof's edgeEntropyScore over the live edges of refs. */
+static double edge_entropy(const graph_t *g, const uint32_t *refs, uint32_t n, int64_t self)
+{
+    double score = 0;
+    int64_t total = self;
+    for (uint32_t i = 0; i < n; i++) {
+        const gedge_t *e = &g->edges[refs[i]];
+        if (!e->removed && e->weight > 0)
+            total += abs64(e->weight);
+    }
+    if (total != 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            const gedge_t *e = &g->edges[refs[i]];
+            if (e->removed)
+                continue;
+            double frac = (double)abs64(e->weight) / (double)total;
+            score += -frac * log2(frac);
+        }
+        if (self > 0) {
+            double frac = (double)abs64(self) / (double)total;
+            score += -frac * log2(frac);
+        }
+    }
+    return score;
+}
+
+static uint32_t live_count(const graph_t *g, const uint32_t *refs, uint32_t n)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < n; i++)
+        c += !g->edges[refs[i]].removed;
+    return c;
+}
+
+int graph_sort_entropy(graph_t *g)
+{
+    free(g->score);
+    g->score = malloc((g->n_nodes + 1) * sizeof(*g->score));
+    if (!g->score)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_sel; i++) {
+        uint32_t ni = g->sel[i];
+        const gnode_t *n = &g->nodes[ni];
+        const uint32_t *in = &g->in_refs[n->in_start], *out = &g->out_refs[n->out_start];
+        double score = 0;
+        if (live_count(g, in, n->in_n) == 0)
+            score++;
+        else
+            score += edge_entropy(g, in, n->in_n, 0);
+        if (live_count(g, out, n->out_n) == 0)
+            score++;
+        else
+            score += edge_entropy(g, out, n->out_n, n->flat);
+        g->score[ni] = (int64_t)((uint64_t)go_f2i(score * (double)n->cum) + (uint64_t)n->flat);
+    }
+    graph_sort_nodes(g, g->sel, g->n_sel, GORDER_ENTROPY);
+    return 0;
 }
 
 void graph_sort(graph_t *g, bool cum)
@@ -553,12 +964,25 @@ int graph_trim_edges(graph_t *g, int64_t cutoff)
     return dropped;
 }
 
+static int sort_for(graph_t *g, const trim_opts_t *t)
+{
+    if (t->visual)
+        return graph_sort_entropy(g);
+    graph_sort(g, t->cum_sort);
+    return 0;
+}
+
 int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
 {
     *r = (trim_result_t){0};
+    /* The first build only measures nodes: tags (the costly part of a
+     * visual build) wait for the graph that is kept. */
+    g->skip_tags = true;
     int rc = graph_build(g, NULL);
+    g->skip_tags = false;
     if (rc < 0)
         return rc;
+    bool rebuilt = false;
     int64_t total = 0;
     for (size_t i = 0; i < g->n_sel; i++)
         total += g->nodes[g->sel[i]].flat;
@@ -579,29 +1003,102 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
             r->dropped_nodes = (int)(g->n_sel - nk);
             if ((rc = graph_build(g, kept)) < 0)
                 goto out;
+            rebuilt = true;
         }
     }
+    if (!rebuilt && g->o.tags && (rc = graph_build(g, NULL)) < 0)
+        goto out;
     r->orig_count = (int)g->n_sel;
-    graph_sort(g, t->cum_sort);
+    if ((rc = sort_for(g, t)) < 0)
+        goto out;
     if (t->node_count > 0) {
+        if (t->visual)
+            graph_trim_tags(g, node_cutoff);
         graph_trim_edges(g, edge_cutoff);
-        if ((size_t)t->node_count < g->n_sel) {
+        size_t max = (size_t)t->node_count;
+        if (t->visual) {
+            /* pprof's selectTopNodes: tags count as nodes */
+            size_t count = 0;
+            for (size_t i = 0; i < g->n_sel; i++) {
+                int tags = count_tags(g, g->sel[i]);
+                if (tags > 4)
+                    tags = 4;
+                count += (size_t)tags + 1;
+                if (count >= max) {
+                    max = i + 1;
+                    break;
+                }
+            }
+        }
+        if (max < g->n_sel) {
             if (!kept && !(kept = calloc(g->n_nodes + 1, sizeof(*kept)))) {
                 rc = -ENOMEM;
                 goto out;
             }
             memset(kept, 0, (g->n_nodes + 1) * sizeof(*kept));
-            for (int i = 0; i < t->node_count; i++)
+            for (size_t i = 0; i < max; i++)
                 kept[g->sel[i]] = true;
             if ((rc = graph_build(g, kept)) < 0)
                 goto out;
-            graph_sort(g, t->cum_sort);
+            if ((rc = sort_for(g, t)) < 0)
+                goto out;
         }
     }
+    if (t->visual)
+        graph_trim_tags(g, node_cutoff);
     r->dropped_edges = graph_trim_edges(g, edge_cutoff);
+    if (t->visual)
+        graph_remove_redundant_edges(g);
 out:
     free(kept);
     return rc;
+}
+
+/* pprof's isRedundantEdge: can e's source reach its destination through
+ * other (live) edges? Breadth-first over in-edges from the destination. */
+static bool redundant_edge(graph_t *g, uint32_t ei, uint32_t *queue)
+{
+    const gedge_t *e = &g->edges[ei];
+    uint32_t stamp = ++g->stamp;
+    size_t head = 0, tail = 0;
+    g->nodes[e->dst].stamp = stamp;
+    queue[tail++] = e->dst;
+    while (head < tail) {
+        const gnode_t *n = &g->nodes[queue[head++]];
+        for (uint32_t j = 0; j < n->in_n; j++) {
+            uint32_t ii = g->in_refs[n->in_start + j];
+            const gedge_t *ie = &g->edges[ii];
+            if (ie->removed || ii == ei || g->nodes[ie->src].stamp == stamp)
+                continue;
+            if (ie->src == e->src)
+                return true;
+            g->nodes[ie->src].stamp = stamp;
+            queue[tail++] = ie->src;
+        }
+    }
+    return false;
+}
+
+void graph_remove_redundant_edges(graph_t *g)
+{
+    uint32_t *queue = malloc((g->n_nodes + 1) * sizeof(*queue));
+    if (!queue)
+        return; /* only a simplification */
+    for (size_t i = g->n_sel; i > 0; i--) {
+        size_t n;
+        uint32_t *in = graph_edges_sorted(g, g->sel[i - 1], true, &n);
+        if (!in)
+            break;
+        for (size_t j = n; j > 0; j--) {
+            gedge_t *e = &g->edges[in[j - 1]];
+            if (!e->residual)
+                break;
+            if (redundant_edge(g, in[j - 1], queue))
+                e->removed = true;
+        }
+        free(in);
+    }
+    free(queue);
 }
 
 typedef struct {
@@ -623,6 +1120,11 @@ static int edge_cmp(const void *pa, const void *pb, void *arg)
     if (r)
         return r;
     return strcmp(graph_node_name(g, a->dst), graph_node_name(g, b->dst));
+}
+
+void graph_sort_edges(graph_t *g, uint32_t *idx, size_t n)
+{
+    qsort_r(idx, n, sizeof(*idx), edge_cmp, g);
 }
 
 uint32_t *graph_edges_sorted(graph_t *g, uint32_t node, bool in, size_t *n)

@@ -44,7 +44,26 @@ typedef struct {
     int mean_index;    /* divisor for -mean, or -1 */
     bool obj_names;    /* keep object file names (list, raw) */
     bool drop_negative;
+    /* Tags (pprof's LabelTags/NumericTags, the nodelets of call graphs):
+     * computed by graph_build when set. Numeric tags come from the "bytes"
+     * labels only, named with measure_scaled_label(v, bytes_unit, tag_unit). */
+    bool tags;
+    const char *bytes_unit; /* unit of the "bytes" numeric labels */
+    const char *tag_unit;   /* the report's configured output unit */
 } graph_opts_t;
+
+/* A tag of a node: a label tag (the sample's sorted "key:value" labels
+ * joined by a literal \n) or a numeric tag ("bytes" value) in the group of
+ * samples with those labels (group 0: no labels). */
+typedef struct {
+    uint32_t node;
+    uint32_t group; /* tag string id of the joined labels; 0 = none */
+    uint32_t name;  /* tag string id of the name (label tags: == group) */
+    bool numeric;
+    bool removed; /* graph_trim_tags */
+    int64_t value; /* numeric tags: the label's value */
+    int64_t flat, flat_div, cum, cum_div;
+} gtag_t;
 
 typedef struct {
     work_t *w;
@@ -65,6 +84,25 @@ typedef struct {
     size_t edge_mask;
     uint32_t *in_refs, *out_refs; /* edge indexes grouped by node */
     uint32_t stamp;
+
+    /* tags (o.tags): of the current graph, and their strings */
+    gtag_t *tags;
+    size_t n_tags, cap_tags;
+    uint32_t *tag_slots;
+    size_t tag_mask;
+    uint32_t *tag_first; /* per node: first entry in tag_refs; n_nodes+1 */
+    uint32_t *tag_refs;  /* tag indexes grouped by node (after graph_build) */
+    char **tstr;         /* tag strings; 0 = "" */
+    size_t n_tstr, cap_tstr;
+    uint32_t *tstr_slots;
+    size_t tstr_mask;
+    uint32_t *s_group;     /* per sample: joined-labels string id */
+    uint32_t *s_num_first; /* per sample: first entry in s_num; n_samples+1 */
+    uint32_t *s_num;       /* numeric tag name ids, (name, value index) pairs */
+    int64_t *s_numv;       /* the values of s_num */
+    int64_t *score;        /* per node, for GORDER_ENTROPY */
+    bool skip_tags;        /* graph_build leaves tags out (a build that
+                            * only picks nodes) */
 } graph_t;
 
 int graph_new(work_t *w, const graph_opts_t *o, graph_t **out);
@@ -77,7 +115,9 @@ int graph_build(graph_t *g, const bool *kept);
 void graph_sort(graph_t *g, bool cum);
 /* pprof's AddressOrder / NameOrder / FileOrder on an index array. */
 void graph_sort_nodes(graph_t *g, uint32_t *idx, size_t n, int order);
-enum { GORDER_FLAT, GORDER_CUM, GORDER_NAME, GORDER_FILE, GORDER_ADDRESS };
+enum { GORDER_FLAT, GORDER_CUM, GORDER_NAME, GORDER_FILE, GORDER_ADDRESS, GORDER_ENTROPY };
+/* pprof's EntropyOrder of the selected nodes (the visual sort). */
+int graph_sort_entropy(graph_t *g);
 /* Removes in-edges lighter than cutoff from the selected nodes; returns the
  * number removed. */
 int graph_trim_edges(graph_t *g, int64_t cutoff);
@@ -86,6 +126,8 @@ typedef struct {
     double node_fraction, edge_fraction;
     int node_count;
     bool cum_sort;
+    bool visual; /* pprof's visualMode (dot): entropy order, tags count as
+                  * nodes, redundant residual edges removed */
 } trim_opts_t;
 
 typedef struct {
@@ -94,6 +136,19 @@ typedef struct {
 
 /* pprof's newTrimmedGraph (not the call_tree variant). */
 int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r);
+
+/* pprof's TrimLowFrequencyTags: marks tags below cutoff (flat and cum)
+ * removed. */
+void graph_trim_tags(graph_t *g, int64_t cutoff);
+/* pprof's RemoveRedundantEdges over the selected nodes, in their order. */
+void graph_remove_redundant_edges(graph_t *g);
+/* Sorts edge indexes as pprof's EdgeMap.Sort. */
+void graph_sort_edges(graph_t *g, uint32_t *idx, size_t n);
+/* A tag string ("" for 0). */
+static inline const char *graph_tag_str(const graph_t *g, uint32_t id)
+{
+    return id < g->n_tstr && g->tstr[id] ? g->tstr[id] : "";
+}
 
 /* Printable name ("%016x name file:line" parts). NULL on OOM. */
 const char *graph_node_name(graph_t *g, uint32_t node);

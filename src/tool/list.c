@@ -147,7 +147,10 @@ static const char *value_or_dot(const report_t *r, int64_t v, char *buf, size_t 
 int report_list(report_t *r, char *err, size_t errlen)
 {
     work_t *w = r->w;
-    graph_opts_t go = {r->value_index, r->mean_index, true, r->cfg->drop_negative};
+    graph_opts_t go = {.value_index = r->value_index,
+                       .mean_index = r->mean_index,
+                       .obj_names = true,
+                       .drop_negative = r->cfg->drop_negative};
     graph_t *g;
     if (graph_new(w, &go, &g) < 0 || graph_build(g, NULL) < 0) {
         snprintf(err, errlen, "out of memory");

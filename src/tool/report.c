@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tool/dot.h"
 #include "tool/measure.h"
 
 static inline int64_t abs64(int64_t v)
@@ -146,10 +147,11 @@ void report_profile_labels(const report_t *r, sbuf_t *out)
     }
 }
 
-/* pprof's reportLabels (without the graph-only "See https://..." line). */
-static void report_labels(const report_t *r, graph_t *g, const trim_result_t *t, sbuf_t *out)
+/* pprof's reportLabels; full: graphs' fullHeaders. */
+void report_graph_labels(const report_t *r, graph_t *g, const trim_result_t *t, bool full,
+                         sbuf_t *out)
 {
-    if (!r->cfg->compact_labels)
+    if (full || !r->cfg->compact_labels)
         report_profile_labels(r, out);
     int64_t flat_sum = 0;
     for (size_t i = 0; i < g->n_sel; i++)
@@ -188,6 +190,13 @@ static void report_labels(const report_t *r, graph_t *g, const trim_result_t *t,
         if (g->n_sel > 0 && (int)g->n_sel < t->orig_count)
             sb_printf(out, "Showing top %zu nodes out of %d\n", g->n_sel, t->orig_count);
     }
+    if (full)
+        sb_puts(out, "\nSee https://git.io/JfYMW for how to read the graph\n");
+}
+
+static void report_labels(const report_t *r, graph_t *g, const trim_result_t *t, sbuf_t *out)
+{
+    report_graph_labels(r, g, t, false, out);
 }
 
 /* pprof's selectOutputUnit. */
@@ -220,15 +229,28 @@ static void select_output_unit(report_t *r, graph_t *g)
     snprintf(r->output_unit, sizeof(r->output_unit), "%s", *unit ? unit : r->sample_unit);
 }
 
-static int trimmed_graph(report_t *r, graph_t **gout, trim_result_t *t)
+int report_trimmed_graph(report_t *r, bool visual, graph_t **gout, trim_result_t *t)
 {
-    graph_opts_t go = {r->value_index, r->mean_index, false, r->cfg->drop_negative};
+    int64_t kb = -1;
+    for (size_t i = 1; i < r->w->p->n_strings && kb < 0; i++)
+        if (strcmp(r->w->p->strings[i], "bytes") == 0)
+            kb = (int64_t)i;
+    const char *bu = kb > 0 && r->units ? numunits_get(r->units, kb) : "";
+    graph_opts_t go = {.value_index = r->value_index,
+                       .mean_index = r->mean_index,
+                       .drop_negative = r->cfg->drop_negative,
+                       .tags = visual,
+                       .bytes_unit = *bu ? bu : "bytes",
+                       .tag_unit = r->cfg->unit};
     graph_t *g;
     int rc = graph_new(r->w, &go, &g);
     if (rc < 0)
         return rc;
-    trim_opts_t to = {r->cfg->nodefraction, r->cfg->edgefraction, r->cfg->nodecount,
-                      strcmp(r->cfg->sort, "cum") == 0};
+    trim_opts_t to = {.node_fraction = r->cfg->nodefraction,
+                      .edge_fraction = r->cfg->edgefraction,
+                      .node_count = r->cfg->nodecount,
+                      .cum_sort = strcmp(r->cfg->sort, "cum") == 0,
+                      .visual = visual};
     if ((rc = graph_trimmed(g, &to, t)) < 0) {
         graph_free(g);
         return rc;
@@ -258,7 +280,7 @@ int report_text(report_t *r, char *err, size_t errlen)
 {
     graph_t *g;
     trim_result_t t;
-    if (trimmed_graph(r, &g, &t) < 0) {
+    if (report_trimmed_graph(r, false, &g, &t) < 0) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -318,7 +340,7 @@ int report_tree(report_t *r, char *err, size_t errlen)
     static const char sep[] = "----------------------------------------------------------+-------------\n";
     graph_t *g;
     trim_result_t t;
-    if (trimmed_graph(r, &g, &t) < 0) {
+    if (report_trimmed_graph(r, false, &g, &t) < 0) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -423,7 +445,7 @@ int report_traces(report_t *r, char *err, size_t errlen)
     static const char sep[] = "-----------+-------------------------------------------------------\n";
     sbuf_t b = {0};
     report_profile_labels(r, &b);
-    graph_opts_t go = {r->value_index, r->mean_index, false, false};
+    graph_opts_t go = {.value_index = r->value_index, .mean_index = r->mean_index};
     graph_t *g;
     if (graph_new(r->w, &go, &g) < 0) {
         snprintf(err, errlen, "out of memory");
@@ -476,6 +498,7 @@ int report_generate(report_t *r, char *err, size_t errlen)
     case FMT_TAGS: return report_tags(r, err, errlen);
     case FMT_COMMENTS: return report_comments(r, err, errlen);
     case FMT_PROTO: return report_proto(r, err, errlen);
+    case FMT_DOT: return report_graph(r, err, errlen);
     default:
         snprintf(err, errlen, "%s: not available in this version of cprof "
                               "(it comes with the visualization work)", r->cmd->name);

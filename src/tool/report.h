@@ -49,6 +49,17 @@ const char *report_format_value(const report_t *r, int64_t v, char *buf, size_t 
  * each followed by a newline, appended to out. */
 void report_profile_labels(const report_t *r, sbuf_t *out);
 
+/* pprof's newTrimmedGraph and selectOutputUnit (sets r->output_unit).
+ * visual: the call-graph variant (tags, entropy order, tags counted as
+ * nodes, redundant residual edges removed). */
+int report_trimmed_graph(report_t *r, bool visual, graph_t **g, trim_result_t *t);
+
+/* pprof's reportLabels, each line '\n'-terminated, into out. full (graphs):
+ * the profile labels even with compact_labels, and the closing "See
+ * https://git.io/JfYMW ..." line. */
+void report_graph_labels(const report_t *r, graph_t *g, const trim_result_t *t, bool full,
+                         sbuf_t *out);
+
 /* Generates r->cmd's report. 0 or negative errno (message in err). */
 int report_generate(report_t *r, char *err, size_t errlen);
 

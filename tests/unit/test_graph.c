@@ -84,7 +84,7 @@ static void test_values_and_edges(void **state)
     profile_t *p = make_profile();
     work_t *w;
     functions_view(&w, p);
-    graph_opts_t o = {0, -1, false, false};
+    graph_opts_t o = {.value_index = 0, .mean_index = -1};
     graph_t *g;
     assert_int_equal(graph_new(w, &o, &g), 0);
     assert_int_equal(graph_build(g, NULL), 0);
@@ -127,7 +127,7 @@ static void test_kept_nodes_make_residual_edges(void **state)
     profile_t *p = make_profile();
     work_t *w;
     functions_view(&w, p);
-    graph_opts_t o = {0, -1, false, false};
+    graph_opts_t o = {.value_index = 0, .mean_index = -1};
     graph_t *g;
     assert_int_equal(graph_new(w, &o, &g), 0);
     assert_int_equal(graph_build(g, NULL), 0);
@@ -155,16 +155,16 @@ static void test_trimming(void **state)
     profile_t *p = make_profile();
     work_t *w;
     functions_view(&w, p);
-    graph_opts_t o = {0, -1, false, false};
+    graph_opts_t o = {.value_index = 0, .mean_index = -1};
     graph_t *g;
     assert_int_equal(graph_new(w, &o, &g), 0);
-    trim_opts_t t = {0.05, 0.001, 0, false}; /* cutoff 8: drops [prog] (3) */
+    trim_opts_t t = {.node_fraction = 0.05, .edge_fraction = 0.001}; /* cutoff 8: drops [prog] (3) */
     trim_result_t r;
     assert_int_equal(graph_trimmed(g, &t, &r), 0);
     assert_int_equal(r.dropped_nodes, 1);
     assert_int_equal(r.orig_count, 4);
     assert_int_equal(g->n_sel, 4);
-    t = (trim_opts_t){0, 0, 2, true};
+    t = (trim_opts_t){.node_count = 2, .cum_sort = true};
     assert_int_equal(graph_trimmed(g, &t, &r), 0);
     assert_int_equal(g->n_sel, 2);
     assert_int_equal(r.orig_count, 5);
@@ -183,7 +183,7 @@ static void test_lines_and_addresses(void **state)
     work_t *w;
     assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
     filter_aggregate(w, true, true, true, true, false); /* lines */
-    graph_opts_t o = {0, -1, false, false};
+    graph_opts_t o = {.value_index = 0, .mean_index = -1};
     graph_t *g;
     assert_int_equal(graph_new(w, &o, &g), 0);
     assert_int_equal(graph_build(g, NULL), 0);
