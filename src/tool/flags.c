@@ -17,7 +17,7 @@ typedef enum { FL_BOOL, FL_INT, FL_FLOAT, FL_STRING } fl_kind_t;
 enum {
     X_DIFF_BASE, X_BASE, X_SYMBOLIZE, X_BUILDID, X_TIMEOUT, X_ADD_COMMENT, X_SECONDS,
     X_INUSE_SPACE, X_INUSE_OBJECTS, X_ALLOC_SPACE, X_ALLOC_OBJECTS, X_TOTAL_DELAY,
-    X_CONTENTIONS, X_MEAN_DELAY, X_TOOLS, X_HTTP, X_NO_BROWSER,
+    X_CONTENTIONS, X_MEAN_DELAY, X_TOOLS, X_HTTP, X_NO_BROWSER, X_POLL,
 };
 typedef struct {
     const char *name;
@@ -43,6 +43,7 @@ static const extra_flag_t extras[] = {
     {"tools", FL_STRING, "Path for object tool pathnames"},
     {"http", FL_STRING, "Present interactive web UI at the specified http host:port"},
     {"no_browser", FL_BOOL, "Skip opening a browser for the interactive web UI"},
+    {"poll", FL_INT, "Web UI: refetch the sources every N seconds (memory over time)"},
 };
 #define N_EXTRAS (sizeof(extras) / sizeof(extras[0]))
 
@@ -486,6 +487,12 @@ flags_result_t flags_parse(int argc, char **argv, config_t *cfg, source_opts_t *
     }
     if (src->no_browser && !src->http) {
         snprintf(err, errlen, "-no_browser only makes sense with -http");
+        return FLAGS_ERROR;
+    }
+    src->poll = ps.extra_int[X_POLL] > 0 ? (int)ps.extra_int[X_POLL] : 0;
+    if (ps.extra_str[X_POLL] && (!src->http || src->poll <= 0)) {
+        snprintf(err, errlen, src->http ? "-poll needs a number of seconds > 0"
+                                        : "-poll only makes sense with -http");
         return FLAGS_ERROR;
     }
 

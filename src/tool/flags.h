@@ -25,6 +25,7 @@ typedef struct {
     const char *symbolize; /* NULL = default */
     const char *http;      /* -http host:port, or NULL */
     bool no_browser;
+    int poll; /* -poll seconds (web UI), 0 = off */
     const char *comment; /* -add_comment */
     const char *tools;
 } source_opts_t;
