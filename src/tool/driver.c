@@ -25,6 +25,7 @@
 #include "tool/shell.h"
 #include "tool/symbolize.h"
 #include "tool/symbolz.h"
+#include "tool/web.h"
 #include "tool/work.h"
 
 #define ERRLEN 1024
@@ -922,15 +923,15 @@ int driver_main(int argc, char **argv)
     }
     if (*warn)
         fputs(warn, stderr);
-    if (src.http) {
-        msg("cprof: -http: the web interface comes with the visualization work");
-        config_free(&cfg);
-        return 1;
-    }
     profile_t *p = driver_fetch(&src);
     if (!p) {
         config_free(&cfg);
         return 1;
+    }
+    if (src.http) {
+        int wrc = web_serve(p, &cfg, &src); /* takes p */
+        config_free(&cfg);
+        return wrc < 0 ? 1 : 0;
     }
     int rc;
     if (cmd.name)

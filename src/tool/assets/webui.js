@@ -1,0 +1,271 @@
+// webui.js — the behaviour of cprof's web UI pages (cprof -http): selecting
+// nodes (click; the search box selects by regexp), the Refine menu (focus,
+// ignore, hide, show, show from the selection), view links that carry the
+// selection, double-click to focus on one node, sorting the top table,
+// panning and zooming the call graph, and the flame graph's page data.
+// The state of a view is its URL: every action ends in a new URL.
+(function () {
+  'use strict';
+
+  const content = document.getElementById('content');
+  const search = document.getElementById('search');
+  const selected = new Set(); // names
+  let regexpMode = false; // the selection comes from the search box
+  let moved = false; // the pointer dragged the graph: not a click
+
+  // --- helpers ---------------------------------------------------------------
+  function quotemeta(s) {
+    return s.replace(/([\\.?+*\[\](){}|^$])/g, '\\$1');
+  }
+
+  function hint(text) {
+    let h = document.getElementById('hint');
+    if (!h) {
+      h = document.createElement('div');
+      h.id = 'hint';
+      document.body.appendChild(h);
+    }
+    h.textContent = text;
+    h.classList.add('shown');
+    clearTimeout(hint.timer);
+    hint.timer = setTimeout(() => h.classList.remove('shown'), 2500);
+  }
+
+  // The URL of path (relative to this page) with this page's parameters,
+  // changed by edit(params).
+  function urlWith(path, edit) {
+    const u = new URL(path, window.location.href);
+    u.hash = '';
+    const params = new URLSearchParams(window.location.search);
+    if (edit) edit(params);
+    u.search = params.toString();
+    return u.toString();
+  }
+
+  function nameOf(el) {
+    return el.getAttribute('data-name');
+  }
+
+  function nodes() {
+    return content ? content.querySelectorAll('[data-name]') : [];
+  }
+
+  // The regexp the selection stands for ("" when nothing is selected).
+  function selectionRegexp() {
+    if (regexpMode && search && search.value !== '') return search.value;
+    return Array.from(selected).map((n) => '^' + quotemeta(n) + '$').join('|');
+  }
+
+  function paint() {
+    for (const el of nodes()) el.classList.toggle('sel', selected.has(nameOf(el)));
+    const enable = selected.size > 0 || (search && search.value !== '');
+    for (const a of document.querySelectorAll('a.refine')) a.classList.toggle('disabled', !enable);
+  }
+
+  function toggle(name) {
+    regexpMode = false;
+    if (selected.has(name)) selected.delete(name);
+    else selected.add(name);
+    paint();
+  }
+
+  // --- selection by click and by search ---------------------------------------
+  if (content) {
+    content.addEventListener('click', (e) => {
+      if (e.target.closest('a')) return;
+      const el = e.target.closest('[data-name]');
+      if (!el || !content.contains(el) || moved) return;
+      const name = nameOf(el);
+      if (name === null || name === '') return;
+      toggle(name);
+    });
+    // Double-click: focus on that node.
+    content.addEventListener('dblclick', (e) => {
+      const el = e.target.closest('[data-name]');
+      if (!el || !content.contains(el)) return;
+      const name = nameOf(el);
+      if (!name) return;
+      window.location.href = urlWith(window.location.pathname, (p) => p.set('f', '^' + quotemeta(name) + '$'));
+    });
+  }
+
+  let searchTimer = null;
+  function selectMatching() {
+    searchTimer = null;
+    let re = null;
+    search.classList.remove('bad');
+    if (search.value !== '') {
+      try {
+        re = new RegExp(search.value);
+      } catch (err) {
+        search.classList.add('bad');
+        return;
+      }
+    }
+    regexpMode = true;
+    selected.clear();
+    if (re) for (const el of nodes()) if (re.test(nameOf(el))) selected.add(nameOf(el));
+    paint();
+  }
+  if (search) {
+    search.addEventListener('input', () => {
+      if (searchTimer) clearTimeout(searchTimer);
+      searchTimer = setTimeout(selectMatching, 250);
+    });
+    search.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter') return;
+      e.preventDefault();
+      const v = search.value;
+      window.location.href = urlWith(window.location.pathname, (p) => {
+        if (v === '') p.delete('f');
+        else p.set('f', v);
+      });
+    });
+    // The search box starts with the focus regexp; nothing is selected by it.
+    search.addEventListener('focus', () => search.select());
+  }
+
+  // --- refine menu and view links ----------------------------------------------
+  for (const a of document.querySelectorAll('a.refine')) {
+    const param = a.getAttribute('data-param');
+    const update = () => {
+      const re = selectionRegexp();
+      a.href = urlWith(window.location.pathname, (p) => {
+        if (re === '') return;
+        // focus, show and show from replace; ignore and hide add to what was there
+        const old = p.get(param);
+        p.set(param, (param === 'i' || param === 'h') && old ? re + '|' + old : re);
+      });
+    };
+    a.addEventListener('mouseenter', update);
+    a.addEventListener('focus', update);
+    a.addEventListener('click', (e) => {
+      update();
+      if (selectionRegexp() === '') {
+        e.preventDefault();
+        hint('Select nodes first (click them), or type a regexp in the search box.');
+      }
+    });
+  }
+  // View links carry the selection into the focus parameter, as pprof's do.
+  for (const a of document.querySelectorAll('a.viewlink')) {
+    const base = a.getAttribute('href');
+    const update = () => {
+      const re = selectionRegexp();
+      a.href = re === '' ? base : urlWith(base, (p) => p.set('f', re));
+    };
+    a.addEventListener('mouseenter', update);
+    a.addEventListener('focus', update);
+    a.addEventListener('click', update);
+  }
+  // Download: the profile as loaded, whatever the view's parameters.
+
+  // --- the top table --------------------------------------------------------------
+  const table = document.getElementById('toptable');
+  if (table) {
+    const total = Number(table.getAttribute('data-total')) || 0;
+    const body = table.tBodies[0];
+    let column = 'flat';
+    let descending = true;
+    const pct = (v) => (total === 0 ? '0.00%' : ((v * 100) / Math.abs(total)).toFixed(2) + '%');
+    const sortBy = (col) => {
+      if (col === column) descending = !descending;
+      else {
+        column = col;
+        descending = col !== 'name';
+      }
+      const rows = Array.from(body.rows);
+      const key = (r) =>
+        col === 'name' ? r.cells[5].textContent : Number(r.getAttribute('data-' + col));
+      rows.sort((a, b) => {
+        const x = key(a), y = key(b);
+        let c = x < y ? -1 : x > y ? 1 : 0;
+        if (col !== 'name') c = Math.abs(x) < Math.abs(y) ? -1 : Math.abs(x) > Math.abs(y) ? 1 : c;
+        return descending ? -c : c;
+      });
+      let sum = 0;
+      for (const r of rows) {
+        sum += Number(r.getAttribute('data-flat'));
+        r.cells[2].textContent = pct(sum);
+        body.appendChild(r);
+      }
+      const marked = table.querySelector('th[data-sort="' + col + '"]');
+      for (const th of table.tHead.rows[0].cells) {
+        th.classList.toggle('asc', th === marked && !descending);
+        th.classList.toggle('desc', th === marked && descending);
+      }
+    };
+    for (const th of table.querySelectorAll('th[data-sort]'))
+      th.addEventListener('click', () => sortBy(th.getAttribute('data-sort')));
+    table.querySelector('th[data-sort="flat"]').classList.add('desc');
+  }
+
+  // --- the call graph: names, pan and zoom ------------------------------------------------
+  const graph = document.getElementById('graph');
+  const svg = graph ? graph.querySelector('svg') : null;
+  if (svg) {
+    // Call graph nodes are Graphviz's <g class="node"> titled N<number>;
+    // their tooltip is "name (value)".
+    for (const g of svg.querySelectorAll('g.node')) {
+      const title = g.querySelector('title');
+      if (!title || !/^N\d+$/.test(title.textContent)) continue;
+      const a = g.querySelector('a');
+      const t = a ? a.getAttribute('xlink:title') || a.getAttribute('title') || '' : '';
+      const m = /^([\s\S]*?) \([^()]*\)$/.exec(t);
+      const name = m ? m[1] : t;
+      if (name) g.setAttribute('data-name', name);
+      if (a) a.addEventListener('click', (e) => e.preventDefault());
+    }
+    svg.removeAttribute('width');
+    svg.removeAttribute('height');
+    const vb = svg.viewBox.baseVal;
+    let view = vb && vb.width ? { x: vb.x, y: vb.y, w: vb.width, h: vb.height } : null;
+    const apply = () => svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
+    const toSvg = (cx, cy) => {
+      const r = svg.getBoundingClientRect();
+      const s = Math.max(view.w / r.width, view.h / r.height);
+      // preserveAspectRatio xMidYMid meet: the drawing is centred
+      const ox = (r.width * s - view.w) / 2, oy = (r.height * s - view.h) / 2;
+      return { x: view.x - ox + (cx - r.left) * s, y: view.y - oy + (cy - r.top) * s, s: s };
+    };
+    if (view) {
+      graph.addEventListener('wheel', (e) => {
+        e.preventDefault();
+        const p = toSvg(e.clientX, e.clientY);
+        const f = Math.exp((e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY) * 0.0015);
+        view = { x: p.x - (p.x - view.x) * f, y: p.y - (p.y - view.y) * f, w: view.w * f, h: view.h * f };
+        apply();
+      }, { passive: false });
+      let drag = null;
+      graph.addEventListener('mousedown', (e) => {
+        if (e.button !== 0) return;
+        drag = { x: e.clientX, y: e.clientY, v: Object.assign({}, view), s: toSvg(0, 0).s };
+        moved = false;
+      });
+      window.addEventListener('mousemove', (e) => {
+        if (!drag) return;
+        const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 3) {
+          moved = true;
+          graph.classList.add('dragging');
+        }
+        view = { x: drag.v.x - dx * drag.s, y: drag.v.y - dy * drag.s, w: drag.v.w, h: drag.v.h };
+        apply();
+      });
+      window.addEventListener('mouseup', () => {
+        drag = null;
+        graph.classList.remove('dragging');
+        setTimeout(() => (moved = false), 0);
+      });
+    }
+  }
+
+  // --- the flame graph ---------------------------------------------------------------------
+  const flame = document.getElementById('flame');
+  const dataEl = document.getElementById('page-data');
+  if (flame && dataEl && typeof window.cprofFlame === 'function') {
+    window.cprofFlame(flame, JSON.parse(dataEl.textContent));
+  }
+
+  paint();
+})();
