@@ -12,8 +12,9 @@
  *   cpu_share UNIT_MS PROFILE      (built with -DLINKED: threads A and B
  *                                   exist before cprof_cpu_start(PROFILE),
  *                                   cprof_cpu_stop() at the end)
- *   cpu_share serve COUNTER_FILE   forever: serve_hot and serve_cold (3:1)
- *                                  on one thread, a counter on another
+ *   cpu_share COUNTER_FILE         (not a number) forever: serve_hot and
+ *                                  serve_cold (3:1) on one thread, and a
+ *                                  counter written to the file every 20 ms
  */
 #include <errno.h>
 #include <pthread.h>
@@ -144,10 +145,10 @@ static double rusage_s(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "serve") == 0)
-        return serve(argv[2]);
+    if (argc == 2 && strspn(argv[1], "0123456789") != strlen(argv[1]))
+        return serve(argv[1]);
     if (argc < 2 || atoi(argv[1]) <= 0) {
-        fprintf(stderr, "usage: %s UNIT_MS [PROFILE] | serve COUNTER_FILE\n", argv[0]);
+        fprintf(stderr, "usage: %s UNIT_MS [PROFILE] | COUNTER_FILE\n", argv[0]);
         return 2;
     }
     unit_s = atoi(argv[1]) / 1000.0;
