@@ -7,6 +7,7 @@
 #include "pprof.h"
 
 #include "profile/decode.h"
+#include "profile/merge.h"
 #include "profile/profile.h"
 #include "query.h"
 #include "symtab.h"
@@ -253,24 +254,57 @@ struct pprof_req {
      * written to */
     int64_t cpu_id;
     int cpu_fd;
+    /* delta of a threads, threadcreate, mutex or block profile: the first
+     * profile, decoded */
+    profile_t *sp_base;
+    int64_t sp_base_ns;
+    int sp_kind;
 };
+
+/* What the count column of the index shows for an entry. */
+typedef enum {
+    COUNT_NONE,    /* a page, not a profile of pprof.Profiles(): 0 */
+    COUNT_BUCKETS, /* heap and allocs: stack records */
+    COUNT_THREADS, /* goroutine: the program's threads */
+    COUNT_CREATED, /* threadcreate: live threads it counts */
+    COUNT_MUTEX,   /* mutex and block: stack records */
+    COUNT_BLOCK,
+} count_t;
 
 typedef struct {
     const char *name;
     const char *desc;
-    bool is_profile; /* from pprof.Profiles() (has a count) rather than a page */
+    count_t count;
 } entry_t;
 
-/* Go's profileDescriptions, for the entries cprof serves. */
+/* Go's profileDescriptions, for the entries cprof serves (in Go's order,
+ * by name), adapted where cprof's profile differs: threads for goroutines,
+ * and the mutex profile shows the waiters. */
 static const entry_t entries[] = {
-    {"allocs", "A sampling of all past memory allocations", true},
-    {"cmdline", "The command line invocation of the current program", false},
+    {"allocs", "A sampling of all past memory allocations", COUNT_BUCKETS},
+    {"block", "Stack traces that led to blocking on synchronization primitives", COUNT_BLOCK},
+    {"cmdline", "The command line invocation of the current program", COUNT_NONE},
+    {"goroutine", "Stack traces of all current threads", COUNT_THREADS},
     {"heap", "A sampling of memory allocations of live objects. You can specify the gc GET "
-             "parameter to run GC before taking the heap sample.", true},
+             "parameter to run GC before taking the heap sample.", COUNT_BUCKETS},
+    {"mutex", "Stack traces of threads waiting for contended mutexes", COUNT_MUTEX},
     {"profile", "CPU profile. You can specify the duration in the seconds GET parameter. After "
                 "you get the profile file, use the go tool pprof command to investigate the "
-                "profile.", false},
+                "profile.", COUNT_NONE},
+    {"threadcreate", "Stack traces that led to the creation of new OS threads", COUNT_CREATED},
 };
+
+static unsigned long long entry_count(const entry_t *e, const cprof_stats_t *st)
+{
+    switch (e->count) {
+    case COUNT_BUCKETS: return st->stack_buckets;
+    case COUNT_THREADS: return ops->threads_count();
+    case COUNT_CREATED: return ops->threadcreate_count();
+    case COUNT_MUTEX: return ops->mutex_count();
+    case COUNT_BLOCK: return ops->block_count();
+    default: return 0;
+    }
+}
 
 static void serve_index(pprof_reply_t *out)
 {
@@ -282,14 +316,13 @@ static void serve_index(pprof_reply_t *out)
                 "/debug/pprof/<br>\n<br>\nTypes of profiles available:\n<table>\n"
                 "<thead><td>Count</td><td>Profile</td></thead>\n");
     for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-        /* Go's count of heap and allocs: its number of stack records. */
-        unsigned long long count = entries[i].is_profile ? st.stack_buckets : 0;
+        unsigned long long count = entry_count(&entries[i], &st);
         buf_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", count, entries[i].name);
         buf_html(&b, entries[i].name);
         buf_str(&b, "</a></td></tr>\n");
     }
-    /* Go links "goroutine?debug=2" here; cprof has no thread profile yet. */
-    buf_str(&b, "</table>\n<br>\n<p>\nProfile Descriptions:\n<ul>\n");
+    buf_str(&b, "</table>\n<a href=\"goroutine?debug=2\">full goroutine stack dump</a>\n"
+                "<br>\n<p>\nProfile Descriptions:\n<ul>\n");
     for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
         buf_str(&b, "<li><div class=profile-name>");
         buf_html(&b, entries[i].name);
@@ -479,8 +512,152 @@ static int set_duration(int fd, int64_t time_ns, int64_t duration_ns)
     return rc;
 }
 
+/* --- threads (goroutine), threadcreate, mutex and block ---------------------------- */
+
+enum { SP_GOROUTINE, SP_THREADCREATE, SP_MUTEX, SP_BLOCK, SP_N };
+static const char *const sp_names[SP_N] = {"goroutine", "threadcreate", "mutex", "block"};
+
+static int sp_kind(const char *name)
+{
+    for (int i = 0; i < SP_N; i++)
+        if (strcmp(name, sp_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* Go's WriteTo(w, debug): goroutine's debug >= 2 is the per-thread dump,
+ * any other debug > 0 the text form. */
+static int sp_write(int kind, int fd, int64_t debug)
+{
+    int d = debug <= 0 ? 0 : debug >= 2 && kind == SP_GOROUTINE ? 2 : 1;
+    switch (kind) {
+    case SP_GOROUTINE: return ops->threads_write(fd, d);
+    case SP_THREADCREATE: return ops->threadcreate_write(fd, d);
+    case SP_MUTEX: return ops->mutex_write(fd, d);
+    default: return ops->block_write(fd, d);
+    }
+}
+
+/* The profile now, decoded (for delta profiles). */
+static int sp_collect(int kind, profile_t **out)
+{
+    *out = NULL;
+    int fd = body_fd();
+    if (fd < 0)
+        return -errno;
+    int rc = sp_write(kind, fd, 0);
+    off_t len = rc == 0 ? lseek(fd, 0, SEEK_END) : 0;
+    uint8_t *data = rc == 0 && len > 0 ? malloc((size_t)len) : NULL;
+    if (rc == 0)
+        rc = data && pread(fd, data, (size_t)len, 0) == len ? 0 : -EIO;
+    char err[256];
+    if (rc == 0)
+        rc = profile_parse(data, (size_t)len, out, err, sizeof(err));
+    free(data);
+    close(fd);
+    return rc;
+}
+
+/* Go's handler(name).ServeHTTP and serveDeltaProfile for the profiles
+ * that are stacks with counts (Go's profileSupportsDelta has them all). */
+static pprof_action_t serve_stackprof(pprof_req_t *r, int kind, const char *query,
+                                      pprof_reply_t *out, int64_t *until_ms)
+{
+    char *sec = query_get(query, "seconds");
+    if (sec && *sec) {
+        int64_t n = 0;
+        bool ok = query_atoi(sec, &n) && n > 0;
+        free(sec);
+        if (!ok) {
+            serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
+            return PPROF_REPLY;
+        }
+        if (n >= PPROF_WRITE_TIMEOUT_S) {
+            serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+            return PPROF_REPLY;
+        }
+        int64_t debug = 0;
+        if (int_param(query, "debug", &debug, out) < 0)
+            return PPROF_REPLY;
+        if (debug != 0) {
+            serve_error(out, 400, "seconds and debug params are incompatible");
+            return PPROF_REPLY;
+        }
+        if (waiting >= PPROF_MAX_WAITING) {
+            serve_error(out, 503, "too many delta profiles in progress");
+            return PPROF_REPLY;
+        }
+        if (sp_collect(kind, &r->sp_base) < 0) {
+            serve_error(out, 500, "failed to collect profile");
+            return PPROF_REPLY;
+        }
+        r->sp_kind = kind;
+        waiting++;
+        *until_ms = pprof_now_ms() + n * 1000;
+        return PPROF_WAIT;
+    }
+    free(sec);
+    int64_t debug = 0;
+    if (int_param(query, "debug", &debug, out) < 0)
+        return PPROF_REPLY;
+    int fd = body_fd();
+    int rc = fd < 0 ? -errno : sp_write(kind, fd, debug);
+    /* As Go: the content type follows debug != 0, the body debug > 0. */
+    if (rc == 0)
+        rc = reply_fd(out, fd, debug ? TEXT_PLAIN : OCTETS, debug ? NULL : sp_names[kind]);
+    else if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        serve_error(out, 500, "failed to collect profile");
+    return PPROF_REPLY;
+}
+
+/* The second profile minus the first, timed as Go's serveDeltaProfile. */
+static void sp_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
+{
+    profile_t *base = r->sp_base, *cur = NULL, *delta = NULL;
+    r->sp_base = NULL;
+    waiting--;
+    if (cancelled) {
+        profile_free(base);
+        serve_error(out, 500, "context canceled");
+        return;
+    }
+    if (sp_collect(r->sp_kind, &cur) < 0) {
+        profile_free(base);
+        serve_error(out, 500, "failed to collect profile");
+        return;
+    }
+    int64_t ts = cur->time_nanos, dur = cur->time_nanos - base->time_nanos;
+    profile_scale(base, -1);
+    profile_t *both[2] = {base, cur};
+    char err[256], name[32];
+    int rc = profile_merge(both, 2, &delta, err, sizeof(err));
+    int fd = -1;
+    if (rc == 0) {
+        delta->time_nanos = ts;
+        delta->duration_nanos = dur;
+        fd = body_fd();
+        rc = fd < 0 ? -errno : profile_write_fd(delta, fd);
+    }
+    snprintf(name, sizeof(name), "%s-delta", sp_names[r->sp_kind]);
+    if (rc == 0)
+        rc = reply_fd(out, fd, OCTETS, name);
+    else if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        serve_error(out, 500, "failed to compute delta");
+    profile_free(base);
+    profile_free(cur);
+    profile_free(delta);
+}
+
 void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
 {
+    if (r->sp_base) {
+        sp_wait_end(r, cancelled, out);
+        return;
+    }
     if (r->cpu_id > 0) {
         cpu_wait_end(r, cancelled, out);
         return;
@@ -658,9 +835,10 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
     } else if (strcmp(name, "heap") == 0 || strcmp(name, "allocs") == 0) {
         return serve_profile(r, name[0] == 'a' ? PROF_ALLOCS : PROF_HEAP, in->query, out,
                              until_ms);
+    } else if (sp_kind(name) >= 0) {
+        return serve_stackprof(r, sp_kind(name), in->query, out, until_ms);
     } else {
-        /* goroutine, threadcreate, block, mutex (not recorded yet), trace,
-         * and anything else: pprof.Lookup finds no such profile. */
+        /* trace, and anything else: pprof.Lookup finds no such profile. */
         serve_error(out, 404, "Unknown profile");
     }
     return PPROF_REPLY;
@@ -679,6 +857,10 @@ void pprof_req_free(pprof_req_t *r)
         return;
     if (r->have_base) {
         ops->heap_snapshot_free(&r->base);
+        waiting--;
+    }
+    if (r->sp_base) {
+        profile_free(r->sp_base);
         waiting--;
     }
     if (r->cpu_id > 0) { /* the client went away: free CPU profiling for the next */

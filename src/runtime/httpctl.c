@@ -12,8 +12,10 @@
 #include "cpuprof.h"
 #include "heapprof.h"
 #include "httpops.h"
+#include "lockprof.h"
 #include "rt.h"
 #include "sampler.h"
+#include "threadprof.h"
 
 #include "cprof.h"
 
@@ -62,6 +64,14 @@ static const cprof_http_ops_t ops = {
     .rate = op_rate,
     .cpu_start = cpu_start_fd,
     .cpu_stop = cpu_stop_session,
+    .threads_write = threadprof_write_threads,
+    .threadcreate_write = threadprof_write_threadcreate,
+    .mutex_write = lockprof_write_mutex,
+    .block_write = lockprof_write_block,
+    .threads_count = threadprof_count_threads,
+    .threadcreate_count = threadprof_count_threadcreate,
+    .mutex_count = lockprof_count_mutex,
+    .block_count = lockprof_count_block,
 };
 
 /* --- state ----------------------------------------------------------------- */

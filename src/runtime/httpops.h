@@ -23,9 +23,10 @@
 #include "runtime/heapprof.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#define CPROF_HTTP_OPS_VERSION 2
+#define CPROF_HTTP_OPS_VERSION 3
 
 typedef struct {
     uint32_t version; /* CPROF_HTTP_OPS_VERSION */
@@ -53,6 +54,21 @@ typedef struct {
      * that. 0 or a negative errno. */
     int64_t (*cpu_start)(int fd);
     int (*cpu_stop)(int64_t id, bool discard);
+
+    /* The threads ("goroutine"), threadcreate, mutex and block profiles
+     * (threadprof.h, lockprof.h): debug 0 gzipped profile.proto, 1 Go's
+     * text, 2 (threads only) one block per thread. 0 or a negative errno.
+     * The counts of the index page: the program's threads now, the live
+     * threads the threadcreate profile counts, and the mutex and block
+     * profiles' records. */
+    int (*threads_write)(int fd, int debug);
+    int (*threadcreate_write)(int fd, int debug);
+    int (*mutex_write)(int fd, int debug);
+    int (*block_write)(int fd, int debug);
+    size_t (*threads_count)(void);
+    size_t (*threadcreate_count)(void);
+    size_t (*mutex_count)(void);
+    size_t (*block_count)(void);
 } cprof_http_ops_t;
 
 typedef struct {

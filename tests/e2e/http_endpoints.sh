@@ -3,8 +3,8 @@
 # answers: status codes, content types, X-Content-Type-Options,
 # Content-Disposition, the index page, cmdline's exact bytes, the debug=1
 # text (which go tool pprof must parse into the protobuf's numbers), the
-# symbol table (GET and POST), HEAD, redirects, and Go's errors for the
-# profiles cprof does not record yet.
+# symbol table (GET and POST), HEAD, redirects, the threads, threadcreate,
+# mutex and block profiles, and Go's error for trace.
 # timeout: 120
 . "$(dirname "$0")/http_common.inc"
 need_go
@@ -27,7 +27,7 @@ expect index 200 "text/html; charset=utf-8"
 nosniff index
 grep -q '^<title>/debug/pprof/</title>$' "$T/index.body" || fail "index: no title"
 grep -q '^Types of profiles available:$' "$T/index.body" || fail "index: no table"
-for p in allocs cmdline heap profile; do
+for p in allocs block cmdline goroutine heap mutex profile threadcreate; do
   grep -Eq "^<tr><td>[0-9]+</td><td><a href='$p\\?debug=1'>$p</a></td></tr>\$" "$T/index.body" ||
     { cat "$T/index.body"; fail "index: no row for $p"; }
   grep -q "^<li><div class=profile-name>$p: </div> " "$T/index.body" || fail "index: no description of $p"
@@ -38,6 +38,8 @@ heap_count=$(sed -n "s|^<tr><td>\\([0-9]*\\)</td><td><a href='heap?debug=1'>.*|\
 sed -n "s|^<tr><td>[0-9]*</td><td><a href='\\([a-z]*\\)?.*|\\1|p" "$T/index.body" > "$T/rows"
 sort "$T/rows" | cmp -s - "$T/rows" || fail "index: rows not sorted"
 tail -c 7 "$T/index.body" | grep -q '</html>' || fail "index: not a whole page"
+grep -q '^<a href="goroutine?debug=2">full goroutine stack dump</a>$' "$T/index.body" ||
+  fail "index: no link to the full stack dump"
 note "index"
 
 # --- heap and allocs --------------------------------------------------------
@@ -140,8 +142,36 @@ expect cpu 200 "application/octet-stream"
 nosniff cpu
 head -c 2 "$T/cpu.body" | od -An -tx1 | grep -q '1f 8b' || fail "profile: not gzip"
 
-# --- what cprof does not record yet: Go's answers --------------------------------------
-for p in goroutine threadcreate mutex block trace; do
+# --- threads, threadcreate, mutex, block (more in threads_*.sh, mutex_*.sh) ----------
+for p in goroutine threadcreate mutex block; do
+  req $p "$URL/debug/pprof/$p"
+  expect $p 200 "application/octet-stream"
+  nosniff $p
+  disposition $p "attachment; filename=\"$p\""
+  head -c 2 "$T/$p.body" | od -An -tx1 | grep -q '1f 8b' || fail "$p: not gzip"
+  go tool pprof -raw "$T/$p.body" > /dev/null 2>&1 || fail "$p: go tool pprof cannot read it"
+  req ${p}1 "$URL/debug/pprof/$p?debug=1"
+  expect ${p}1 200 "text/plain; charset=utf-8"
+  [ -z "$(header ${p}1 Content-Disposition)" ] || fail "$p?debug=1: Content-Disposition"
+  req ${p}d "$URL/debug/pprof/$p?seconds=1"
+  expect ${p}d 200 "application/octet-stream"
+  disposition ${p}d "attachment; filename=\"$p-delta\""
+  req ${p}x "$URL/debug/pprof/$p?seconds=1&debug=1"
+  expect_error ${p}x 400 "seconds and debug params are incompatible"
+done
+head -n1 "$T/goroutine1.body" | grep -Eq '^goroutine profile: total [0-9]+$' || fail "goroutine?debug=1: header"
+head -n1 "$T/threadcreate1.body" | grep -Eq '^threadcreate profile: total [0-9]+$' || fail "threadcreate?debug=1: header"
+head -n3 "$T/mutex1.body" | tr '\n' '|' | grep -Eq '^--- mutex:\|cycles/second=1000000000\|sampling period=[0-9]+\|$' ||
+  fail "mutex?debug=1: header"
+head -n2 "$T/block1.body" | tr '\n' '|' | grep -qx -- '--- contention:|cycles/second=1000000000|' ||
+  fail "block?debug=1: header"
+req goroutine2 "$URL/debug/pprof/goroutine?debug=2"
+expect goroutine2 200 "text/plain; charset=utf-8"
+grep -Eq '^thread [0-9]+ ".*" \[.*\]:$' "$T/goroutine2.body" || fail "goroutine?debug=2: no thread"
+note "goroutine, threadcreate, mutex, block"
+
+# --- what cprof does not record: Go's answers --------------------------------------
+for p in trace; do
   req $p "$URL/debug/pprof/$p"
   expect_error $p 404 "Unknown profile"
   nosniff $p
