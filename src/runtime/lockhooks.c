@@ -97,12 +97,15 @@ static inline void ready(void)
         resolve();
 }
 
-/* Both rates, or 0 when this call must simply forward. */
+/* Whether this call is profiled (with both rates), else it simply
+ * forwards: both profiles off, cprof's own code (guard), or libunwind
+ * running on this thread (unwinding: a stack capture, or a signal handler
+ * unwinding, that locks a mutex of libunwind's). */
 static inline bool profiling(int64_t *mr, int64_t *br)
 {
     *mr = __atomic_load_n(&lockprof_mutex_rate, __ATOMIC_RELAXED);
     *br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);
-    return RT_UNLIKELY((*mr | *br) != 0) && !rt_self.guard;
+    return RT_UNLIKELY((*mr | *br) != 0) && !rt_self.guard && !rt_self.unwinding;
 }
 
 static inline int64_t now_ns(void)
@@ -246,7 +249,7 @@ CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, pthread_rwlock_t)
         if (RT_UNLIKELY(!nx.field))                                                             \
             return ENOSYS;                                                                      \
         int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
-        if (RT_LIKELY(br == 0) || rt_self.guard)                                                \
+        if (RT_LIKELY(br == 0) || rt_self.guard || rt_self.unwinding)                           \
             return nx.field args;                                                               \
         return name##_timed(br, UNPAREN args);                                                  \
     }

@@ -105,11 +105,16 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
                  * Answer "busy"; the collector asks again. */
                 s->depth = BUSY;
             } else {
+                /* Guarded too: libunwind may lock a pthread mutex (with
+                 * signals blocked), which the lock hooks must forward
+                 * untouched. */
                 t->unwinding = 1;
+                t->guard++;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 s->depth = (uint32_t)unwind_sigsafe(uc, s->pcs,
                                                     __atomic_load_n(&want_depth, __ATOMIC_RELAXED));
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                t->guard--;
                 t->unwinding = 0;
             }
             __atomic_store_n(&s->tag, tag(v >> IDX_BITS, DONE), __ATOMIC_RELEASE);
