@@ -17,13 +17,24 @@ static size_t page_round(size_t n)
     return (n + 4095) & ~(size_t)4095;
 }
 
+bool arena_charge(int64_t bytes)
+{
+    if (bytes <= 0) {
+        __atomic_sub_fetch(&mapped, (uint64_t)-bytes, __ATOMIC_RELAXED);
+        return true;
+    }
+    if (__atomic_add_fetch(&mapped, (uint64_t)bytes, __ATOMIC_RELAXED) > limit) {
+        __atomic_sub_fetch(&mapped, (uint64_t)bytes, __ATOMIC_RELAXED);
+        return false;
+    }
+    return true;
+}
+
 void *arena_map(size_t size)
 {
     size = page_round(size);
-    if (__atomic_add_fetch(&mapped, size, __ATOMIC_RELAXED) > limit) {
-        __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
+    if (!arena_charge((int64_t)size))
         return NULL;
-    }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);

@@ -6,6 +6,7 @@
 #ifndef CPROF_ARENA_H
 #define CPROF_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,10 @@ void arena_unmap(void *p, size_t size);
 
 /* Bytes mapped now (every mapping counts in full, touched or not, so the
  * limit bounds the worst case), and the limit. */
+/* Counts bytes mapped elsewhere (the private heap, ownheap.h) against the
+ * limit; false, and nothing counted, past it. Negative to give back. */
+bool arena_charge(int64_t bytes);
+
 uint64_t arena_bytes(void);
 uint64_t arena_limit(void);
 void arena_set_limit(uint64_t bytes);

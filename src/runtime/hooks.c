@@ -4,10 +4,14 @@
  * and tells heap.h what happened.
  *
  * The guard is set around every forward: whatever the next allocator calls
- * (its own malloc, dlsym, ...) is not counted twice. While dlsym itself
+ * (its own malloc, dlsym, ...) is not counted twice. While a thread does
+ * cprof's own work (rt_self.own), its allocations come from cprof's
+ * private heap instead (ownheap.h), and any thread's free of such a block
+ * goes back there. While dlsym itself
  * runs to resolve the next allocator, allocations come from a small static
  * bootstrap buffer, which free() recognizes and ignores. */
 #include "heap.h"
+#include "ownheap.h"
 #include "rt.h"
 
 #include <dlfcn.h>
@@ -120,7 +124,7 @@ RT_EXPORT void *malloc(size_t size)
         return boot_alloc(size, 16);
     rt_thread_t *t = &rt_self;
     if (t->guard)
-        return rt_next.malloc(size);
+        return t->own ? ownheap_malloc(size) : rt_next.malloc(size);
     void *p = FORWARD(rt_next.malloc(size));
     if (RT_LIKELY(p != NULL))
         heap_on_alloc(t, p, size);
@@ -131,6 +135,10 @@ RT_EXPORT void free(void *p)
 {
     if (!p || RT_UNLIKELY(is_boot(p)))
         return;
+    if (RT_UNLIKELY(ownheap_contains(p))) {
+        ownheap_free(p);
+        return;
+    }
     if (RT_UNLIKELY(need_boot()))
         return; /* cannot happen: only boot blocks exist before resolve */
     rt_thread_t *t = &rt_self;
@@ -153,7 +161,7 @@ RT_EXPORT void *calloc(size_t n, size_t size)
     }
     rt_thread_t *t = &rt_self;
     if (t->guard)
-        return rt_next.calloc(n, size);
+        return t->own ? ownheap_calloc(n, size) : rt_next.calloc(n, size);
     void *p = FORWARD(rt_next.calloc(n, size));
     if (p)
         heap_on_alloc(t, p, n * size);
@@ -170,6 +178,8 @@ RT_EXPORT void *realloc(void *old, size_t size)
             memcpy(p, old, boot_size(old) < size ? boot_size(old) : size);
         return p;
     }
+    if (RT_UNLIKELY(ownheap_contains(old)))
+        return ownheap_realloc(old, size);
     if (RT_UNLIKELY(need_boot()))
         return NULL;
     rt_thread_t *t = &rt_self;
@@ -205,6 +215,12 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
         return *out ? 0 : ENOMEM;
     }
     rt_thread_t *t = &rt_self;
+    if (t->own) {
+        void *p = ownheap_memalign(align, size);
+        if (p)
+            *out = p;
+        return p ? 0 : errno;
+    }
     if (t->guard)
         return rt_next.posix_memalign(out, align, size);
     int rc = FORWARD(rt_next.posix_memalign(out, align, size));
@@ -220,6 +236,8 @@ static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t si
     if (RT_UNLIKELY(need_boot()))
         return boot_alloc(size, align);
     rt_thread_t *t = &rt_self;
+    if (t->own)
+        return ownheap_memalign(align, size);
     void *p = NULL;
     t->guard++;
     if (fn) {
@@ -247,7 +265,7 @@ RT_EXPORT void *memalign(size_t align, size_t size)
 
 RT_EXPORT void *valloc(size_t size)
 {
-    if (RT_UNLIKELY(need_boot()) || !rt_next.valloc)
+    if (RT_UNLIKELY(need_boot()) || !rt_next.valloc || rt_self.own)
         return aligned_common(NULL, (size_t)sysconf(_SC_PAGESIZE), size);
     rt_thread_t *t = &rt_self;
     void *p = FORWARD(rt_next.valloc(size));
@@ -258,7 +276,7 @@ RT_EXPORT void *valloc(size_t size)
 
 RT_EXPORT void *pvalloc(size_t size)
 {
-    if (RT_UNLIKELY(need_boot()) || !rt_next.pvalloc) {
+    if (RT_UNLIKELY(need_boot()) || !rt_next.pvalloc || rt_self.own) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         return aligned_common(NULL, page, (size + page - 1) & ~(page - 1));
     }
@@ -275,6 +293,8 @@ RT_EXPORT size_t malloc_usable_size(void *p)
         return 0;
     if (is_boot(p))
         return boot_size(p);
+    if (ownheap_contains(p))
+        return ownheap_usable(p);
     if (RT_UNLIKELY(need_boot()))
         return 0;
     return rt_usable_size(p);

@@ -50,7 +50,7 @@ static int periodic_stop;
 static void *periodic_main(void *arg)
 {
     (void)arg;
-    rt_self.guard = 1; /* for its whole life: its allocations are cprof's */
+    rt_guard_enter(); /* for its whole life: its allocations are cprof's */
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     while (!__atomic_load_n(&periodic_stop, __ATOMIC_RELAXED)) {

@@ -32,6 +32,9 @@ typedef struct {
     uintptr_t stack_lo;   /* this thread's stack bounds, for the fp walk; */
     uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
     uint32_t guard;       /* nonzero while cprof itself runs on this thread */
+    uint32_t own;         /* nonzero while that is cprof's own work (not a
+                           * forward to the next allocator): its allocations
+                           * come from the private heap, ownheap.h */
     uint8_t exited;       /* thread-exit destructors ran: no new stats block */
     uint8_t unwinding;    /* inside libunwind (stacks_capture): a SIGPROF
                              handler must not unwind this thread (cpuring.h) */
@@ -39,15 +42,21 @@ typedef struct {
 
 extern __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));
 
-/* Sets the guard; returns the previous value for rt_guard_leave. */
+/* Enters cprof's own work: sets the guard (its allocations are not the
+ * program's) and the private-heap mode. Returns the previous guard for
+ * rt_guard_leave; calls pair up. A thread that is cprof's for its whole
+ * life enters once and never leaves. (Around a forward to the next
+ * allocator, hooks raise the guard alone.) */
 static inline uint32_t rt_guard_enter(void)
 {
+    rt_self.own++;
     return rt_self.guard++;
 }
 
 static inline void rt_guard_leave(uint32_t prev)
 {
     rt_self.guard = prev;
+    rt_self.own--;
 }
 
 /* The allocator cprof forwards to (RTLD_NEXT), resolved on first use. */
