@@ -17,8 +17,10 @@
 #include "rt.h"
 #include "stacks.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +40,7 @@ enum { IDLE, PENDING, WRITING, DONE };
 #define IDX_BITS 20     /* sival_ptr = generation << IDX_BITS | slot index */
 #define BUSY UINT32_MAX /* slot depth of an answer "ask again later" */
 #define MAX_ASKS 50     /* per thread and collection */
+#define GRACE_MS 50     /* for a thread that blocks the signal (see below) */
 
 typedef struct {
     uint64_t tag; /* generation << 2 | state */
@@ -50,6 +53,7 @@ static uint64_t generation;        /* under collect_lock */
 static int want_depth;             /* frames the handler keeps */
 static int answers;                /* futex word: bumped by each answer */
 static int dump_sig;               /* under collect_lock; read relaxed */
+static int in_handler;             /* handlers running now, in any thread */
 static rt_lock_t collect_lock = RT_LOCK_INIT;
 
 static inline uint64_t tag(uint64_t gen, int state)
@@ -90,6 +94,7 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     int saved_errno = errno;
+    __atomic_add_fetch(&in_handler, 1, __ATOMIC_ACQ_REL);
     /* Only requests this process queued: a stray kill of this signal
      * number from elsewhere is ignored. */
     if (si->si_code == SI_QUEUE && si->si_pid == getpid()) {
@@ -122,10 +127,67 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
             syscall(SYS_futex, &answers, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         }
     }
+    __atomic_sub_fetch(&in_handler, 1, __ATOMIC_RELEASE);
     errno = saved_errno;
 }
 
 /* --- the collecting side ----------------------------------------------------- */
+
+/* libcprof.so's executable segments, for threaddump_self. */
+static struct {
+    uintptr_t lo, hi;
+} self_text[4];
+static int nself_text = -1;
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || me < lo || me >= lo + ph->p_memsz)
+            continue;
+        int n = 0;
+        for (int j = 0; j < info->dlpi_phnum && n < 4; j++) {
+            const ElfW(Phdr) *x = &info->dlpi_phdr[j];
+            if (x->p_type == PT_LOAD && (x->p_flags & PF_X)) {
+                self_text[n].lo = info->dlpi_addr + x->p_vaddr;
+                self_text[n++].hi = info->dlpi_addr + x->p_vaddr + x->p_memsz;
+            }
+        }
+        nself_text = n;
+        return 1;
+    }
+    return 0;
+}
+
+static bool in_self(uintptr_t pc)
+{
+    for (int i = 0; i < nself_text; i++)
+        if (pc >= self_text[i].lo && pc < self_text[i].hi)
+            return true;
+    return false;
+}
+
+int threaddump_self(uintptr_t *pcs, int max_depth)
+{
+    if (nself_text < 0)
+        dl_iterate_phdr(find_text, (void *)(uintptr_t)threaddump_self);
+    uintptr_t buf[SLOT_DEPTH + 16];
+    int want = (max_depth < SLOT_DEPTH ? max_depth : SLOT_DEPTH) + 16;
+    rt_self.unwinding = 1; /* a CPU-profile signal must not re-enter libunwind */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int n = unw_backtrace((void **)buf, want);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    rt_self.unwinding = 0;
+    int i = 0;
+    while (i < n && in_self(buf[i]))
+        i++;
+    int d = n - i < max_depth ? n - i : max_depth;
+    memcpy(pcs, buf + i, (size_t)(d > 0 ? d : 0) * sizeof(*pcs));
+    return d > 0 ? d : 0;
+}
 
 int threaddump_signal(void)
 {
@@ -173,8 +235,11 @@ static slot_t *slot_get(size_t idx)
     return &(*c)[idx % CHUNK_SLOTS];
 }
 
-/* 1 if tid blocks sig, 0 if not, -1 if the thread is gone or a zombie. */
-static int blocks_signal(pid_t tid, int sig)
+enum { MASK_BLOCKED = 1, MASK_PENDING = 2 };
+
+/* Whether tid blocks sig (MASK_BLOCKED) and has it pending already
+ * (MASK_PENDING), or -1 if the thread is gone or a zombie. */
+static int mask_state(pid_t tid, int sig)
 {
     char path[64], buf[2048];
     snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
@@ -189,11 +254,13 @@ static int blocks_signal(pid_t tid, int sig)
     const char *st = strstr(buf, "\nState:");
     if (st && (strstr(st, "\tZ") == st + 7 || strstr(st, "\tX") == st + 7))
         return -1;
-    const char *blk = strstr(buf, "\nSigBlk:");
-    if (!blk)
-        return 0;
-    unsigned long long mask = strtoull(blk + 8, NULL, 16);
-    return (mask >> (sig - 1)) & 1;
+    int r = 0;
+    const char *blk = strstr(buf, "\nSigBlk:"), *pnd = strstr(buf, "\nSigPnd:");
+    if (blk && (strtoull(blk + 8, NULL, 16) >> (sig - 1)) & 1)
+        r |= MASK_BLOCKED;
+    if (pnd && (strtoull(pnd + 8, NULL, 16) >> (sig - 1)) & 1)
+        r |= MASK_PENDING;
+    return r;
 }
 
 static int64_t now_ms(void)
@@ -224,9 +291,11 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
     }
     size_t *slot_of = malloc((n ? n : 1) * sizeof(*slot_of));
     int *asks = calloc(n ? n : 1, sizeof(*asks));
-    if (!slot_of || !asks) {
+    bool *graced = calloc(n ? n : 1, sizeof(*graced));
+    if (!slot_of || !asks || !graced) {
         free(slot_of);
         free(asks);
+        free(graced);
         return -ENOMEM;
     }
     rt_lock(&collect_lock);
@@ -235,20 +304,33 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
         rt_unlock(&collect_lock);
         free(slot_of);
         free(asks);
+        free(graced);
         return sig;
+    }
+    /* A thread still in the handler of an earlier collection blocks the
+     * signal for those few instructions: let them finish first. */
+    for (int i = 0; i < 200 && __atomic_load_n(&in_handler, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
     }
     uint64_t gen = ++generation;
     want_depth = max_depth < SLOT_DEPTH ? max_depth : SLOT_DEPTH;
     int start_answers = __atomic_load_n(&answers, __ATOMIC_ACQUIRE);
     pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
     uid_t uid = getuid();
-    size_t next = 0, expected = 0;
+    size_t next = 0, expected = 0, ngraced = 0;
+    int64_t start_ms = now_ms();
     for (size_t i = 0; i < n; i++) {
         if (th[i].tid == self)
             continue;
-        int b = blocks_signal(th[i].tid, sig);
-        if (b != 0) {
-            th[i].status = b > 0 ? TD_BLOCKED : TD_GONE;
+        /* A thread that blocks the signal: if one is pending already, it
+         * is blocked for good (or busy in a handler of its own) and is
+         * not asked again, so that at most one request waits in each
+         * such thread. Otherwise it may only be passing through a signal
+         * handler: it is asked, with GRACE_MS to answer. */
+        int m = mask_state(th[i].tid, sig);
+        if (m < 0 || (m & MASK_PENDING)) {
+            th[i].status = m < 0 ? TD_GONE : TD_BLOCKED;
             continue;
         }
         /* A free slot: any but one a late handler is still writing. */
@@ -273,20 +355,25 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
         slot_of[i] = idx;
         asks[i] = 1;
         expected++;
+        if (m & MASK_BLOCKED) {
+            graced[i] = true;
+            ngraced++;
+        }
     }
 
     /* Wait for the answers, or the deadline; ask again whoever was busy. */
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = start_ms + timeout_ms;
     for (;;) {
         int seen = __atomic_load_n(&answers, __ATOMIC_ACQUIRE);
-        if ((size_t)(seen - start_answers) >= expected) {
-            size_t open_ = 0;
+        if ((size_t)(seen - start_answers) + ngraced >= expected) {
+            size_t open_ = 0, open_graced = 0;
             for (size_t i = 0; i < n; i++) {
                 if (th[i].status != TD_NO_ANSWER)
                     continue;
                 slot_t *s = slot_get(slot_of[i]);
                 if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE)) {
                     open_++;
+                    open_graced += graced[i];
                 } else if (s->depth == BUSY && asks[i] < MAX_ASKS) {
                     __atomic_store_n(&s->tag, tag(gen, PENDING), __ATOMIC_RELEASE);
                     if (ask(pid, uid, th[i].tid, sig, gen, slot_of[i]) == 0) {
@@ -301,6 +388,9 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
             }
             if (open_ == 0)
                 break;
+            /* Only threads that block the signal are left: their grace. */
+            if (open_ == open_graced && deadline > start_ms + GRACE_MS)
+                deadline = start_ms + GRACE_MS;
         }
         int64_t left = deadline - now_ms();
         if (left <= 0)
@@ -316,8 +406,11 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
         slot_t *s = slot_get(slot_of[i]);
         uint64_t expect = tag(gen, PENDING);
         if (__atomic_compare_exchange_n(&s->tag, &expect, tag(gen, IDLE), false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
-            continue; /* never answered */
+                                        __ATOMIC_ACQUIRE)) {
+            if (graced[i])
+                th[i].status = TD_BLOCKED; /* never answered: blocked for good */
+            continue;
+        }
         /* Answered, or being answered right now: that takes microseconds. */
         for (int spin = 0; spin < 1000 && __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE);
              spin++) {
@@ -334,5 +427,6 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
     rt_unlock(&collect_lock);
     free(slot_of);
     free(asks);
+    free(graced);
     return 0;
 }

@@ -3,9 +3,13 @@
  * thread is asked to unwind itself: cprof sends it a real-time signal
  * (rt_tgsigqueueinfo, carrying a slot number) whose handler unwinds from
  * the interrupted context with libunwind into a preallocated slot and
- * answers. Threads that block the signal are not sent it; threads that do
- * not answer in time (stopped, in uninterruptible sleep, exiting) are
- * reported without a stack.
+ * answers. A thread that blocks the signal (its SigBlk in /proc) is asked
+ * once and given 50 ms, in case it was only passing through a signal
+ * handler, then reported as blocking it; while that request is still
+ * pending (SigPnd), it is not asked again, so a thread that blocks the
+ * signal for good holds at most one. Threads that do not answer in time
+ * (stopped, in uninterruptible sleep, exiting) are reported without a
+ * stack.
  *
  * The signal: SIGRTMAX-3 (61 on Linux x86-64), or the next lower real-time
  * signal whose disposition is the default, chosen and installed at the
@@ -49,6 +53,11 @@ typedef struct {
  * max_depth frames, waiting at most timeout_ms in all. 0, or a negative
  * errno when nothing could be asked (then every status is TD_NO_SIGNAL). */
 int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms);
+
+/* The calling thread's own stack, unwound the same way (libunwind, whatever
+ * CPROF_UNWIND says), with cprof's frames left out: the leaf is the
+ * function that called into cprof. Returns the depth. */
+int threaddump_self(uintptr_t *pcs, int max_depth);
 
 /* The signal in use, 0 before the first collection. */
 int threaddump_signal(void);

@@ -345,7 +345,7 @@ static int collect_threads(thr_t **out, size_t *nout, uintptr_t **pcs_out)
     threaddump_collect(td, n, depth_max, DUMP_TIMEOUT_MS);
     for (size_t i = 0; i < n; i++) {
         if (t[i].tid == self) {
-            t[i].depth = (uint32_t)stacks_capture(t[i].pcs);
+            t[i].depth = (uint32_t)threaddump_self(t[i].pcs, depth_max);
             t[i].status = TD_OK;
         } else {
             t[i].depth = td[i].depth;
