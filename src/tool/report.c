@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "tool/dot.h"
+#include "tool/flame.h"
 #include "tool/measure.h"
 
 static inline int64_t abs64(int64_t v)
@@ -499,6 +500,8 @@ int report_generate(report_t *r, char *err, size_t errlen)
     case FMT_COMMENTS: return report_comments(r, err, errlen);
     case FMT_PROTO: return report_proto(r, err, errlen);
     case FMT_DOT: return report_graph(r, err, errlen);
+    case FMT_FLAME: return flame_html(r, err, errlen);
+    case FMT_FOLDED: return flame_folded(r, err, errlen);
     default:
         snprintf(err, errlen, "%s: not available in this version of cprof "
                               "(it comes with the visualization work)", r->cmd->name);
