@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +284,15 @@ static int ask(pid_t pid, uid_t uid, pid_t tid, int sig, uint64_t gen, size_t id
     return syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si) == 0 ? 0 : -errno;
 }
 
+void threaddump_settle(void)
+{
+    for (int i = 0; i < 500 && __atomic_load_n(&in_handler, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    sched_yield(); /* the threads it woke go back to sleep */
+}
+
 int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
 {
     for (size_t i = 0; i < n; i++) {
@@ -309,10 +319,7 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
     }
     /* A thread still in the handler of an earlier collection blocks the
      * signal for those few instructions: let them finish first. */
-    for (int i = 0; i < 200 && __atomic_load_n(&in_handler, __ATOMIC_ACQUIRE); i++) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-    }
+    threaddump_settle();
     uint64_t gen = ++generation;
     want_depth = max_depth < SLOT_DEPTH ? max_depth : SLOT_DEPTH;
     int start_answers = __atomic_load_n(&answers, __ATOMIC_ACQUIRE);

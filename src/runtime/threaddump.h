@@ -54,6 +54,11 @@ typedef struct {
  * errno when nothing could be asked (then every status is TD_NO_SIGNAL). */
 int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms);
 
+/* Waits (at most 50 ms) until no thread runs the handler of an earlier
+ * collection, so that the threads it woke are back where they were (their
+ * states in /proc say so again). */
+void threaddump_settle(void);
+
 /* The calling thread's own stack, unwound the same way (libunwind, whatever
  * CPROF_UNWIND says), with cprof's frames left out: the leaf is the
  * function that called into cprof. Returns the depth. */

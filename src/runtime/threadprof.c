@@ -334,7 +334,9 @@ static int collect_threads(thr_t **out, size_t *nout, uintptr_t **pcs_out)
         free(t);
         return -ENOMEM;
     }
-    /* States first: answering the signal wakes the threads up. */
+    /* States first: answering the signal wakes the threads up (and let
+     * those an earlier profile woke settle). */
+    threaddump_settle();
     for (size_t i = 0; i < n; i++)
         read_thread(&t[i]);
     for (size_t i = 0; i < n; i++) {

@@ -108,16 +108,17 @@ static void *brief_main(void *arg)
     return NULL;
 }
 
-/* Inlined, so that the function calling pthread_create is the spawn_*. */
-static inline __attribute__((always_inline)) void start(void *(*fn)(void *), long arg)
-{
-    pthread_t t;
-    if (pthread_create(&t, NULL, fn, (void *)arg) != 0) {
-        perror("pthread_create");
-        exit(1);
-    }
-    pthread_detach(t);
-}
+/* A macro, not a function: the function calling pthread_create is the
+ * spawn_* (also for symbolizers that report inlined frames). */
+#define start(fn, arg)                                                                          \
+    do {                                                                                        \
+        pthread_t t_;                                                                           \
+        if (pthread_create(&t_, NULL, fn, (void *)(long)(arg)) != 0) {                          \
+            perror("pthread_create");                                                           \
+            exit(1);                                                                            \
+        }                                                                                       \
+        pthread_detach(t_);                                                                     \
+    } while (0)
 
 __attribute__((noinline)) void spawn_readers(void)
 {
