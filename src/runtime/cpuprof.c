@@ -40,7 +40,6 @@
 
 static int hz = 100;
 static int depth = 64;
-static bool fp_ok;
 static bool inited;
 
 /* --- the per-thread timers ---------------------------------------------------- */
@@ -200,24 +199,6 @@ static void uncover_all(void)
 
 /* --- thread callbacks (threadhook.h) ------------------------------------------ */
 
-/* The stack bounds the handler's frame-pointer walk needs, found while it
- * is safe to ask (pthread_getattr_np allocates). */
-static void learn_stack_bounds(void)
-{
-    if (!fp_ok || rt_self.stack_hi)
-        return;
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-        rt_self.stack_lo = (uintptr_t)addr;
-        rt_self.stack_hi = (uintptr_t)addr + size;
-    }
-    pthread_attr_destroy(&attr);
-}
-
 static void on_start(void *cookie, bool internal)
 {
     (void)cookie;
@@ -234,7 +215,6 @@ static void on_start(void *cookie, bool internal)
         rt_unlock(&timers_lock);
         return;
     }
-    learn_stack_bounds();
     if (!__atomic_load_n(&timers_on, __ATOMIC_ACQUIRE))
         return;
     rt_lock(&timers_lock);
@@ -608,9 +588,15 @@ static int start_locked(int fd, const char *path, const char *tmp)
 {
     if (!inited)
         return -ENOTSUP;
-    int rc = cpuring_init(depth, fp_ok);
+    int rc = cpuring_init(depth);
     if (rc < 0)
         return rc;
+    static bool told;
+    if (cpuring_chained() && !told) {
+        told = true;
+        rt_warn("the program has its own SIGPROF handler: it keeps getting its own SIGPROFs, "
+                "not those of cprof's CPU profile timers");
+    }
     if (!timers && !(timers = arena_map(TIMERS_CAP * sizeof(*timers))))
         return -ENOMEM;
     cpuring_reset();
@@ -627,7 +613,6 @@ static int start_locked(int fd, const char *path, const char *tmp)
     sess.id = ++last_id;
     sess.start_real_ns = now_ns(CLOCK_REALTIME);
     sess.start_mono_ns = now_ns(CLOCK_MONOTONIC);
-    learn_stack_bounds();
     cpuring_enable(true);
     rt_lock(&timers_lock);
     __atomic_store_n(&timers_on, 1, __ATOMIC_RELEASE);
@@ -671,6 +656,9 @@ static int stop_locked(bool discard)
     cpuring_wake();
     pthread_join(sess.drain, NULL);
     int64_t duration = now_ns(CLOCK_MONOTONIC) - sess.start_mono_ns;
+    if (!cpuring_handler_intact())
+        rt_warn("the program replaced cprof's SIGPROF handler while the CPU profile ran; "
+                "the profile misses the samples since");
     int rc = 0;
     if (!discard)
         rc = write_profile(sess.fd, &tab, sess.start_real_ns, duration);
@@ -782,13 +770,12 @@ static void fork_child(void)
 
 /* --- entry points ------------------------------------------------------------------- */
 
-int cpu_init(int rate_hz, int max_depth, bool fp)
+int cpu_init(int rate_hz, int max_depth)
 {
     if (rate_hz <= 0)
         return -ENOTSUP;
     hz = rate_hz;
     depth = max_depth;
-    fp_ok = fp;
     rng ^= (uint64_t)now_ns(CLOCK_MONOTONIC) * 0x9e3779b97f4a7c15ull;
     if (!rng)
         rng = 1;

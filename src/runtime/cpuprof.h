@@ -31,10 +31,10 @@
 #include <stdint.h>
 
 /* Called once from the runtime's constructor (guard set): the sampling
- * rate (CPROF_CPU_HZ), the stack depth (CPROF_DEPTH) and whether the
- * frame-pointer walk may be used (CPROF_UNWIND=fp). Registers the thread
- * callbacks and the fork handlers. 0 or a negative errno. */
-int cpu_init(int hz, int max_depth, bool fp);
+ * rate (CPROF_CPU_HZ) and the stack depth (CPROF_DEPTH). Registers the
+ * thread callbacks and the fork handlers. 0 or a negative errno (-ENOTSUP
+ * when hz is 0: CPROF_CPU_HZ was invalid). */
+int cpu_init(int hz, int max_depth);
 
 /* CPROF_CPU_PROFILE: starts a session for the whole run, written to the
  * pattern's expansion at exit (or at cprof_cpu_stop). One stderr line if

@@ -35,7 +35,6 @@ static char *slots;      /* nslots slots of `stride` bytes, from the arena */
 static size_t stride;
 static uint64_t nslots;  /* a power of two */
 static int max_depth;
-static bool use_fp;
 
 /* Producers' and consumer's positions, on their own cache lines. */
 static struct {
@@ -49,7 +48,7 @@ static struct {
 } ring;
 
 static char cookie; /* its address marks cprof's timer signals */
-static bool installed, chained;
+static bool chained;
 static struct sigaction prev_action; /* the program's SIGPROF handler */
 
 static __thread uint8_t ignored __attribute__((tls_model("initial-exec")));
@@ -98,35 +97,19 @@ static void publish_sigsafe(slot_t *s, uint64_t pos)
     }
 }
 
-/* The frame-pointer chain from the interrupted frame, within the part of
- * this thread's stack that is in use (between the interrupted stack
- * pointer and the top), so that no read can fault. */
-static int fp_walk_sigsafe(uintptr_t fp, uintptr_t sp, uintptr_t *pcs, int n, int max)
-{
-    uintptr_t lo = rt_self.stack_lo > sp ? rt_self.stack_lo : sp, hi = rt_self.stack_hi;
-    while (n < max && fp >= lo && fp + 16 <= hi && !(fp & 7)) {
-        const uintptr_t *frame = (const uintptr_t *)fp;
-        if (!frame[1])
-            break;
-        pcs[n++] = frame[1];
-        if (frame[0] <= fp)
-            break;
-        fp = frame[0];
-    }
-    return n;
-}
-
-/* The interrupted thread's stack, leaf first, into pcs. */
+/* The interrupted thread's stack, leaf first, into pcs: libunwind from
+ * the signal's ucontext, so the walk starts at the interrupted frame
+ * rather than in the handler. Always libunwind, also under
+ * CPROF_UNWIND=fp: a frame-pointer walk from an arbitrary instruction
+ * loses the caller of every leaf function that sets up no frame (gcc
+ * omits it in leaves even with -fno-omit-frame-pointer), and the DWARF
+ * unwind tables that libunwind reads are exact at every instruction. */
 static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
 {
 #if defined(__x86_64__)
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
 #elif defined(__aarch64__)
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.pc;
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.sp;
-    uintptr_t fp = (uintptr_t)uc->uc_mcontext.regs[29];
 #else
 #error "cpuring.c: unsupported architecture"
 #endif
@@ -135,8 +118,6 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     pcs[0] = pc + 1;
     if (rt_self.unwinding)
         return 1; /* libunwind's per-thread state is this signal's victim */
-    if (use_fp && rt_self.stack_hi)
-        return fp_walk_sigsafe(fp, sp, pcs, 1, max);
     unw_cursor_t c;
     if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
         return 1;
@@ -194,9 +175,8 @@ static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
 
 /* --- control ------------------------------------------------------------------ */
 
-int cpuring_init(int depth, bool fp)
+int cpuring_init(int depth)
 {
-    use_fp = fp;
     if (!slots) {
         max_depth = depth;
         stride = (offsetof(slot_t, pcs) + (size_t)depth * sizeof(uintptr_t) + 63) & ~(size_t)63;
@@ -210,20 +190,29 @@ int cpuring_init(int depth, bool fp)
         slots = mem;
         cpuring_reset();
     }
-    if (!installed) {
-        struct sigaction sa;
+    if (!cpuring_handler_intact()) {
+        /* First start, or the program installed a handler of its own
+         * since: (re)install ours in front of it. */
+        struct sigaction sa, prev;
         memset(&sa, 0, sizeof(sa));
         sa.sa_sigaction = handler_sigsafe;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGPROF, &sa, &prev_action) < 0)
+        if (sigaction(SIGPROF, &sa, &prev) < 0)
             return -errno;
-        chained = (prev_action.sa_flags & SA_SIGINFO)
-                      ? prev_action.sa_sigaction != NULL
-                      : prev_action.sa_handler != SIG_DFL && prev_action.sa_handler != SIG_IGN;
-        installed = true;
+        prev_action = prev;
+        chained = (prev.sa_flags & SA_SIGINFO)
+                      ? prev.sa_sigaction != NULL
+                      : prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN;
     }
     return 0;
+}
+
+bool cpuring_handler_intact(void)
+{
+    struct sigaction cur;
+    return sigaction(SIGPROF, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+           cur.sa_sigaction == handler_sigsafe;
 }
 
 void *cpuring_cookie(void)

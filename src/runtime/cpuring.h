@@ -25,12 +25,16 @@
  * "lost" profile events). A handler in flight is counted, so that stopping
  * can wait until no handler still writes.
  *
- * Signals: the handler is installed once, with SA_RESTART (system calls it
- * interrupts are restarted where the kernel allows), and never removed: a
- * SIGPROF already queued when profiling stops must still find it. It
- * claims only signals that carry cprof's timer cookie (si_code SI_TIMER);
- * any other SIGPROF goes to the handler the program had installed before,
- * or is dropped if there was none (instead of killing the process). */
+ * Signals: the handler is installed when profiling first starts, with
+ * SA_RESTART (system calls it interrupts are restarted where the kernel
+ * allows), and never removed: a SIGPROF already queued when profiling
+ * stops must still find it. It claims only signals that carry cprof's
+ * timer cookie (si_code SI_TIMER); any other SIGPROF (setitimer's
+ * ITIMER_PROF, kill) goes to the handler the program had installed
+ * before, or is dropped if there was none (instead of killing the
+ * process). A program that installs its own SIGPROF handler while
+ * profiling runs takes the signals over (cprof does not interpose
+ * sigaction); the next start installs cprof's in front of it again. */
 #ifndef CPROF_CPURING_H
 #define CPROF_CPURING_H
 
@@ -47,11 +51,10 @@ typedef struct {
     uint32_t count;       /* timer periods it stands for: 1 + overruns */
 } cpuring_sample_t;
 
-/* Maps the ring for stacks of up to max_depth frames and installs the
- * handler (once; later calls only check). fp: walk frame pointers where the
- * thread's stack bounds are known (CPROF_UNWIND=fp), else libunwind.
- * Not signal-safe; 0, -ENOMEM, or -errno of sigaction. */
-int cpuring_init(int max_depth, bool fp);
+/* Maps the ring for stacks of up to max_depth frames (on the first call)
+ * and installs the handler unless it is in place. Not signal-safe; 0,
+ * -ENOMEM, or -errno of sigaction. */
+int cpuring_init(int max_depth);
 
 /* The value cprof's timers carry in sigev_value.sival_ptr. */
 void *cpuring_cookie(void);
@@ -71,6 +74,10 @@ void cpuring_ignore_this_thread(void);
 /* True if the program had its own SIGPROF handler when cprof installed
  * its own (its signals are passed on to it). */
 bool cpuring_chained(void);
+
+/* False if the program has replaced cprof's handler since (its own
+ * sigaction(SIGPROF)): the timers' signals then go to the program. */
+bool cpuring_handler_intact(void);
 
 /* --- consumer (one thread at a time) ------------------------------------ */
 

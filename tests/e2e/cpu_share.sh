@@ -7,7 +7,8 @@
 # and the whole profile the process's own CPU time (getrusage) within 10%.
 # Per-thread CPU-time timers make this deterministic up to a sample or two
 # (no statistical slack needed). Variants: preloaded with
-# CPROF_CPU_PROFILE (libunwind, and the frame-pointer walk), and linked
+# CPROF_CPU_PROFILE (also under CPROF_UNWIND=fp, which the CPU profile
+# ignores: it always unwinds with libunwind), and linked
 # with cprof_cpu_start/stop while the threads already run. The leaf of
 # every sample must be the interrupted instruction itself (an instruction
 # start in the disassembly), not a decremented return address.
@@ -87,7 +88,7 @@ while read -r a; do
 done < "$T/leaves"
 note "preload: $(wc -l < "$T/leaves") leaf addresses, all instruction starts"
 
-# --- preloaded, frame-pointer walk ----------------------------------------------------
+# --- preloaded, CPROF_UNWIND=fp (heap stacks by frame pointers) ----------------------
 CPROF_UNWIND=fp CPROF_CPU_PROFILE="$T/fp.pb.gz" LD_PRELOAD="$LIB" "$T/share_fp" $UNIT > "$T/fp.truth" ||
   fail "fp: program failed"
 check fp "$T/fp.pb.gz" "$T/fp.truth"
