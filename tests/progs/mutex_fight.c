@@ -10,8 +10,9 @@
  *          sends 10 ms later;
  *   alone  one thread runs lonely(): 100000 uncontended lock/unlock pairs,
  *          nothing to record;
- *   serve COUNTFILE  (for the HTTP endpoints) the fighters and the waiter
- *          go on until killed; COUNTFILE gets the rounds done so far.
+ *   COUNTFILE (any other single argument; for the HTTP endpoints) the
+ *          fighters and the waiter go on until killed; COUNTFILE gets a
+ *          number that grows as they work.
  * Prints the counter totals. Built with -DLINKED (and -lcprof), it writes
  * DIR/mutex.pb.gz, DIR/mutex.txt, DIR/block.pb.gz and DIR/block.txt
  * through the API before it exits, and without CPROF_MUTEX_RATE and
@@ -158,7 +159,7 @@ static void write_one(const char *dir, const char *file, int (*fn)(int, int), in
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: mutex_fight fight|alone [DIR]\n");
+        fprintf(stderr, "usage: mutex_fight fight|alone [DIR] | mutex_fight COUNTFILE\n");
         return 2;
     }
 #ifdef LINKED
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
 #endif
     if (strcmp(argv[1], "alone") == 0) {
         lonely();
-    } else if (strcmp(argv[1], "serve") == 0 && argc > 2) {
+    } else if (strcmp(argv[1], "fight") != 0) {
         pthread_t t;
         forever = 1;
         pthread_barrier_init(&go, NULL, 2);
@@ -180,7 +181,7 @@ int main(int argc, char **argv)
             pthread_mutex_lock(&cmu);
             long c = counter;
             pthread_mutex_unlock(&cmu);
-            FILE *f = fopen(argv[2], "w");
+            FILE *f = fopen(argv[1], "w");
             if (!f || fprintf(f, "%ld\n", c + n) < 0 || fclose(f) != 0)
                 return 1;
             signal_ten();
