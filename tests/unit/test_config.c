@@ -17,7 +17,9 @@
 
 static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_DEPTH",
                                    "CPROF_HEAP_PROFILE", "CPROF_HEAP_PROFILE_EVERY",
-                                   "CPROF_MEMORY_LIMIT", "CPROF_SEED"};
+                                   "CPROF_MEMORY_LIMIT", "CPROF_SEED", "CPROF_MUTEX_RATE",
+                                   "CPROF_BLOCK_RATE", "CPROF_MUTEX_PROFILE",
+                                   "CPROF_BLOCK_PROFILE"};
 
 /* Reads the config with stderr captured into err. */
 static void read_with(config_t *c, char *err, size_t errlen, const char *name, const char *value)
@@ -134,6 +136,43 @@ static void test_every_needs_profile(void **state)
     assert_true(c.every == 0);
 }
 
+/* CPROF_MUTEX_RATE and CPROF_BLOCK_RATE: off by default (as Go), whole
+ * numbers >= 0; a bad one is one line and leaves that profile off. */
+static void test_lock_profiles(void **state)
+{
+    (void)state;
+    config_t c;
+    char err[1024];
+    read_with(&c, err, sizeof(err), NULL, NULL);
+    assert_int_equal(c.mutex_rate, 0);
+    assert_int_equal(c.block_rate, 0);
+    assert_null(c.mutex_profile);
+    read_with(&c, err, sizeof(err), "CPROF_MUTEX_RATE", "5");
+    assert_string_equal(err, "");
+    assert_int_equal(c.mutex_rate, 5);
+    read_with(&c, err, sizeof(err), "CPROF_BLOCK_RATE", "10000");
+    assert_string_equal(err, "");
+    assert_int_equal(c.block_rate, 10000);
+    read_with(&c, err, sizeof(err), "CPROF_MUTEX_PROFILE", "/x/m.%p.pb.gz");
+    assert_string_equal(err, "");
+    assert_string_equal(c.mutex_profile, "/x/m.%p.pb.gz");
+    static const char *const bad[][2] = {
+        {"CPROF_MUTEX_RATE", "-1"}, {"CPROF_MUTEX_RATE", "x"},  {"CPROF_MUTEX_RATE", "1.5"},
+        {"CPROF_BLOCK_RATE", ""},   {"CPROF_BLOCK_RATE", "1s"}, {"CPROF_MUTEX_PROFILE", "m.%q"},
+        {"CPROF_BLOCK_PROFILE", ""},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        read_with(&c, err, sizeof(err), bad[i][0], bad[i][1]);
+        assert_int_equal(lines(err), 1);
+        assert_non_null(strstr(err, bad[i][0]));
+        assert_int_equal(c.mutex_rate, 0);
+        assert_int_equal(c.block_rate, 0);
+        assert_null(c.mutex_profile);
+        assert_null(c.block_profile);
+        assert_int_equal(c.rate, 524288); /* the heap profile is not touched */
+    }
+}
+
 static void test_patterns(void **state)
 {
     (void)state;
@@ -157,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_every_needs_profile),
         cmocka_unit_test(test_patterns),
+        cmocka_unit_test(test_lock_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
