@@ -1,0 +1,82 @@
+#!/bin/sh
+# The CPU profile's edges (tests/progs/cpu_misc.c): bad CPROF_CPU_HZ and
+# CPROF_CPU_PROFILE values (one stderr line naming the variable, the
+# program unaffected), CPROF_CPU_HZ setting the period, a fork child (no
+# profile of its own, nothing of it in the parent's), a program with its
+# own SIGPROF handler and setitimer (its signals still reach it, cprof's
+# never do), a program that replaces cprof's handler mid-profile (a
+# warning, no crash), and many distinct stacks (the table grows without
+# losing a sample).
+# timeout: 120
+. "$(dirname "$0")/../lib.sh"
+command -v go >/dev/null 2>&1 || skip "skip: go (golang-go) not installed"
+
+cc_prog "$T/misc" "$PROGS/cpu_misc.c"
+cc_prog "$T/misc_linked" "$PROGS/cpu_misc.c" -DLINKED -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+
+# total_ms PROFILE: the header's "Total samples", in ms.
+total_ms() {
+  go tool pprof -top -unit=ms "$1" 2>/dev/null | sed -n 's/.*Total samples = \([0-9.]*\)ms.*/\1/p'
+}
+
+# --- bad values: one line, the program runs on ------------------------------------------
+for v in 0 -5 abc 10001 1e3 ""; do
+  CPROF_CPU_HZ="$v" CPROF_CPU_PROFILE="$T/hz.pb.gz" LD_PRELOAD="$LIB" "$T/misc" fork 2> "$T/hz.err" ||
+    fail "CPROF_CPU_HZ=$v: the program failed"
+  [ "$(wc -l < "$T/hz.err")" -eq 1 ] && grep -q "^cprof: CPROF_CPU_HZ=\"$v\" is not valid: .*; CPU profiling is off\$" "$T/hz.err" ||
+    { cat "$T/hz.err"; fail "CPROF_CPU_HZ=$v: want one line naming it"; }
+  [ -e "$T/hz.pb.gz" ] && fail "CPROF_CPU_HZ=$v: a profile was written"
+done
+for v in "$T/no/such/dir/cpu.pb.gz" "$T/cpu.%q.pb.gz" ""; do
+  CPROF_CPU_PROFILE="$v" LD_PRELOAD="$LIB" "$T/misc" fork 2> "$T/path.err" || fail "CPROF_CPU_PROFILE=$v: the program failed"
+  [ "$(wc -l < "$T/path.err")" -eq 1 ] && grep -q "^cprof: CPROF_CPU_PROFILE=\"$v\"" "$T/path.err" ||
+    { cat "$T/path.err"; fail "CPROF_CPU_PROFILE=$v: want one line naming it"; }
+done
+note "bad values: one line each"
+
+# --- CPROF_CPU_HZ sets the period ------------------------------------------------------------
+CPROF_CPU_HZ=250 CPROF_CPU_PROFILE="$T/hz250.pb.gz" LD_PRELOAD="$LIB" "$T/misc" fork || fail "hz250: the program failed"
+go tool pprof -raw "$T/hz250.pb.gz" 2>/dev/null | grep -q '^Period: 4000000$' || fail "hz250: period is not 4 ms"
+t=$(total_ms "$T/hz250.pb.gz")
+awk -v t="$t" 'BEGIN { exit !(t >= 450 && t <= 550) }' || fail "hz250: total ${t}ms, want 500 +- 50"
+note "CPROF_CPU_HZ=250: period 4 ms, total ${t}ms"
+
+# --- fork: the child profiles nothing and writes nothing -----------------------------------
+mkdir "$T/fork"
+CPROF_CPU_PROFILE="$T/fork/cpu.%p.pb.gz" LD_PRELOAD="$LIB" "$T/misc" fork 2> "$T/fork.err" || fail "fork: the program failed"
+[ -s "$T/fork.err" ] && { cat "$T/fork.err"; fail "fork: stderr not empty"; }
+set -- "$T"/fork/*
+[ $# -eq 1 ] || fail "fork: want the parent's profile only, have: $*"
+go tool pprof -top -nodefraction=0 "$1" 2>/dev/null > "$T/fork.top"
+grep -q ' parent_burn$' "$T/fork.top" && grep -q ' parent_after$' "$T/fork.top" ||
+  { cat "$T/fork.top"; fail "fork: the parent's functions are missing"; }
+grep -q ' child_burn$' "$T/fork.top" && { cat "$T/fork.top"; fail "fork: the child's CPU in the parent's profile"; }
+note "fork: the parent's profile only"
+
+# --- the program's own SIGPROF handler -----------------------------------------------------
+"$T/misc_linked" chain "$T/chain.pb.gz" > "$T/chain.out" 2> "$T/chain.err" || { cat "$T/chain.err"; fail "chain: the program failed"; }
+grep -q "^cprof: the program has its own SIGPROF handler" "$T/chain.err" || { cat "$T/chain.err"; fail "chain: no notice"; }
+read -r _ own _ timer < "$T/chain.out"
+[ "$timer" -eq 0 ] || fail "chain: the program's handler got $timer of cprof's timer signals"
+[ "$own" -ge 50 ] && [ "$own" -le 150 ] || fail "chain: the program's handler ran $own times for 1 s of CPU at 100 Hz"
+t=$(total_ms "$T/chain.pb.gz")
+awk -v t="$t" 'BEGIN { exit !(t >= 900 && t <= 1100) }' || fail "chain: total ${t}ms, want 1000 +- 100"
+note "chain: the program's handler ran $own times, none for cprof; profile ${t}ms"
+
+"$T/misc_linked" replace "$T/replace.pb.gz" > "$T/replace.out" 2> "$T/replace.err" || fail "replace: the program failed"
+grep -q "^stop 0 " "$T/replace.out" || { cat "$T/replace.out"; fail "replace: stop failed"; }
+grep -q "^cprof: the program replaced cprof's SIGPROF handler" "$T/replace.err" || { cat "$T/replace.err"; fail "replace: no warning"; }
+go tool pprof -top "$T/replace.pb.gz" > /dev/null 2>&1 || fail "replace: profile unreadable"
+note "replace: warned"
+
+# --- many distinct stacks -------------------------------------------------------------------
+CPROF_CPU_HZ=1000 CPROF_CPU_PROFILE="$T/distinct.pb.gz" LD_PRELOAD="$LIB" "$T/misc" distinct || fail "distinct: the program failed"
+go tool pprof -traces "$T/distinct.pb.gz" 2>/dev/null | grep -c -- '-----------+' > "$T/distinct.n"
+t=$(total_ms "$T/distinct.pb.gz")
+awk -v t="$t" 'BEGIN { exit !(t >= 2700 && t <= 3300) }' || fail "distinct: total ${t}ms, want 3000 +- 300"
+# The kernel checks CPU timers at its tick (CONFIG_HZ, 250 on Debian):
+# above that rate a signal stands for several periods, so 3 s give at
+# least 3 * min(1000, CONFIG_HZ) distinct stacks; ask for fewer.
+[ "$(cat "$T/distinct.n")" -ge 500 ] || fail "distinct: only $(cat "$T/distinct.n") stacks"
+note "distinct: $(cat "$T/distinct.n") stacks, ${t}ms"
+exit 0

@@ -1,0 +1,188 @@
+/* cpu_misc.c — the CPU profile's corner cases, one per mode:
+ *
+ *   cpu_misc fork          parent_burn, then a fork child runs child_burn
+ *                          and exits; the parent waits and runs
+ *                          parent_after (preloaded, CPROF_CPU_PROFILE)
+ *   cpu_misc distinct      3 s of CPU spread over a great many distinct
+ *                          stacks (random recursion through two
+ *                          functions), to grow the profiler's stack table
+ *   cpu_misc chain PROF    (linked) the program's own SIGPROF handler and
+ *                          setitimer(ITIMER_PROF) run before and during
+ *                          cprof_cpu_start(PROF)...cprof_cpu_stop(): prints
+ *                          "own <n> timer <m>": its handler's calls, and
+ *                          how many of them carried cprof's SI_TIMER
+ *   cpu_misc replace PROF  (linked) the program installs a SIGPROF handler
+ *                          while cprof's profile runs
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef LINKED
+#include <cprof.h>
+#endif
+
+static volatile unsigned long sink;
+
+static double thread_cpu(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void spin(double seconds)
+{
+    double t0 = thread_cpu();
+    unsigned long x = sink;
+    do {
+        for (int i = 0; i < 100000; i++)
+            x = x * 6364136223846793005ul + 1442695040888963407ul;
+        sink = x;
+    } while (thread_cpu() - t0 < seconds);
+}
+
+__attribute__((noinline)) static void parent_burn(void) { spin(0.3); }
+__attribute__((noinline)) static void parent_after(void) { spin(0.2); }
+__attribute__((noinline)) static void child_burn(void) { spin(0.3); }
+__attribute__((noinline)) static void chained_burn(void) { spin(1.0); }
+
+static int do_fork(void)
+{
+    parent_burn();
+    pid_t pid = fork();
+    if (pid == 0) {
+        child_burn();
+        exit(0); /* a normal exit: destructors run in the child */
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "child failed\n");
+        return 1;
+    }
+    parent_after();
+    return 0;
+}
+
+/* --- distinct stacks ------------------------------------------------------------- */
+
+static unsigned long rng = 88172645463325252ul;
+__attribute__((noinline)) static void left(int n);
+__attribute__((noinline)) static void right(int n);
+
+static void next(int n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    if (n == 0) {
+        unsigned long x = sink;
+        for (int i = 0; i < 20000; i++)
+            x = x * 6364136223846793005ul + 1;
+        sink = x;
+    } else if (rng & 1) {
+        left(n - 1);
+    } else {
+        right(n - 1);
+    }
+}
+
+__attribute__((noinline)) static void left(int n)
+{
+    next(n);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void right(int n)
+{
+    next(n);
+    __asm__ volatile("" ::: "memory");
+}
+
+static int distinct(void)
+{
+    double t0 = thread_cpu();
+    while (thread_cpu() - t0 < 3.0)
+        left(40);
+    return 0;
+}
+
+/* --- the program's own SIGPROF ------------------------------------------------------ */
+
+static volatile sig_atomic_t own, timer;
+
+static void own_handler(int sig, siginfo_t *info, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    own++;
+    if (info->si_code == SI_TIMER)
+        timer++;
+}
+
+static void install_own(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = own_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigaction(SIGPROF, &sa, NULL);
+}
+
+#ifdef LINKED
+static int chain(const char *prof)
+{
+    install_own();
+    struct itimerval it = {{0, 10000}, {0, 10000}};
+    setitimer(ITIMER_PROF, &it, NULL);
+    int rc = cprof_cpu_start(prof);
+    if (rc != 0) {
+        fprintf(stderr, "cprof_cpu_start: %s\n", strerror(-rc));
+        return 1;
+    }
+    chained_burn();
+    rc = cprof_cpu_stop();
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_PROF, &off, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "cprof_cpu_stop: %s\n", strerror(-rc));
+        return 1;
+    }
+    printf("own %d timer %d\n", (int)own, (int)timer);
+    return 0;
+}
+
+static int replace(const char *prof)
+{
+    int rc = cprof_cpu_start(prof);
+    if (rc != 0)
+        return 1;
+    spin(0.2);
+    install_own();
+    spin(0.3);
+    rc = cprof_cpu_stop();
+    printf("stop %d own %d timer %d\n", rc, (int)own, (int)timer);
+    return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "fork") == 0)
+        return do_fork();
+    if (argc == 2 && strcmp(argv[1], "distinct") == 0)
+        return distinct();
+#ifdef LINKED
+    if (argc == 3 && strcmp(argv[1], "chain") == 0)
+        return chain(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "replace") == 0)
+        return replace(argv[2]);
+#endif
+    fprintf(stderr, "usage: %s fork | distinct | chain PROFILE | replace PROFILE\n", argv[0]);
+    return 2;
+}
