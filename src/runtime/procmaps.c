@@ -101,6 +101,15 @@ static int note_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* The kernel marks a file removed since it was mapped; the name is still
+ * the one to look the binary up by. */
+static void strip_deleted(char *path)
+{
+    size_t n = strlen(path);
+    if (n > 10 && strcmp(path + n - 10, " (deleted)") == 0)
+        path[n - 10] = '\0';
+}
+
 static int cmp_start(const void *a, const void *b)
 {
     const procmap_t *x = a, *y = b;
@@ -115,6 +124,7 @@ int procmaps_read(procmap_t **out, size_t *n_out)
     char exe[4096];
     ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[el > 0 ? el : 0] = '\0';
+    strip_deleted(exe);
 
     size_t cap = 64, n = 0;
     procmap_t *m = malloc(cap * sizeof(*m));
@@ -143,6 +153,7 @@ int procmaps_read(procmap_t **out, size_t *n_out)
         m[n] = (procmap_t){.start = start, .limit = end, .offset = off, .path = strdup(path)};
         if (!m[n].path)
             break;
+        strip_deleted(m[n].path);
         n++;
     }
     free(text);
