@@ -3,16 +3,17 @@
  * to the next definition in the chain (dlsym(RTLD_NEXT), resolved together
  * on first use), so another interposer behind cprof keeps working.
  *
- * Cost: with both profiles off (the default), a hook is one relaxed load
- * and the forward. With a profile on, a lock call first tries the lock
- * (the next pthread_mutex_trylock): an uncontended lock is taken right
- * there and the hook returns. Only when the lock is taken by another
- * thread (EBUSY) does cprof look at the clock, and only for a sampled
- * event does it unwind the stack. Any other result of the try (0,
- * EOWNERDEAD of a robust mutex, EAGAIN, EINVAL) is what the lock call
- * itself would have returned, and is returned as it is; EBUSY is followed
- * by the real lock call, so error-checking, recursive, robust and priority
- * mutexes behave exactly as without cprof. Unlock calls are not hooked.
+ * Cost: with both profiles off (the default), a hook is two relaxed loads
+ * and the forward. With a profile on, a mutex that is free (its glibc lock
+ * word is 0: one relaxed load) is locked with the real call at once. Any
+ * other lock call first tries the lock (the next *_trylock): taken there,
+ * the hook returns. Only when the lock is held by another thread (EBUSY)
+ * does cprof look at the clock, and only for a sampled event does it
+ * unwind the stack. Any other result of the try (0, EOWNERDEAD of a robust
+ * mutex, EAGAIN, EINVAL) is what the lock call itself would have
+ * returned, and is returned as it is; EBUSY is followed by the real lock
+ * call, so error-checking, recursive, robust and priority mutexes behave
+ * exactly as without cprof. Unlock calls are not hooked.
  *
  * Reentrancy: cprof's own locks are rt_lock_t, never pthread mutexes, so
  * nothing cprof does lands here; but libraries it calls (libunwind,
@@ -159,10 +160,34 @@ static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t
 
 #define UNPAREN(...) __VA_ARGS__
 
+/* Whether a mutex is free right now, looked at without taking it: glibc's
+ * lock word is 0 exactly then, for every mutex type but priority-protect
+ * ones (whose word also holds the ceiling: never 0, so they take the
+ * trylock path). A mutex seen free is locked with the real call at once:
+ * the try that would otherwise come first costs as much again as the
+ * lock itself. The look races with other threads: a lock taken between it
+ * and the call is a contention that goes unseen (its wait is not timed),
+ * which sampling can afford. Unknown C libraries: always the try. */
+static inline bool mutex_free_now(pthread_mutex_t *m)
+{
+#ifdef __GLIBC__
+    return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0;
+#else
+    (void)m;
+    return false;
+#endif
+}
+
+static inline bool rwlock_free_now(pthread_rwlock_t *l)
+{
+    (void)l;
+    return false;
+}
+
 /* One hook per lock call: try first, and on EBUSY wait in the real call.
  * The contended path is a function of its own, so that the hook itself
  * stays a leaf-sized function without the stack buffer. */
-#define LOCK_HOOK(name, field, tryfield, lockarg, args, ...)                                    \
+#define LOCK_HOOK(name, field, tryfield, free_now, lockarg, args, ...)                          \
     static __attribute__((noinline)) int name##_contended(int64_t mr, int64_t br, __VA_ARGS__)  \
     {                                                                                           \
         wait_t w;                                                                               \
@@ -176,7 +201,7 @@ static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t
     {                                                                                           \
         ready();                                                                                \
         int64_t mr, br;                                                                         \
-        if (RT_LIKELY(!profiling(&mr, &br)))                                                    \
+        if (RT_LIKELY(!profiling(&mr, &br)) || RT_LIKELY(free_now(lockarg)))                    \
             return nx.field args;                                                               \
         int rc = nx.tryfield(lockarg);                                                          \
         if (RT_LIKELY(rc != EBUSY))                                                             \
@@ -184,19 +209,20 @@ static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t
         return name##_contended(mr, br, UNPAREN args);                                          \
     }
 
-LOCK_HOOK(pthread_mutex_lock, mutex_lock, mutex_trylock, m, (m), pthread_mutex_t *m)
-LOCK_HOOK(pthread_mutex_timedlock, mutex_timedlock, mutex_trylock, m, (m, ts),
+LOCK_HOOK(pthread_mutex_lock, mutex_lock, mutex_trylock, mutex_free_now, m, (m),
+          pthread_mutex_t *m)
+LOCK_HOOK(pthread_mutex_timedlock, mutex_timedlock, mutex_trylock, mutex_free_now, m, (m, ts),
           pthread_mutex_t *m, const struct timespec *ts)
-LOCK_HOOK(pthread_rwlock_rdlock, rdlock, tryrdlock, l, (l), pthread_rwlock_t *l)
-LOCK_HOOK(pthread_rwlock_timedrdlock, timedrdlock, tryrdlock, l, (l, ts), pthread_rwlock_t *l,
-          const struct timespec *ts)
-LOCK_HOOK(pthread_rwlock_wrlock, wrlock, trywrlock, l, (l), pthread_rwlock_t *l)
-LOCK_HOOK(pthread_rwlock_timedwrlock, timedwrlock, trywrlock, l, (l, ts), pthread_rwlock_t *l,
-          const struct timespec *ts)
+LOCK_HOOK(pthread_rwlock_rdlock, rdlock, tryrdlock, rwlock_free_now, l, (l), pthread_rwlock_t *l)
+LOCK_HOOK(pthread_rwlock_timedrdlock, timedrdlock, tryrdlock, rwlock_free_now, l, (l, ts),
+          pthread_rwlock_t *l, const struct timespec *ts)
+LOCK_HOOK(pthread_rwlock_wrlock, wrlock, trywrlock, rwlock_free_now, l, (l), pthread_rwlock_t *l)
+LOCK_HOOK(pthread_rwlock_timedwrlock, timedwrlock, trywrlock, rwlock_free_now, l, (l, ts),
+          pthread_rwlock_t *l, const struct timespec *ts)
 
 /* The clock variants exist from glibc 2.30; if the next library lacks
  * them, the hook answers ENOSYS. */
-#define CLOCK_HOOK(name, field, tryfield, type)                                                 \
+#define CLOCK_HOOK(name, field, tryfield, free_now, type)                                       \
     static int name##_next(type *l, clockid_t clk, const struct timespec *ts)                   \
     {                                                                                           \
         return nx.field ? nx.field(l, clk, ts) : ENOSYS;                                        \
@@ -216,7 +242,7 @@ LOCK_HOOK(pthread_rwlock_timedwrlock, timedwrlock, trywrlock, l, (l, ts), pthrea
     {                                                                                           \
         ready();                                                                                \
         int64_t mr, br;                                                                         \
-        if (RT_LIKELY(!profiling(&mr, &br)) || !nx.field)                                       \
+        if (RT_LIKELY(!profiling(&mr, &br)) || !nx.field || free_now(l))                       \
             return name##_next(l, clk, ts);                                                     \
         int rc = nx.tryfield(l);                                                                \
         if (RT_LIKELY(rc != EBUSY))                                                             \
@@ -224,9 +250,10 @@ LOCK_HOOK(pthread_rwlock_timedwrlock, timedwrlock, trywrlock, l, (l, ts), pthrea
         return name##_contended(mr, br, l, clk, ts);                                            \
     }
 
-CLOCK_HOOK(pthread_mutex_clocklock, mutex_clocklock, mutex_trylock, pthread_mutex_t)
-CLOCK_HOOK(pthread_rwlock_clockrdlock, clockrdlock, tryrdlock, pthread_rwlock_t)
-CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, pthread_rwlock_t)
+CLOCK_HOOK(pthread_mutex_clocklock, mutex_clocklock, mutex_trylock, mutex_free_now,
+           pthread_mutex_t)
+CLOCK_HOOK(pthread_rwlock_clockrdlock, clockrdlock, tryrdlock, rwlock_free_now, pthread_rwlock_t)
+CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, rwlock_free_now, pthread_rwlock_t)
 
 /* --- condition variables: the block profile only ---------------------------- */
 
