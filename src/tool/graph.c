@@ -447,7 +447,8 @@ static int tags_prepare(graph_t *g)
                 goto oom;
             parts[np++] = sb_steal(&t);
         }
-        qsort(parts, np, sizeof(*parts), strp_cmp);
+        if (np > 1) /* qsort(NULL, 0, ...) is undefined */
+            qsort(parts, np, sizeof(*parts), strp_cmp);
         sb_reset(&b);
         for (size_t j = 0; j < np; j++) {
             if (j)
