@@ -25,6 +25,9 @@
 
 #define WEB_CONNECTIONS 64   /* at once; more are refused */
 #define WEB_IDLE_S 60        /* an idle connection is closed after this */
+/* Per connection: the request line and headers must fit (a focus regexp
+ * of many selected C++ names can be long); larger ones are refused. */
+#define WEB_REQUEST_MEMORY (128 << 10)
 
 /* The one server of the process. Everything below lock is read and
  * written under it: the server thread while it makes a page, the waiting
@@ -455,11 +458,14 @@ int web_serve(profile_t *p, const config_t *cfg, const source_opts_t *src)
     sigaddset(&wait_set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &wait_set, &old);
     signal(SIGPIPE, SIG_IGN);
-    W.daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
-                                on_request, NULL, MHD_OPTION_LISTEN_SOCKET,
-                                (MHD_socket)W.listen_fd, MHD_OPTION_CONNECTION_LIMIT,
-                                (unsigned)WEB_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-                                (unsigned)WEB_IDLE_S, MHD_OPTION_END);
+    /* poll(), not epoll: with epoll, MHD 0.9.75 leaves a connection whose
+     * query overflows its memory pool open until the idle timeout. */
+    W.daemon = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD, 0, NULL, NULL, on_request, NULL,
+                                MHD_OPTION_LISTEN_SOCKET, (MHD_socket)W.listen_fd,
+                                MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONNECTIONS,
+                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_IDLE_S,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WEB_REQUEST_MEMORY,
+                                MHD_OPTION_END);
     if (!W.daemon) {
         fprintf(stderr, "could not start the web server\n");
         W.listen_fd = -1; /* MHD may have closed it: leaking beats a double close */

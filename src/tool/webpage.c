@@ -1,6 +1,7 @@
 /* webpage.c — the frame of the web UI's pages, URL parameters and escaping. */
 #include "tool/webpage.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,16 @@ int web_config(const web_req_t *q, config_t *out, char *err, size_t errlen)
             config_free(out);
             return -1;
         }
+    }
+    /* Fractions multiply totals that are converted back to integers: NaN,
+     * infinities and huge factors would overflow (pprof takes them; they
+     * mean nothing). */
+    if (!(fabs(out->nodefraction) <= 1) || !(fabs(out->edgefraction) <= 1)) {
+        snprintf(err, errlen, "error setting config field %s: a fraction between 0 and 1 is "
+                              "expected",
+                 fabs(out->nodefraction) <= 1 ? "edgefraction" : "nodefraction");
+        config_free(out);
+        return -1;
     }
     return 0;
 }

@@ -18,11 +18,6 @@
 
 #define HTML "text/html; charset=utf-8"
 
-/* flame.c arrives after this file: until it does, the flame view says so. */
-#pragma weak flame_json
-#pragma weak flame_script
-#pragma weak flame_style
-
 /* --- running a report --------------------------------------------------------- */
 
 /* One report through the driver: its text output and its messages. */
@@ -290,10 +285,6 @@ static int gen_flame(report_t *r, void *arg, char *err, size_t errlen)
 
 static void view_flame(const web_req_t *q, web_resp_t *r)
 {
-    if (!flame_json || !flame_script || !flame_style) {
-        web_page_message(r, q, 501, NULL, "flame graphs: not available in this build");
-        return;
-    }
     config_t cfg;
     if (!request_config(q, r, &cfg))
         return;

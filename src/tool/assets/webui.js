@@ -72,7 +72,7 @@
   // --- selection by click and by search ---------------------------------------
   if (content) {
     content.addEventListener('click', (e) => {
-      if (e.target.closest('a')) return;
+      if (e.target.closest('a') || e.target.closest('#flame')) return; // a flame frame zooms
       const el = e.target.closest('[data-name]');
       if (!el || !content.contains(el) || moved) return;
       const name = nameOf(el);
@@ -81,6 +81,7 @@
     });
     // Double-click: focus on that node.
     content.addEventListener('dblclick', (e) => {
+      if (e.target.closest('#flame')) return;
       const el = e.target.closest('[data-name]');
       if (!el || !content.contains(el)) return;
       const name = nameOf(el);
@@ -261,10 +262,26 @@
   }
 
   // --- the flame graph ---------------------------------------------------------------------
+  // flame.js draws it; the search box of the bar drives its search (its own
+  // box is hidden), and "/" goes to the bar's box.
   const flame = document.getElementById('flame');
   const dataEl = document.getElementById('page-data');
   if (flame && dataEl && typeof window.cprofFlame === 'function') {
-    window.cprofFlame(flame, JSON.parse(dataEl.textContent));
+    const fg = window.cprofFlame(flame, JSON.parse(dataEl.textContent));
+    window.cprofFlameGraph = fg;
+    if (search && fg) {
+      search.addEventListener('input', () => {
+        regexpMode = true;
+        fg.search(search.value);
+      });
+      window.addEventListener('keydown', (e) => {
+        if (e.key === '/' && document.activeElement !== search) {
+          e.preventDefault();
+          e.stopImmediatePropagation();
+          search.focus();
+        }
+      }, true);
+    }
   }
 
   paint();
