@@ -628,9 +628,9 @@ static void memory_sites(sbuf_t *b, const web_req_t *q, const memtable_t *t)
         shown++;
         sb_puts(b, "<tr data-name=\"");
         web_html(b, s->func);
-        sb_printf(b, "\"><td class=\"num\">%zu</td><td class=\"name\"><a class=\"site\" "
-                     "href=\"./memory",
-                  shown);
+        sb_printf(b, "\" data-first=\"%" PRId64 "\" data-last=\"%" PRId64 "\"><td class=\"num\">%zu"
+                     "</td><td class=\"name\"><a class=\"site\" href=\"./memory",
+                  s->v[0], s->v[t->n_snaps - 1], shown);
         web_query(b, q, "site", s->name);
         sb_puts(b, "\" title=\"The stacks that allocated it\">");
         web_html(b, s->name);
@@ -687,7 +687,8 @@ static void memory_site(sbuf_t *b, const web_req_t *q, const memtable_t *t, cons
                "<th class=\"num\">Growth</th><th>Trend</th></tr></thead>\n<tbody>\n");
     for (size_t i = 0; i < t->n_stacks && i < MEM_TOP_STACKS; i++) {
         const memstack_t *st = &t->stacks[i];
-        sb_puts(b, "<tr><td class=\"stack\">");
+        sb_printf(b, "<tr data-first=\"%" PRId64 "\" data-last=\"%" PRId64 "\"><td class=\"stack\">",
+                  st->v[0], st->v[t->n_snaps - 1]);
         for (const char *l = st->frames; *l;) {
             const char *e = strchr(l, '\n');
             size_t len = e ? (size_t)(e - l) : strlen(l);
