@@ -7,7 +7,8 @@ PKGS="gcc g++ make pkg-config clang binutils elfutils
  libmicrohttpd-dev libcurl4-openssl-dev libedit-dev libcmocka-dev
  golang-go graphviz curl
  libjemalloc2 libtcmalloc-minimal4 google-perftools
- python3 sqlite3 jq libxml2-utils"
+ python3 sqlite3 jq libxml2-utils
+ chromium nodejs"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -72,7 +72,10 @@
   // --- selection by click and by search ---------------------------------------
   if (content) {
     content.addEventListener('click', (e) => {
-      if (e.target.closest('a') || e.target.closest('#flame')) return; // a flame frame zooms
+      // links navigate (Graphviz wraps nodes in SVG <a>s: those select);
+      // a flame frame zooms
+      const link = e.target.closest('a');
+      if ((link && !(link instanceof SVGElement)) || e.target.closest('#flame')) return;
       const el = e.target.closest('[data-name]');
       if (!el || !content.contains(el) || moved) return;
       const name = nameOf(el);

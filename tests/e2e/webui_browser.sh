@@ -1,0 +1,69 @@
+#!/bin/sh
+# The web UI in a real browser: Debian's chromium, headless, driven by
+# playwright-core (installed here from npm into build/node/, once) through
+# tests/e2e/webui_browser.js, against cprof -http on heapknown's profile and
+# on the snapshots of a leaking program. Every view loads without a console
+# error and contacts nothing but the server; the top view lists use_large
+# first and sorts; the sample type menu changes the numbers; the search box
+# selects and focuses; double-click focuses; clicking graph nodes and
+# Refine > Focus/Ignore reduce the graph; the wheel zooms it; clicking a
+# flame graph frame zooms; bad parameters show their message; the memory
+# view names the leak and links to its stacks. Screenshots are left in
+# build/test-artifacts/webui/.
+# timeout: 300
+. "$(dirname "$0")/webui_common.inc"
+
+CHROME=${CHROME:-$(command -v chromium || true)}
+[ -n "$CHROME" ] || skip "skip: chromium not installed (scripts/deps.sh installs it)"
+command -v node >/dev/null 2>&1 || skip "skip: node (nodejs) not installed"
+command -v npm >/dev/null 2>&1 || skip "skip: npm not installed"
+
+# playwright-core, pinned, installed once under build/ (not in the tree)
+PW_VERSION=1.65.1
+NODE_DIR=$BUILD/node
+if [ ! -f "$NODE_DIR/node_modules/playwright-core/package.json" ] ||
+   ! grep -q "\"version\": \"$PW_VERSION\"" "$NODE_DIR/node_modules/playwright-core/package.json"; then
+  note "installing playwright-core@$PW_VERSION into $NODE_DIR"
+  mkdir -p "$NODE_DIR"
+  (cd "$NODE_DIR" && HOME="$T/home" npm install --no-audit --no-fund --no-save --silent \
+     --prefix "$NODE_DIR" "playwright-core@$PW_VERSION" > "$T/npm.log" 2>&1) ||
+    { cat "$T/npm.log"; skip "skip: npm install playwright-core failed (no registry?)"; }
+fi
+
+ART=$BUILD/test-artifacts/webui
+rm -rf "$ART"; mkdir -p "$ART"
+
+cp "$LIB" "$T/libcprof.so" && LIB=$T/libcprof.so
+cc_prog "$T/known" "$PROGS/heapknown.c"
+(cd "$T" && CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/known.pb.gz" LD_PRELOAD="$LIB" ./known > /dev/null) ||
+  fail "heapknown failed"
+cat > "$T/leak.c" <<'C'
+#include <stdlib.h>
+#include <time.h>
+static void *E(void *p) { __asm__ volatile("" : : "g"(p) : "memory"); return p; }
+static void *keep[100000];
+static int nk;
+__attribute__((noinline)) void leaky_cache_insert(void) { for (int i = 0; i < 50; i++) keep[nk++] = E(malloc(4096)); }
+__attribute__((noinline)) void steady_buffer(void) { static void *b[20]; for (int i = 0; i < 20; i++) { free(b[i]); b[i] = E(malloc(8192)); } }
+__attribute__((noinline)) void slow_growth(void) { static int n; if (n++ % 4 == 0) keep[nk++] = E(malloc(2000)); }
+int main(void) {
+  struct timespec ts = {0, 25 * 1000 * 1000};
+  for (int i = 0; i < 48; i++) { leaky_cache_insert(); steady_buffer(); slow_growth(); nanosleep(&ts, NULL); }
+  return 0;
+}
+C
+cc_prog "$T/leak" "$T/leak.c"
+mkdir "$T/snap"
+CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/snap/heap.pb.gz" CPROF_HEAP_PROFILE_EVERY=0.2 LD_PRELOAD="$LIB" "$T/leak" ||
+  fail "the leaking program failed"
+
+start_ui main "$T/known.pb.gz"
+MAIN=$UI
+# shellcheck disable=SC2046
+start_ui memory $(ls "$T"/snap/heap.[0-9]*.pb.gz)
+MEMORY=$UI
+
+CHROME="$CHROME" NODE_PATH="$NODE_DIR/node_modules" HOME="$T/home" \
+  node "$(dirname "$0")/webui_browser.js" "$MAIN" "$MEMORY" "$ART" || fail "browser checks (screenshots in $ART)"
+note "screenshots: $(ls "$ART" | tr '\n' ' ')"
+exit 0
