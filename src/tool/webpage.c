@@ -202,7 +202,7 @@ void web_quotemeta(sbuf_t *b, const char *s, bool anchored)
         sb_putc(b, *s);
     }
     if (anchored)
-        sb_putc(b, '$');
+        sb_puts(b, "( |$)");
 }
 
 void web_query(sbuf_t *b, const web_req_t *q, const char *set, const char *value)

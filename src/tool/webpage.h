@@ -107,7 +107,9 @@ void web_html_n(sbuf_t *b, const char *s, size_t n);
 void web_url_escape(sbuf_t *b, const char *s);
 /* A JSON string literal, safe inside <script> (no "</", no U+2028/9). */
 void web_json(sbuf_t *b, const char *s);
-/* A regexp matching exactly s (pprof's quotemeta, anchored). */
+/* A regexp matching s (pprof's quotemeta); anchored: s alone or followed
+ * by a space ("name file:line", the printable names of the lines
+ * granularity that peek matches). */
 void web_quotemeta(sbuf_t *b, const char *s, bool anchored);
 
 /* The query string ("?a=b&c=d", or "" when empty) of the request with

@@ -108,7 +108,7 @@ function check(cond, what) {
   await open(MAIN + '/ui/top');
   const before = (await rowNames()).length;
   await Promise.all([page.waitForNavigation(), page.dblclick('#rows tr[data-name="thread_work"] td.name')]);
-  check(param('f') === '^thread_work$', 'double-click focuses on the row');
+  check(param('f') === '^thread_work( |$)', 'double-click focuses on the row');
   names = await rowNames();
   check(names.length < before && !names.includes('use_large'), `focused table is smaller (${before} -> ${names.length})`);
 
@@ -120,11 +120,11 @@ function check(cond, what) {
   check(await page.$eval('#graph g.node[data-name="thread_work"]', (g) => g.classList.contains('sel')), 'click selects a graph node');
   await page.hover('#refine');
   await Promise.all([page.waitForNavigation(), page.click('#focus')]);
-  check(param('f') === '^thread_work$', 'Refine > Focus puts the selection in the URL');
+  check(param('f') === '^thread_work( |$)', 'Refine > Focus puts the selection in the URL');
   const nodes1 = await page.$$eval('#graph g.node[data-name]', (g) => g.map((x) => x.dataset.name));
   check(nodes1.length < nodes0.length && !nodes1.includes('use_large') && nodes1.includes('thread_work'),
     `focus reduces the graph (${nodes0.length} -> ${nodes1.length} nodes)`);
-  check((await page.textContent('#filters')).includes('focus=^thread_work$'), 'the active filter is shown');
+  check((await page.textContent('#filters')).includes('focus=^thread_work( |$)'), 'the active filter is shown');
   // Reset
   await page.hover('#refine');
   await Promise.all([page.waitForNavigation(), page.click('#reset')]);
@@ -141,7 +141,7 @@ function check(cond, what) {
   await page.click('#graph g.node[data-name="use_large"] polygon');
   await page.hover('#refine');
   await Promise.all([page.waitForNavigation(), page.click('#ignore')]);
-  check(param('i') === '^use_large$', 'Refine > Ignore');
+  check(param('i') === '^use_large( |$)', 'Refine > Ignore');
   check(!(await page.$('#graph g.node[data-name="use_large"]')), 'ignored node gone');
 
   // --- the flame graph: a click zooms ------------------------------------------------------

@@ -127,7 +127,7 @@ cmp -s "$T/web.list" "$T/cli.list" || { diff "$T/web.list" "$T/cli.list" | head;
 grep -q '<span class="hot">' "$T/body" || fail "source: no line marked as having samples"
 grep -q 'KEEP(malloc(1000))' "$T/web.list" || fail "source: no source text"
 get "/ui/source"
-grep -q 'href="./source?f=%5Euse_large%24"' "$T/body" || fail "source picker: no link to use_large"
+grep -q 'href="./source?f=%5Euse_large%28%20%7C%24%29"' "$T/body" || fail "source picker: no link to use_large"
 note "peek, source = -peek, -list"
 
 # graph: a call graph of the focused nodes only

@@ -70,7 +70,10 @@ last=$(echo "$row" | sed 's/.*data-last="\([0-9]*\)".*/\1/')
 [ "$last" -gt "$first" ] || fail "no growth: $first -> $last"
 note "top grower leaky_cache_insert: $first -> $last bytes"
 grep -q 'href="./memory?site=leaky_cache_insert"' "$T/body" || fail "no link to the leak's stacks"
-grep -q 'href="./flamegraph?f=%5Eleaky_cache_insert%24"' "$T/body" || fail "no flame graph link"
+grep -q 'href="./flamegraph?f=%5Eleaky_cache_insert%28%20%7C%24%29"' "$T/body" || fail "no flame graph link"
+grep -q 'href="./peek?f=%5Eleaky_cache_insert%28%20%7C%24%29"' "$T/body" || fail "no peek link"
+get "/ui/peek?f=%5Eleaky_cache_insert%28%20%7C%24%29"
+[ "$CODE" = 200 ] || fail "the peek link of the leak: $CODE"
 
 # Its stacks
 expect "/ui/memory?site=leaky_cache_insert" 200 'Its stacks, by growth'

@@ -50,10 +50,16 @@
     return content ? content.querySelectorAll('[data-name]') : [];
   }
 
+  // A regexp for one node: its name, alone or followed by " file:line" (the
+  // printable names peek matches at the lines granularity).
+  function nodeRegexp(n) {
+    return '^' + quotemeta(n) + '( |$)';
+  }
+
   // The regexp the selection stands for ("" when nothing is selected).
   function selectionRegexp() {
     if (regexpMode && search && search.value !== '') return search.value;
-    return Array.from(selected).map((n) => '^' + quotemeta(n) + '$').join('|');
+    return Array.from(selected).map(nodeRegexp).join('|');
   }
 
   function paint() {
@@ -89,7 +95,7 @@
       if (!el || !content.contains(el)) return;
       const name = nameOf(el);
       if (!name) return;
-      window.location.href = urlWith(window.location.pathname, (p) => p.set('f', '^' + quotemeta(name) + '$'));
+      window.location.href = urlWith(window.location.pathname, (p) => p.set('f', nodeRegexp(name)));
     });
   }
 
