@@ -56,7 +56,7 @@ static int32_t internal_tids[INTERNAL_MAX]; /* cprof's threads: no timer */
 static rt_lock_t timers_lock = RT_LOCK_INIT; /* timers, internal_tids */
 static int timers_on; /* threads starting now make their own timer */
 static uint64_t rng = 0x2545f4914f6cdd1dull; /* under timers_lock */
-static uint64_t uncovered; /* threads that got no timer */
+static uint64_t uncovered; /* threads that got no timer: not profiled */
 
 static uint32_t tslot(int32_t tid)
 {
@@ -150,10 +150,12 @@ static void cover_locked(int32_t tid, bool replace)
     if (e)
         timer_remove_locked(e);
     int32_t id = 0;
-    if (ntimers + 1 >= TIMERS_CAP || timer_for_locked(tid, &id) < 0) {
-        /* EAGAIN (RLIMIT_SIGPENDING), a full registry, or a thread that
-         * has exited since it was listed. */
-        uncovered++;
+    int rc = ntimers + 1 >= TIMERS_CAP ? -ENOSPC : timer_for_locked(tid, &id);
+    if (rc < 0) {
+        /* A thread that has exited since it was listed is no loss; a full
+         * registry or no more timers (EAGAIN: RLIMIT_SIGPENDING) is. */
+        if (rc != -EINVAL && rc != -ESRCH)
+            uncovered++;
         return;
     }
     uint32_t i = tslot(tid);
@@ -656,6 +658,9 @@ static int stop_locked(bool discard)
     cpuring_wake();
     pthread_join(sess.drain, NULL);
     int64_t duration = now_ns(CLOCK_MONOTONIC) - sess.start_mono_ns;
+    if (uncovered)
+        rt_warn("%llu threads could not have a CPU timer (RLIMIT_SIGPENDING?) and are "
+                "missing from the CPU profile", (unsigned long long)uncovered);
     if (!cpuring_handler_intact())
         rt_warn("the program replaced cprof's SIGPROF handler while the CPU profile ran; "
                 "the profile misses the samples since");
@@ -752,7 +757,7 @@ static void fork_child(void)
     /* Timers are not inherited and the drain thread is not here: the
      * child does not profile, and leaves the parent's file alone. */
     timers_on = 0;
-    cpuring_enable(false);
+    cpuring_fork_child();
     if (timers)
         memset(timers, 0, TIMERS_CAP * sizeof(*timers));
     ntimers = 0;
@@ -764,7 +769,6 @@ static void fork_child(void)
         table_free(&tab);
         state = OFF;
     }
-    cpuring_reset();
     rt_unlock(&timers_lock);
 }
 

@@ -245,8 +245,17 @@ void cpuring_reset(void)
     ring.head = ring.tail = 0;
     ring.lost = 0;
     ring.wake_sent = 0;
-    ring.inflight = 0;
+    /* Not `inflight`: a SIGPROF queued before the last stop may still be
+     * passing through the handler (it records nothing while disabled). */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void cpuring_fork_child(void)
+{
+    ring.enabled = 0;
+    ring.inflight = 0; /* handlers of threads that are not in the child */
+    if (slots)
+        cpuring_reset();
 }
 
 void cpuring_ignore_this_thread(void)

@@ -64,9 +64,13 @@ void *cpuring_cookie(void);
 void cpuring_enable(bool on);
 void cpuring_quiesce(void);
 
-/* Empties the ring and zeroes the lost count (no handler may run: call
- * while disabled and quiesced, or in a fork child). */
+/* Empties the ring and zeroes the lost count (call while disabled and
+ * quiesced). */
 void cpuring_reset(void);
+
+/* In a fork child: disabled, empty, and no handler in flight (those that
+ * were ran on threads the child does not have). */
+void cpuring_fork_child(void);
 
 /* Marks the calling thread as cprof's own: its samples are dropped. */
 void cpuring_ignore_this_thread(void);
