@@ -355,6 +355,8 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     free(conflicts);
     if ((cfg.tagroot && *cfg.tagroot) || (cfg.tagleaf && *cfg.tagleaf))
         msg("tagroot/tagleaf: not supported yet, ignored");
+    if (cfg.call_tree && cmd->format == FMT_DOT)
+        msg("call_tree: not supported for graphs yet, ignored");
     if (filter_remove_uninteresting(w, err, sizeof(err)) < 0) {
         msg("failed to compile regexp %s", err);
         goto done;
