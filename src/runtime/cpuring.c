@@ -116,18 +116,29 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     /* +1: the writer decrements every PC to name the call site; the leaf
      * is the interrupted instruction itself (as in Go's CPU profiles). */
     pcs[0] = pc + 1;
-    if (rt_self.unwinding)
+    rt_thread_t *t = &rt_self;
+    if (t->unwinding)
         return 1; /* libunwind's per-thread state is this signal's victim */
-    unw_cursor_t c;
-    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
-        return 1;
+    /* Flagged as the heap sampler's unwinds are, for whatever interrupts
+     * this one (the threads profile's signal), and guarded: libunwind may
+     * lock a mutex of its own (signals blocked), which cprof's lock hooks
+     * must forward untouched. */
+    t->unwinding = 1;
+    t->guard++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     int n = 1;
-    while (n < max && unw_step(&c) > 0) {
-        unw_word_t ip;
-        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-            break;
-        pcs[n++] = (uintptr_t)ip;
+    unw_cursor_t c;
+    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+        while (n < max && unw_step(&c) > 0) {
+            unw_word_t ip;
+            if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+                break;
+            pcs[n++] = (uintptr_t)ip;
+        }
     }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->guard--;
+    t->unwinding = 0;
     return n;
 }
 
@@ -197,7 +208,15 @@ int cpuring_init(int depth)
         memset(&sa, 0, sizeof(sa));
         sa.sa_sigaction = handler_sigsafe;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
+        /* Nothing the program or cprof catches runs inside this handler
+         * (another unwinder could find libunwind's per-thread state half
+         * updated), except the synchronous faults, whose handlers must. */
+        sigfillset(&sa.sa_mask);
+        sigdelset(&sa.sa_mask, SIGSEGV);
+        sigdelset(&sa.sa_mask, SIGBUS);
+        sigdelset(&sa.sa_mask, SIGILL);
+        sigdelset(&sa.sa_mask, SIGFPE);
+        sigdelset(&sa.sa_mask, SIGTRAP);
         if (sigaction(SIGPROF, &sa, &prev) < 0)
             return -errno;
         prev_action = prev;

@@ -13,8 +13,13 @@
  *   unwinding, its caches per thread) and the futex wake of the drain
  *   thread (a system call).
  * - If the signal interrupted libunwind on this thread (a heap sample being
- *   unwound, rt_self.unwinding), libunwind's per-thread caches may be half
- *   updated: the sample is then recorded with the interrupted PC alone.
+ *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
+ *   per-thread caches may be half updated: the sample is then recorded
+ *   with the interrupted PC alone. While it unwinds, the handler sets
+ *   rt_self.unwinding and the guard itself, and blocks every signal but
+ *   the synchronous faults. A program that calls libunwind itself is not
+ *   seen: a sample landing inside its unwind may find libunwind's
+ *   per-thread cache inconsistent (as with any libunwind-based profiler).
  *
  * Ring: a bounded multi-producer, single-consumer queue of fixed-size slots
  * (Vyukov's bounded queue). A producer reserves a slot with a CAS on the
