@@ -7,7 +7,8 @@
 # finish (no deadlock), with its own checks passing (no corruption), and
 # both profiles must be valid. Variants: libunwind, the frame-pointer
 # walk, and sessions started and stopped over and over through
-# /debug/pprof/profile while threads come and go. The EINTR counts the
+# /debug/pprof/profile while threads come and go and thread dumps
+# (/debug/pprof/goroutine) signal every thread. The EINTR counts the
 # program saw are printed (SA_RESTART and per-thread timers keep them at
 # or near zero).
 # timeout: 240
@@ -55,6 +56,13 @@ PID=$!
 PIDS="$PIDS $PID"
 wait_file "$T/http.addr" || { cat "$T/http.err"; fail "http: no address file"; }
 URL="http://$(cat "$T/http.addr")"
+# Meanwhile, thread dumps: the threads profile's signal handler unwinds
+# every thread too, and must not meet the CPU profile's inside libunwind.
+( while kill -0 $PID 2>/dev/null; do
+    curl -s -o /dev/null --max-time 10 "$URL/debug/pprof/goroutine?debug=2"
+    curl -s -o /dev/null --max-time 10 "$URL/debug/pprof/goroutine"
+  done ) &
+DUMPS=$!
 i=0
 while [ $i -lt 5 ]; do
   i=$((i + 1))
@@ -63,9 +71,10 @@ while [ $i -lt 5 ]; do
 done
 wait $PID
 rc=$?
+wait $DUMPS
 [ $rc -eq 124 ] || [ $rc -eq 137 ] && fail "http: deadlock (killed after 60 s)"
 [ $rc -eq 0 ] || { cat "$T/http.out" "$T/http.err"; fail "http: exit status $rc"; }
 grep -qx ok "$T/http.out" || { cat "$T/http.out"; fail "http: the program's checks failed"; }
 for i in 1 2 3 4 5; do check_cpu http$i "$T/http$i.body"; done
-note "http: 5 sessions of 1 s; $(awk '/^eintr/ { printf "%s EINTR %s, ", $2, $3 }' "$T/http.out")"
+note "http: 5 sessions of 1 s with thread dumps (whose signals wake sleepers); $(awk '/^eintr/ { printf "%s EINTR %s, ", $2, $3 }' "$T/http.out")"
 exit 0
