@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mutex_overhead.sh — what the pthread lock hooks cost a program whose
-# locks are never contended: bench/workloads/lockbench.c (two threads, each
-# locking its own mutex 20 M times — "bare": nothing else; "work": a few
-# dozen ns of work inside, and rwlock reads and writes) and sqlite3 (its
+# locks are never contended: bench/workloads/lockbench.c (BENCH_THREADS
+# threads, default 1, each locking its own mutex 100 M times — "bare":
+# nothing else; "work": a few dozen ns of work inside, and rwlock reads
+# and writes) and sqlite3 (its
 # serialized mode locks a mutex around every API call and allocation) on
 # the heap benchmark's load.sql. Each runs
 #   plain        the program alone;
@@ -11,10 +12,13 @@
 #   mutex+block  the same with CPROF_MUTEX_RATE=1 CPROF_BLOCK_RATE=1, the
 #                lock profiles at their most expensive settings;
 # and the script prints median wall and CPU (user + system) times with
-# their ratios to plain, and mutex+block against hooks off (the lock
-# profiles' own cost: CPROF_RATE=0 still counts every malloc).
+# their ratios to plain, and mutex+block against hooks off in CPU time (the
+# lock profiles' own cost: CPROF_RATE=0 still counts every malloc). On a
+# busy machine CPU time is the figure to read: wall time then also counts
+# the time the run waited for a CPU.
 #
-#   bench/mutex_overhead.sh     BENCH_RUNS=N (default 7) runs per configuration
+#   bench/mutex_overhead.sh     BENCH_RUNS=N (default 7) runs per configuration,
+#                               BENCH_ITERS, BENCH_THREADS for lockbench
 #
 # Runs are interleaved (round 1 runs every configuration once, then round
 # 2, ...), so drift on a noisy machine hits all of them alike. Every run's
@@ -26,7 +30,8 @@ export LC_ALL=C
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 WL=$TOP/bench/workloads
 RUNS=${BENCH_RUNS:-7}
-ITERS=${BENCH_ITERS:-20000000}
+ITERS=${BENCH_ITERS:-100000000}
+THREADS=${BENCH_THREADS:-1}
 
 say() { echo "mutex_overhead: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -52,7 +57,7 @@ declare -A LABEL=([plain]="plain" [off]="hooks off" [on]="mutex+block")
 
 cmd_of() { # WORKLOAD -> the command in CMD
   case $1 in
-  bare | work) CMD=("$W/lockbench" "$1" "$ITERS" 2) ;;
+  bare | work) CMD=("$W/lockbench" "$1" "$ITERS" "$THREADS") ;;
   sqlite3) CMD=(sqlite3 :memory: ".read $W/in/load.sql") ;;
   esac
 }
@@ -96,16 +101,16 @@ median() { # FILE COLUMN
   sort -g -k"$2,$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-printf '\nmedian of %d interleaved runs; lockbench: %d lock rounds x 2 threads\n\n' "$RUNS" "$ITERS"
-printf '| workload | configuration | wall s | x plain | CPU s | x plain | x hooks off (wall) |\n'
+printf '\nmedian of %d interleaved runs; lockbench: %d lock rounds x %d threads\n\n' "$RUNS" "$ITERS" "$THREADS"
+printf '| workload | configuration | wall s | x plain | CPU s | x plain | CPU x hooks off |\n'
 printf '|---|---|---|---|---|---|---|\n'
 for wl in $WORKLOADS; do
   pw=$(median "$W/res/$wl.plain" 1); pc=$(median "$W/res/$wl.plain" 2)
-  ow=$(median "$W/res/$wl.off" 1)
+  oc=$(median "$W/res/$wl.off" 2)
   for c in $CONFIGS; do
     w=$(median "$W/res/$wl.$c" 1); cpu=$(median "$W/res/$wl.$c" 2)
     vs_off=""
-    [ "$c" = on ] && vs_off=$(awk -v a="$w" -v b="$ow" 'BEGIN { printf "%.3f", a / b }')
+    [ "$c" = on ] && vs_off=$(awk -v a="$cpu" -v b="$oc" 'BEGIN { printf "%.3f", a / b }')
     awk -v wl="$wl" -v l="${LABEL[$c]}" -v w="$w" -v pw="$pw" -v c="$cpu" -v pc="$pc" -v o="$vs_off" \
       'BEGIN { printf "| %s | %s | %.3f | %.3f | %.2f | %s | %s |\n", wl, l, w, w / pw, c,
                (pc > 0 ? sprintf("%.3f", c / pc) : "n/a"), o }'
