@@ -4,7 +4,8 @@
 # and one in spawn_brief that has ended before the profile is taken. The
 # live threads count under the function that called pthread_create, in the
 # protobuf (go tool pprof -top, cprof -top) and in the text form (read by
-# go tool pprof into the same numbers).
+# go tool pprof into the same numbers). In a fork child only the forking
+# thread is left, in both profiles (tests/progs/threads_fork.c).
 # timeout: 60
 . "$(dirname "$0")/../lib.sh"
 command -v go >/dev/null 2>&1 || skip "skip: go (golang-go) not installed"
@@ -43,4 +44,19 @@ if [ -x "$CPROF" ]; then
   check "$T/flat.ctext" "cprof -top, text"
 fi
 note "threadcreate: 3 + 2 + 2 live threads by creating function"
+
+# --- fork: the child has the forking thread only ---------------------------------------
+cc_prog "$T/tf" "$PROGS/threads_fork.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+mkdir "$T/fork"
+"$T/tf" "$T/fork" || fail "fork: program failed"
+[ "$(grep -c '^thread [0-9]* ' "$T/fork/child.threads")" -eq 1 ] || { cat "$T/fork/child.threads"; fail "fork: the child lists other threads"; }
+grep -Eq '^fork_and_profile\+0x' "$T/fork/child.threads" || { cat "$T/fork/child.threads"; fail "fork: child stack"; }
+grep -Eq '^created by spawn_forker\+0x' "$T/fork/child.threads" || fail "fork: child creator"
+head -n1 "$T/fork/child.threadcreate" | grep -qx 'threadcreate profile: total 1' ||
+  { cat "$T/fork/child.threadcreate"; fail "fork: child threadcreate"; }
+grep -q 'spawn_forker+' "$T/fork/child.threadcreate" || fail "fork: child threadcreate stack"
+head -n1 "$T/fork/parent.threadcreate" | grep -qx 'threadcreate profile: total 3' ||
+  { cat "$T/fork/parent.threadcreate"; fail "fork: parent threadcreate"; }
+grep -q 'spawn_sleepers+' "$T/fork/parent.threadcreate" || fail "fork: parent threadcreate stack"
+note "fork: the child sees only the forking thread"
 exit 0
