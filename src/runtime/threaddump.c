@@ -57,7 +57,7 @@ static int dump_sig;               /* under collect_lock; read relaxed */
 static int in_handler;             /* handlers running now, in any thread */
 static rt_lock_t collect_lock = RT_LOCK_INIT;
 
-static inline uint64_t tag(uint64_t gen, int state)
+static inline uint64_t tag_sigsafe(uint64_t gen, int state)
 {
     return gen << 2 | (uint64_t)state;
 }
@@ -101,8 +101,8 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
     if (si->si_code == SI_QUEUE && si->si_pid == getpid()) {
         uint64_t v = (uintptr_t)si->si_value.sival_ptr;
         slot_t *s = slot_at_sigsafe(v & ((1u << IDX_BITS) - 1));
-        uint64_t expect = tag(v >> IDX_BITS, PENDING);
-        if (s && __atomic_compare_exchange_n(&s->tag, &expect, tag(v >> IDX_BITS, WRITING), false,
+        uint64_t expect = tag_sigsafe(v >> IDX_BITS, PENDING);
+        if (s && __atomic_compare_exchange_n(&s->tag, &expect, tag_sigsafe(v >> IDX_BITS, WRITING), false,
                                              __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
             rt_thread_t *t = &rt_self;
             if (t->unwinding) {
@@ -123,7 +123,7 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
                 t->guard--;
                 t->unwinding = 0;
             }
-            __atomic_store_n(&s->tag, tag(v >> IDX_BITS, DONE), __ATOMIC_RELEASE);
+            __atomic_store_n(&s->tag, tag_sigsafe(v >> IDX_BITS, DONE), __ATOMIC_RELEASE);
             __atomic_add_fetch(&answers, 1, __ATOMIC_RELEASE);
             syscall(SYS_futex, &answers, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         }
@@ -349,12 +349,12 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
             continue; /* TD_NO_SIGNAL */
         size_t idx = next++;
         s->depth = 0;
-        __atomic_store_n(&s->tag, tag(gen, PENDING), __ATOMIC_RELEASE);
+        __atomic_store_n(&s->tag, tag_sigsafe(gen, PENDING), __ATOMIC_RELEASE);
         int rc = ask(pid, uid, th[i].tid, sig, gen, idx);
         if (rc < 0) {
             th[i].status = rc == -ESRCH ? TD_GONE : TD_NO_SIGNAL;
-            uint64_t expect = tag(gen, PENDING);
-            __atomic_compare_exchange_n(&s->tag, &expect, tag(gen, IDLE), false, __ATOMIC_ACQ_REL,
+            uint64_t expect = tag_sigsafe(gen, PENDING);
+            __atomic_compare_exchange_n(&s->tag, &expect, tag_sigsafe(gen, IDLE), false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED);
             continue;
         }
@@ -378,18 +378,18 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
                 if (th[i].status != TD_NO_ANSWER)
                     continue;
                 slot_t *s = slot_get(slot_of[i]);
-                if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE)) {
+                if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag_sigsafe(gen, DONE)) {
                     open_++;
                     open_graced += graced[i];
                 } else if (s->depth == BUSY && asks[i] < MAX_ASKS) {
-                    __atomic_store_n(&s->tag, tag(gen, PENDING), __ATOMIC_RELEASE);
+                    __atomic_store_n(&s->tag, tag_sigsafe(gen, PENDING), __ATOMIC_RELEASE);
                     if (ask(pid, uid, th[i].tid, sig, gen, slot_of[i]) == 0) {
                         asks[i]++;
                         expected++;
                         open_++;
                     } else {
                         th[i].status = TD_GONE;
-                        __atomic_store_n(&s->tag, tag(gen, IDLE), __ATOMIC_RELEASE);
+                        __atomic_store_n(&s->tag, tag_sigsafe(gen, IDLE), __ATOMIC_RELEASE);
                     }
                 }
             }
@@ -411,20 +411,20 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
         if (th[i].status != TD_NO_ANSWER)
             continue;
         slot_t *s = slot_get(slot_of[i]);
-        uint64_t expect = tag(gen, PENDING);
-        if (__atomic_compare_exchange_n(&s->tag, &expect, tag(gen, IDLE), false, __ATOMIC_ACQ_REL,
+        uint64_t expect = tag_sigsafe(gen, PENDING);
+        if (__atomic_compare_exchange_n(&s->tag, &expect, tag_sigsafe(gen, IDLE), false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             if (graced[i])
                 th[i].status = TD_BLOCKED; /* never answered: blocked for good */
             continue;
         }
         /* Answered, or being answered right now: that takes microseconds. */
-        for (int spin = 0; spin < 1000 && __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE);
+        for (int spin = 0; spin < 1000 && __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag_sigsafe(gen, DONE);
              spin++) {
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
         }
-        if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag(gen, DONE) || s->depth == BUSY)
+        if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != tag_sigsafe(gen, DONE) || s->depth == BUSY)
             continue;
         uint32_t d = s->depth < (uint32_t)max_depth ? s->depth : (uint32_t)max_depth;
         memcpy(th[i].pcs, s->pcs, d * sizeof(uintptr_t));
