@@ -6,7 +6,8 @@
 # tool pprof -traces and -tags, cprof -traces), in the grouped text (which
 # go tool pprof reads into the protobuf's numbers) and in the per-thread
 # dump (names, states, frames, "created by", and the thread that blocks
-# every signal listed without a stack). Also under CPROF_UNWIND=fp.
+# every signal listed without a stack). Also under CPROF_UNWIND=fp, and
+# while threads are created and end all the time.
 # timeout: 120
 . "$(dirname "$0")/../lib.sh"
 command -v go >/dev/null 2>&1 || skip "skip: go (golang-go) not installed"
@@ -96,4 +97,13 @@ run linked_fp CPROF_UNWIND=fp
 # Taking it again and again: the signals keep being answered.
 mkdir -p "$T/again"
 for i in 1 2 3 4 5; do "$T/tk" "$T/again" || fail "again: run $i"; done
+
+# While threads come and go: every profile completes, and at the end the
+# 200 idle threads are all there, each with its stack.
+cc_prog "$T/storm" "$PROGS/threads_storm.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+timeout -k 5 100 "$T/storm" "$T/storm.txt" > "$T/storm.out" || fail "storm: failed or hung"
+n=$(sed -n 's/^goroutine profile: total //p' "$T/storm.txt")
+[ "${n:-0}" -ge 201 ] || fail "storm: $n threads listed"
+grep -q '^200 @ ' "$T/storm.txt" || { head -n 20 "$T/storm.txt"; fail "storm: the 200 idle threads are not one group"; }
+note "storm: $(cat "$T/storm.out")"
 exit 0
