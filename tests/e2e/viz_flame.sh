@@ -79,7 +79,8 @@ echo "\$@" >>"$T/opened"
 EOF
 chmod +x "$T/browser"
 printf 'flame main\nquit\n' | BROWSER="$T/browser" TMPDIR="$T" "$CPROF" "$T/h1.pb.gz" >/dev/null 2>"$T/err"
-sleep 1 # the shell does not wait for the browser
+i=0 # the shell does not wait for the browser
+while [ ! -s "$T/opened" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 f=$(cat "$T/opened" 2>/dev/null)
 case "$f" in "$T"/cprof-*.html) ok "shell flame in \$BROWSER" html "$f" 2000000 main.allocLarge ;;
   *) checks=$((checks + 1)); fail "shell flame: \$BROWSER got '$f': $(cat "$T/err")" ;; esac
