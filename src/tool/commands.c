@@ -29,7 +29,7 @@ static const command_t cmds[] = {
     {"evince", FMT_DOT, false, true, false, "Visualize graph through evince",
      GRAPHUSE("evince")},
     {"flame", FMT_FLAME, true, true, false,
-     "Outputs an interactive flame graph (HTML) to the file named",
+     "Outputs an interactive flame graph page (HTML): -flame FILE",
      "flame [focus_regex]* [-ignore_regex]* [>f]\n"
      "Writes an interactive flame graph page and opens it in a web browser\n"
      "(or saves it in the file f). On the command line: -flame FILE.\n"
