@@ -384,6 +384,24 @@ static int child_cmp(const void *pa, const void *pb, void *arg)
     return ra < rb ? -1 : ra > rb;
 }
 
+/* The length json_str gives s, quotes included. */
+static size_t json_len(const char *s)
+{
+    size_t n = 2;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f) ? 6
+             : (*p == '"' || *p == '\\')                                     ? 2
+                                                                            : 1;
+    return n;
+}
+
+/* Decimal digits of v (with its sign). */
+static size_t digits(int64_t v)
+{
+    char b[24];
+    return (size_t)snprintf(b, sizeof(b), "%" PRId64, v);
+}
+
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -397,6 +415,7 @@ int flame_json(report_t *r, sbuf_t *out, char *err, size_t errlen)
     cand_t *kept = NULL;
     uint32_t *first = NULL, *kids = NULL, *fill = NULL, *stack = NULL, *name_of = NULL;
     int64_t *name_ix = NULL;
+    bool *named = NULL;
     int rc = -ENOMEM;
     if (stacks_build(r, &s) < 0)
         goto out;
@@ -418,7 +437,23 @@ int flame_json(report_t *r, sbuf_t *out, char *err, size_t errlen)
     kept = malloc(capk * sizeof(*kept));
     if (!kept || heap_push(&cs, 0) < 0)
         goto out;
+    /* the JSON's size, roughly: numbers per node, and each name once (in
+     * names, fflat and fcum) */
+    size_t est = 0;
+    named = calloc(s.g->n_nodes + 1, sizeof(*named));
+    if (!named)
+        goto out;
     while (cs.nh > 0 && nk < FLAME_MAX_NODES) {
+        const cand_t *top = &cs.c[cs.heap[0]];
+        size_t vd = digits(top->pos) + (diff ? digits(top->neg) + 1 : 0);
+        size_t cost = 5 + 2 * vd + 6; /* name index, values, selves, children */
+        if (nk && !named[top->node])
+            cost += json_len(graph_node_name(s.g, top->node)) + 5 + 2 * vd;
+        if (nk && est + cost > FLAME_MAX_BYTES)
+            break;
+        est += cost;
+        if (nk)
+            named[top->node] = true;
         uint32_t ci = heap_pop(&cs);
         if (nk == capk) {
             cand_t *nkp = realloc(kept, capk * 2 * sizeof(*kept));
@@ -544,6 +579,7 @@ out:
     free(stack);
     free(name_ix);
     free(name_of);
+    free(named);
     stacks_free(&s);
     return rc;
 }

@@ -6,9 +6,10 @@
  *
  * Frames are the graph nodes of the report's granularity (functions by
  * default, inline frames expanded), root first. Identical frame paths are
- * merged into one tree; the HTML keeps the heaviest FLAME_MAX_NODES nodes
- * (by |value|, always a connected top of the tree) so a page stays small
- * for any profile. With -base/-diff_base the samples of the base come in
+ * merged into one tree; the HTML keeps the heaviest nodes (by |value|,
+ * always a connected top of the tree), at most FLAME_MAX_NODES of them and
+ * about FLAME_MAX_BYTES of JSON with their names, so a page stays small for
+ * any profile, long C++ names included. With -base/-diff_base the samples of the base come in
  * negative: each frame then carries the new (positive) and base (negated
  * negative) sums; its width is their sum and its colour the difference.
  *
@@ -23,6 +24,7 @@
 #include "tool/sbuf.h"
 
 #define FLAME_MAX_NODES 30000
+#define FLAME_MAX_BYTES (1536 * 1024)
 
 /* The page: HTML with the data, the script and the style inlined; no
  * external URL. Written to r->out. */

@@ -184,6 +184,43 @@ static void test_pruning(void **state)
     free(values);
 }
 
+/* Long names: the page's data stays near FLAME_MAX_BYTES however many
+ * distinct frames there are. */
+static void test_byte_budget(void **state)
+{
+    (void)state;
+    size_t nf = 20000;
+    char **names = malloc(nf * sizeof(*names));
+    int *stacks = malloc(nf * 3 * sizeof(*stacks));
+    int64_t *values = malloc(nf * sizeof(*values));
+    size_t k = 0;
+    for (size_t i = 0; i < nf; i++) {
+        names[i] = malloc(256);
+        snprintf(names[i], 256, "ns::detail::Widget<std::basic_string<char>, %zu>::render_"
+                 "with_a_rather_long_method_name_number_%zu(std::vector<int> const&, "
+                 "std::map<std::string, int>&) const", i, i);
+        if (i) {
+            stacks[k++] = (int)i;
+            stacks[k++] = 0;
+            stacks[k++] = -1;
+            values[i - 1] = (int64_t)i;
+        }
+    }
+    profile_t *p = make(nf, (const char *const *)names, stacks, values, nf - 1);
+    char *out = gen(p, "flame", json_gen);
+    size_t len = strlen(out);
+    assert_true(len <= FLAME_MAX_BYTES + FLAME_MAX_BYTES / 10);
+    assert_true(len >= FLAME_MAX_BYTES / 2);
+    assert_null(strstr(out, "\"pruned\":0,"));
+    free(out);
+    profile_free(p);
+    for (size_t i = 0; i < nf; i++)
+        free(names[i]);
+    free(names);
+    free(stacks);
+    free(values);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_pruning),
+        cmocka_unit_test(test_byte_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
