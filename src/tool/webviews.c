@@ -551,7 +551,19 @@ static void chart(sbuf_t *b, const memtable_t *t, const int64_t *const *series,
         chart_line(b, &c, t->total, "#555", 2.5, "total");
     for (size_t k = 0; k < n; k++)
         chart_line(b, &c, series[k], colors[k % CHART_SERIES], 1.8, labels[k]);
-    sb_puts(b, "</svg>\n");
+    sb_puts(b, "</svg>\n<div id=\"chart-legend\">");
+    if (with_total)
+        sb_puts(b, "<span><i style=\"background:#555\"></i>total</span>");
+    for (size_t k = 0; k < n; k++) {
+        /* a stack's label is its frames: show the leaf */
+        const char *l = strrchr(labels[k], '\n');
+        sb_printf(b, "<span><i style=\"background:%s\"></i>", colors[k % CHART_SERIES]);
+        web_html(b, l ? l + 1 : labels[k]);
+        if (l)
+            sb_printf(b, " (stack %zu)", k);
+        sb_puts(b, "</span>");
+    }
+    sb_puts(b, "</div>\n");
 }
 
 /* A small chart of one row. */

@@ -14,7 +14,7 @@ const os = require('os');
 const path = require('path');
 const { chromium } = require('playwright-core');
 
-const [MAIN, MEMORY, ART] = process.argv.slice(2);
+const [MAIN, MEMORY, ART, DEMO] = process.argv.slice(2);
 const CHROME = process.env.CHROME || '/usr/bin/chromium';
 
 function check(cond, what) {
@@ -45,7 +45,8 @@ function check(cond, what) {
   // Nothing but the server itself may be contacted (works offline).
   await page.route('**/*', (route) => {
     const u = route.request().url();
-    if (u.startsWith(MAIN) || u.startsWith(MEMORY) || u.startsWith('data:')) return route.continue();
+    if (u.startsWith(MAIN) || u.startsWith(MEMORY) || (DEMO && u.startsWith(DEMO)) || u.startsWith('data:'))
+      return route.continue();
     problems.push('external request: ' + u);
     return route.abort();
   });
@@ -190,6 +191,21 @@ function check(cond, what) {
   await page.screenshot({ path: path.join(ART, 'memory-site.png') });
   check(problems.length === 0, 'memory stacks page: no console errors ' + problems.join('; '));
   check((await page.textContent('#stacks')).includes('main'), 'memory: the stacks go through main');
+
+  // --- screenshots of the demo program's profile (for the README) ------------------
+  if (DEMO) {
+    const clip = async (name, height) =>
+      page.screenshot({ path: path.join(ART, name + '.png'), clip: { x: 0, y: 0, width: 1280, height } });
+    await open(DEMO + '/ui/?si=alloc_space');
+    await clip('docs-graph', 800);
+    await open(DEMO + '/ui/top?si=alloc_space');
+    await page.click('#rows tr[data-name="cache_insert"] td.name');
+    await clip('docs-top', 250);
+    await open(DEMO + '/ui/flamegraph?si=alloc_space');
+    await clip('docs-flame', 290);
+    await open(MEMORY + '/ui/memory');
+    await clip('docs-memory', 560);
+  }
 
   await ctx.close();
   fs.rmSync(profileDir, { recursive: true, force: true });

@@ -9,7 +9,8 @@
 # Refine > Focus/Ignore reduce the graph; the wheel zooms it; clicking a
 # flame graph frame zooms; bad parameters show their message; the memory
 # view names the leak and links to its stacks. Screenshots are left in
-# build/test-artifacts/webui/.
+# build/test-artifacts/webui/ (docs-*.png: examples/leak.c's profile, for
+# docs/images/).
 # timeout: 300
 . "$(dirname "$0")/webui_common.inc"
 
@@ -57,13 +58,20 @@ mkdir "$T/snap"
 CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/snap/heap.pb.gz" CPROF_HEAP_PROFILE_EVERY=0.2 LD_PRELOAD="$LIB" "$T/leak" ||
   fail "the leaking program failed"
 
+# the demo program (examples/leak.c), for the screenshots of the README
+cc_prog "$T/demo" "$TOP/examples/leak.c"
+(cd "$T" && CPROF_HEAP_PROFILE="$T/demo.pb.gz" LD_PRELOAD="$LIB" ./demo > /dev/null) || fail "the demo failed"
+
 start_ui main "$T/known.pb.gz"
 MAIN=$UI
 # shellcheck disable=SC2046
 start_ui memory $(ls "$T"/snap/heap.[0-9]*.pb.gz)
 MEMORY=$UI
+start_ui demo "$T/demo.pb.gz"
+DEMO=$UI
 
 CHROME="$CHROME" NODE_PATH="$NODE_DIR/node_modules" HOME="$T/home" \
-  node "$(dirname "$0")/webui_browser.js" "$MAIN" "$MEMORY" "$ART" || fail "browser checks (screenshots in $ART)"
+  node "$(dirname "$0")/webui_browser.js" "$MAIN" "$MEMORY" "$ART" "$DEMO" ||
+  fail "browser checks (screenshots in $ART)"
 note "screenshots: $(ls "$ART" | tr '\n' ' ')"
 exit 0
