@@ -783,6 +783,7 @@ int cpu_init(int rate_hz, int max_depth)
     rng ^= (uint64_t)now_ns(CLOCK_MONOTONIC) * 0x9e3779b97f4a7c15ull;
     if (!rng)
         rng = 1;
+    cpuring_prepare();
     int rc = threadhook_register(&client);
     if (rc < 0)
         return rc;

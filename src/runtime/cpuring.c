@@ -21,6 +21,7 @@
 #define MIN_SLOTS 512u
 #define MAX_SLOTS 2048u
 #define MAX_OVERRUN 100000 /* one signal never stands for more periods */
+#define STACK_MAX 256      /* the largest CPROF_DEPTH */
 
 /* A slot: the Vyukov sequence number, then the sample. */
 typedef struct {
@@ -97,13 +98,27 @@ static void publish_sigsafe(slot_t *s, uint64_t pos)
     }
 }
 
-/* The interrupted thread's stack, leaf first, into pcs: libunwind from
- * the signal's ucontext, so the walk starts at the interrupted frame
- * rather than in the handler. Always libunwind, also under
- * CPROF_UNWIND=fp: a frame-pointer walk from an arbitrary instruction
- * loses the caller of every leaf function that sets up no frame (gcc
- * omits it in leaves even with -fno-omit-frame-pointer), and the DWARF
- * unwind tables that libunwind reads are exact at every instruction. */
+/* Frames of the handler itself above the interrupted ones: this
+ * function, record_sigsafe, handler_sigsafe, the kernel's signal
+ * trampoline, with room to spare. */
+#define HANDLER_FRAMES 8
+
+/* The interrupted thread's stack, leaf first, into pcs, with libunwind.
+ * Always libunwind, also under CPROF_UNWIND=fp: a frame-pointer walk from
+ * an arbitrary instruction loses the caller of every leaf function that
+ * sets up no frame (gcc omits it in leaves even with
+ * -fno-omit-frame-pointer); the DWARF unwind tables are exact at every
+ * instruction.
+ *
+ * Fast path: unw_backtrace from here, through the signal frame, keeping
+ * what follows the interrupted PC. It caches each frame's shape per thread
+ * (2 µs for 60 frames here, against 130 µs for unw_step from the ucontext,
+ * which takes two sigprocmask calls per frame). Its first use on a thread
+ * creates that cache: mmap and a pthread_setspecific on a key libunwind
+ * made at cprof's start (cpuring_prepare), with an index low enough that
+ * glibc stores it in the thread descriptor without allocating. Should the
+ * interrupted PC not be among its frames (it gave up and restarted), the
+ * walk is redone from the signal's ucontext with unw_step. */
 static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
 {
 #if defined(__x86_64__)
@@ -127,6 +142,15 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     t->guard++;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     int n = 1;
+    void *buf[STACK_MAX + HANDLER_FRAMES];
+    int m = unw_backtrace(buf, max + HANDLER_FRAMES), i = 0;
+    while (i < m && i < HANDLER_FRAMES && (uintptr_t)buf[i] != pc)
+        i++;
+    if (i < m && (uintptr_t)buf[i] == pc) {
+        for (i++; i < m && n < max; i++)
+            pcs[n++] = (uintptr_t)buf[i];
+        goto done;
+    }
     unw_cursor_t c;
     if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
         while (n < max && unw_step(&c) > 0) {
@@ -136,6 +160,7 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
             pcs[n++] = (uintptr_t)ip;
         }
     }
+done:
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     t->guard--;
     t->unwinding = 0;
@@ -186,8 +211,16 @@ static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
 
 /* --- control ------------------------------------------------------------------ */
 
+void cpuring_prepare(void)
+{
+    void *one[1];
+    unw_backtrace(one, 1);
+}
+
 int cpuring_init(int depth)
 {
+    if (depth > STACK_MAX)
+        depth = STACK_MAX;
     if (!slots) {
         max_depth = depth;
         stride = (offsetof(slot_t, pcs) + (size_t)depth * sizeof(uintptr_t) + 63) & ~(size_t)63;

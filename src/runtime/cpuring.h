@@ -8,10 +8,10 @@
  *   pthread_* call; errno is saved and restored;
  * - memory it touches was mapped before the handler could run (the ring),
  *   or is the thread's own stack and initial-exec TLS;
- * - the only calls out are libunwind's local unwinder (unw_init_local2 on
- *   the signal's ucontext, unw_step, unw_get_reg: signal-safe for local
- *   unwinding, its caches per thread) and the futex wake of the drain
- *   thread (a system call).
+ * - the only calls out are libunwind's local unwinder (unw_backtrace, or
+ *   unw_init_local2 on the signal's ucontext and unw_step: signal-safe
+ *   for local unwinding, its caches per thread) and the futex wake of the
+ *   drain thread (a system call).
  * - If the signal interrupted libunwind on this thread (a heap sample being
  *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
  *   per-thread caches may be half updated: the sample is then recorded
@@ -55,6 +55,11 @@ typedef struct {
     uint32_t depth;
     uint32_t count;       /* timer periods it stands for: 1 + overruns */
 } cpuring_sample_t;
+
+/* Early, from the runtime's constructor: has libunwind make its
+ * per-thread frame-cache key now, while few keys exist (see capture in
+ * cpuring.c). */
+void cpuring_prepare(void);
 
 /* Maps the ring for stacks of up to max_depth frames (on the first call)
  * and installs the handler unless it is in place. Not signal-safe; 0,

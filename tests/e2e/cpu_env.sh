@@ -58,7 +58,9 @@ note "fork: the parent's profile only"
 grep -q "^cprof: the program has its own SIGPROF handler" "$T/chain.err" || { cat "$T/chain.err"; fail "chain: no notice"; }
 read -r _ own _ timer < "$T/chain.out"
 [ "$timer" -eq 0 ] || fail "chain: the program's handler got $timer of cprof's timer signals"
-[ "$own" -ge 50 ] && [ "$own" -le 150 ] || fail "chain: the program's handler ran $own times for 1 s of CPU at 100 Hz"
+# setitimer's process-wide SIGPROF carries no overrun count: on a busy
+# machine several periods fold into one signal. It must still arrive.
+[ "$own" -ge 10 ] && [ "$own" -le 150 ] || fail "chain: the program's handler ran $own times for 1 s of CPU at 100 Hz"
 t=$(total_ms "$T/chain.pb.gz")
 awk -v t="$t" 'BEGIN { exit !(t >= 900 && t <= 1100) }' || fail "chain: total ${t}ms, want 1000 +- 100"
 note "chain: the program's handler ran $own times, none for cprof; profile ${t}ms"

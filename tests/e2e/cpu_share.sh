@@ -5,8 +5,11 @@
 # started), each measuring its own thread's CPU time. Both go tool pprof
 # and cprof must attribute each function its measured time within 10%,
 # and the whole profile the process's own CPU time (getrusage) within 10%.
-# Per-thread CPU-time timers make this deterministic up to a sample or two
-# (no statistical slack needed). Variants: preloaded with
+# Per-thread CPU-time timers make this deterministic up to a few samples
+# (no statistical slack needed): the kernel notices a timer's expiry at its
+# clock tick while the thread runs, so an expiry still unnoticed when a
+# thread stops running for good is lost — on a busy machine a few periods
+# per thread. Variants: preloaded with
 # CPROF_CPU_PROFILE (also under CPROF_UNWIND=fp, which the CPU profile
 # ignores: it always unwinds with libunwind), and linked
 # with cprof_cpu_start/stop while the threads already run. The leaf of
@@ -28,9 +31,10 @@ pprof_tool() {
   if [ "$t" = go ]; then go tool pprof "$@"; else "$BUILD/cprof" "$@"; fi
 }
 
-# within GOT WANT: |GOT - WANT| <= 10% of WANT (and 20 ms, two samples).
+# within GOT WANT: |GOT - WANT| <= 10% of WANT, or 50 ms (five periods at
+# 100 Hz: what the last expiries of a thread on a busy machine can lose).
 within() {
-  awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.1 * w || d <= 20) }'
+  awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.1 * w || d <= 50) }'
 }
 
 check() { # NAME PROFILE TRUTHFILE
