@@ -15,9 +15,12 @@
 # Runs are interleaved (round 1 runs every configuration once, then round
 # 2, ...), so drift on a noisy machine hits all configurations alike. CPU
 # time (user + system, GNU time) is the figure to judge by on a shared
-# machine: wall time also measures what other processes took. cprof runs
-# with CPROF_RATE=0 so that only the CPU profile is measured ("x own"
-# compares with the preload alone).
+# machine: wall time also measures what other processes took. Its minimum
+# over the runs is the steadiest figure for a deterministic CPU-bound
+# program (interference only ever adds: cache and frequency effects of the
+# neighbours), so the target is judged on it; the median is shown too.
+# cprof runs with CPROF_RATE=0 so that only the CPU profile is measured
+# ("x own" compares with the preload alone).
 set -euo pipefail
 export LC_ALL=C
 
@@ -120,32 +123,39 @@ median() {
   awk -v c="$2" '{ print $c }' "$1" | sort -g |
     awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+minimum() {
+  awk -v c="$2" '{ print $c }' "$1" | sort -g | head -n 1
+}
 
 rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo "?")
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 echo "CPU-profiling overhead: median of $RUNS interleaved runs"
 echo "libcprof.so at $rev; $cpu, $(nproc) CPUs; load average $load0 before, $load1 after; ${elapsed}s"
-echo "x plain: median / median of plain; x own: cprof against cprof preloaded without a profile;"
-echo "profiled: the profile's total sample time / the run's CPU time"
+echo "x plain: against plain (medians for wall and cpu, minimums for cpu min); x own: cpu min"
+echo "against cprof preloaded without a profile; profiled: the profile's sample time / CPU time"
 echo
-printf '%-31s %7s %7s %7s %7s %7s %8s\n' "program / configuration" "wall s" "x plain" "cpu s" "x plain" "x own" "profiled"
+printf '%-31s %7s %7s %7s %7s %7s %7s %7s %8s\n' "program / configuration" "wall s" "x plain" \
+  "cpu s" "x plain" "cpu min" "x plain" "x own" "profiled"
 for prog in $PROGRAMS; do
   pw=$(median "$W/res/$prog.plain" 1)
   pc=$(median "$W/res/$prog.plain" 2)
+  pm=$(minimum "$W/res/$prog.plain" 2)
   echo "$prog"
   for cfg in $CONFIGS; do
     f=$W/res/$prog.$cfg
-    w=$(median "$f" 1); c=$(median "$f" 2); s=$(median "$f" 3)
+    w=$(median "$f" 1); c=$(median "$f" 2); m=$(minimum "$f" 2); s=$(median "$f" 3)
     own=""
-    [ -n "${BASE[$cfg]:-}" ] && own=$(awk -v a="$c" -v b="$(median "$W/res/$prog.${BASE[$cfg]}" 2)" 'BEGIN { printf "%.3f", a / b }')
-    awk -v l="${LABEL[$cfg]}" -v w="$w" -v pw="$pw" -v c="$c" -v pc="$pc" -v own="$own" -v s="$s" 'BEGIN {
+    [ -n "${BASE[$cfg]:-}" ] && own=$(awk -v a="$m" -v b="$(minimum "$W/res/$prog.${BASE[$cfg]}" 2)" 'BEGIN { printf "%.3f", a / b }')
+    awk -v l="${LABEL[$cfg]}" -v w="$w" -v pw="$pw" -v c="$c" -v pc="$pc" -v m="$m" -v pm="$pm" \
+        -v own="$own" -v s="$s" 'BEGIN {
       prof = s > 0 && c > 0 ? sprintf("%.0f%%", 100 * s / c) : ""
-      printf "  %-29s %7.2f %7.3f %7.2f %7.3f %7s %8s\n", l, w, w / pw, c, c / pc, own, prof }'
+      printf "  %-29s %7.2f %7.3f %7.2f %7.3f %7.2f %7.3f %7s %8s\n", l, w, w / pw, c, c / pc, m, m / pm, own, prof }'
   done
 done
 echo
-echo "target: cprof's CPU profile at 100 Hz costs < 2% CPU (x plain of 'cprof CPU 100 Hz')"
+echo "target: cprof's CPU profile at 100 Hz costs < 2% CPU (cpu min, x plain; median in brackets)"
 for prog in $PROGRAMS; do
-  r=$(awk -v a="$(median "$W/res/$prog.cprof" 2)" -v b="$(median "$W/res/$prog.plain" 2)" 'BEGIN { printf "%.3f", a / b }')
-  echo "  $prog: $r $(awk -v r="$r" 'BEGIN { print r < 1.02 ? "ok" : "MISSED" }')"
+  r=$(awk -v a="$(minimum "$W/res/$prog.cprof" 2)" -v b="$(minimum "$W/res/$prog.plain" 2)" 'BEGIN { printf "%.3f", a / b }')
+  rm=$(awk -v a="$(median "$W/res/$prog.cprof" 2)" -v b="$(median "$W/res/$prog.plain" 2)" 'BEGIN { printf "%.3f", a / b }')
+  echo "  $prog: $r ($rm) $(awk -v r="$r" 'BEGIN { print r < 1.02 ? "ok" : "MISSED" }')"
 done
