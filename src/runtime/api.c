@@ -18,7 +18,6 @@
 #include "config.h"
 #include "cpuprof.h"
 #include "heap.h"
-#include "heapprof.h"
 #include "httpctl.h"
 #include "lockprof.h"
 #include "output.h"
@@ -174,12 +173,7 @@ RT_EXPORT int cprof_heap_profile_write_fd(int fd, int debug)
     if (!ready)
         return -ENOMEM;
     uint32_t g = rt_guard_enter();
-    heap_snapshot_t s;
-    int rc = heap_snapshot(&s);
-    if (rc == 0) {
-        rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
-        heap_snapshot_free(&s);
-    }
+    int rc = output_write_heap_fd(fd, debug);
     rt_guard_leave(g);
     return rc;
 }

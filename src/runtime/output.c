@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "heapprof.h"
+#include "stackprof.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -13,32 +14,20 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t sequence;
+int output_write_heap_fd(int fd, int debug)
+{
+    heap_snapshot_t s;
+    int rc = heap_snapshot(&s);
+    if (rc == 0) {
+        rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
+        heap_snapshot_free(&s);
+    }
+    return rc;
+}
 
 int output_write_heap(const char *pattern)
 {
-    char path[4096], tmp[4200];
-    uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
-    int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
-    if (rc < 0)
-        return rc;
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    heap_snapshot_t s;
-    rc = heap_snapshot(&s);
-    if (rc == 0) {
-        rc = heap_write_proto(fd, &s, NULL);
-        heap_snapshot_free(&s);
-    }
-    if (close(fd) < 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = -errno;
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    return stackprof_write_file(pattern, output_write_heap_fd);
 }
 
 /* --- periodic snapshots -------------------------------------------------- */

@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Writes a snapshot of the heap profile to fd: debug 0 gzipped proto,
+ * 1 the legacy text. 0 or -errno. */
+int output_write_heap_fd(int fd, int debug);
+
 /* Writes the heap profile (gzipped proto) to the expanded pattern. The
  * sequence number is taken from a process-wide counter. 0 or -errno. */
 int output_write_heap(const char *pattern);
