@@ -847,6 +847,8 @@ static int run_filter(char *const argv[], const char *in, size_t inlen, sbuf_t *
     close(pout[1]);
     close(perr[1]);
     pin[0] = pout[1] = perr[1] = -1;
+    /* never block on a full pipe while the child waits for us to read */
+    fcntl(pin[1], F_SETFL, O_NONBLOCK);
 
     /* A child that dies early must not kill us with SIGPIPE. */
     sigset_t pipe_set, old;
