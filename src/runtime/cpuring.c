@@ -103,7 +103,8 @@ static void publish_sigsafe(slot_t *s, uint64_t pos)
  * trampoline, with room to spare. */
 #define HANDLER_FRAMES 8
 
-/* The interrupted thread's stack, leaf first, into pcs, with libunwind.
+/* The interrupted thread's stack, leaf first, into pcs (room for max +
+ * HANDLER_FRAMES entries; at most max kept), with libunwind.
  * Always libunwind, also under CPROF_UNWIND=fp: a frame-pointer walk from
  * an arbitrary instruction loses the caller of every leaf function that
  * sets up no frame (gcc omits it in leaves even with
@@ -130,10 +131,11 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
 #endif
     /* +1: the writer decrements every PC to name the call site; the leaf
      * is the interrupted instruction itself (as in Go's CPU profiles). */
-    pcs[0] = pc + 1;
     rt_thread_t *t = &rt_self;
-    if (t->unwinding)
+    if (t->unwinding) {
+        pcs[0] = pc + 1;
         return 1; /* libunwind's per-thread state is this signal's victim */
+    }
     /* Flagged as the heap sampler's unwinds are, for whatever interrupts
      * this one (the threads profile's signal), and guarded: libunwind may
      * lock a mutex of its own (signals blocked), which cprof's lock hooks
@@ -141,16 +143,19 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     t->unwinding = 1;
     t->guard++;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    /* Straight into the slot: the handler's own frames first, then the
+     * interrupted PC, then its callers, which move up behind the leaf. */
     int n = 1;
-    void *buf[STACK_MAX + HANDLER_FRAMES];
-    int m = unw_backtrace(buf, max + HANDLER_FRAMES), i = 0;
-    while (i < m && i < HANDLER_FRAMES && (uintptr_t)buf[i] != pc)
+    int m = unw_backtrace((void **)pcs, max + HANDLER_FRAMES), i = 0;
+    while (i < m && i < HANDLER_FRAMES && pcs[i] != pc)
         i++;
-    if (i < m && (uintptr_t)buf[i] == pc) {
-        for (i++; i < m && n < max; i++)
-            pcs[n++] = (uintptr_t)buf[i];
+    if (i < m && pcs[i] == pc) {
+        n = m - i < max ? m - i : max;
+        memmove(pcs + 1, pcs + i + 1, (size_t)(n - 1) * sizeof(*pcs));
+        pcs[0] = pc + 1;
         goto done;
     }
+    pcs[0] = pc + 1;
     unw_cursor_t c;
     if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
         while (n < max && unw_step(&c) > 0) {
@@ -223,7 +228,8 @@ int cpuring_init(int depth)
         depth = STACK_MAX;
     if (!slots) {
         max_depth = depth;
-        stride = (offsetof(slot_t, pcs) + (size_t)depth * sizeof(uintptr_t) + 63) & ~(size_t)63;
+        stride = (offsetof(slot_t, pcs) + (size_t)(depth + HANDLER_FRAMES) * sizeof(uintptr_t) +
+                  63) & ~(size_t)63;
         uint64_t n = MAX_SLOTS;
         while (n > MIN_SLOTS && n * stride > RING_BYTES)
             n /= 2;
