@@ -268,6 +268,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, web_resp_t *r)
                             "form-action 'self'; frame-ancestors 'none'");
     if (r->disposition)
         MHD_add_response_header(resp, "Content-Disposition", r->disposition);
+    if (r->location)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
     enum MHD_Result rc = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return rc;
@@ -275,41 +277,26 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, web_resp_t *r)
 
 static enum MHD_Result send_text(struct MHD_Connection *c, int status, const char *text)
 {
-    web_resp_t r = {status, "text/plain; charset=utf-8", NULL, {0}};
+    web_resp_t r = {.status = status, .ctype = "text/plain; charset=utf-8"};
     sb_puts(&r.body, text);
     return send_resp(c, &r);
 }
 
 static enum MHD_Result redirect(struct MHD_Connection *c, const char *to)
 {
-    sbuf_t q = {0};
+    sbuf_t q = {0}, loc = {0};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, requery_arg, &q);
-    sbuf_t loc = {0};
     sb_puts(&loc, to);
     sb_puts(&loc, sb_cstr(&q));
     sb_free(&q);
-    web_resp_t r = {MHD_HTTP_TEMPORARY_REDIRECT, "text/html; charset=utf-8", NULL, {0}};
+    web_resp_t r = {.status = MHD_HTTP_TEMPORARY_REDIRECT, .ctype = "text/html; charset=utf-8"};
+    r.location = sb_cstr(&loc);
     sb_puts(&r.body, "<a href=\"");
-    web_html(&r.body, sb_cstr(&loc));
+    web_html(&r.body, r.location);
     sb_puts(&r.body, "\">Temporary Redirect</a>.\n");
-    if (loc.oom || r.body.oom) {
-        sb_free(&loc);
-        sb_free(&r.body);
-        return MHD_NO;
-    }
-    size_t len = r.body.len;
-    char *data = sb_steal(&r.body);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(data);
-        sb_free(&loc);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, sb_cstr(&loc));
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.ctype);
+    r.body.oom |= loc.oom;
+    enum MHD_Result rc = send_resp(c, &r);
     sb_free(&loc);
-    enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_TEMPORARY_REDIRECT, resp);
-    MHD_destroy_response(resp);
     return rc;
 }
 
@@ -317,7 +304,7 @@ static enum MHD_Result redirect(struct MHD_Connection *c, const char *to)
  * its own, the first time the memory view is asked for. */
 static void load_series_locked(void)
 {
-    if (W.series_loaded || W.src.n_sources < 2)
+    if (W.series_loaded || W.src.n_sources < 2 || W.src.poll > 0)
         return;
     W.series_loaded = true;
     for (size_t i = 0; i < W.src.n_sources; i++) {
@@ -367,7 +354,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     a.ps = web_params(&a.nps);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
     q.view = web_view_of(url + 4);
-    web_resp_t r = {200, "text/html; charset=utf-8", NULL, {0}};
+    web_resp_t r = {.status = 200, .ctype = "text/html; charset=utf-8"};
 
     pthread_mutex_lock(&W.lock);
     q.p = W.p;

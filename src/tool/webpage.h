@@ -78,6 +78,7 @@ typedef struct {
     const char *ctype; /* Content-Type */
     const char *disposition; /* Content-Disposition, or NULL */
     sbuf_t body;
+    const char *location; /* Location (redirects), or NULL */
 } web_resp_t;
 
 /* What the frame shows around a view. */
