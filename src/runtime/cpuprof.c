@@ -14,10 +14,9 @@
 #include "config.h"
 #include "cpuring.h"
 #include "cprof.h"
-#include "procmaps.h"
 #include "profile/profile.h"
 #include "rt.h"
-#include "stacks.h"
+#include "stackprof.h"
 #include "threadhook.h"
 
 #include <dirent.h>
@@ -388,62 +387,6 @@ static void *drain_main(void *arg)
 
 /* --- the profile ------------------------------------------------------------------- */
 
-/* pc -> location id, open addressing, grown by doubling (malloc: guarded). */
-typedef struct {
-    uint64_t *keys, *ids;
-    size_t mask, n;
-} pcmap_t;
-
-static int pcmap_grow(pcmap_t *m)
-{
-    size_t nslots = m->keys ? (m->mask + 1) * 2 : 4096;
-    uint64_t *k = calloc(nslots, sizeof(*k)), *v = calloc(nslots, sizeof(*v));
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; m->keys && i <= m->mask; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t h = (m->keys[i] * 0x9e3779b97f4a7c15ull >> 20) & (nslots - 1);
-        while (k[h])
-            h = (h + 1) & (nslots - 1);
-        k[h] = m->keys[i];
-        v[h] = m->ids[i];
-    }
-    free(m->keys);
-    free(m->ids);
-    m->keys = k;
-    m->ids = v;
-    m->mask = nslots - 1;
-    return 0;
-}
-
-/* The location of pc (a return address, or the leaf's PC + 1): address
- * pc - 1, the call instruction, or the interrupted instruction itself. */
-static uint64_t location_for(profile_t *p, pcmap_t *m, uint64_t pc, const procmap_t *maps,
-                             size_t nmaps)
-{
-    if ((m->n + 1) * 2 > m->mask + 1 && pcmap_grow(m) < 0)
-        return 0;
-    size_t h = (pc * 0x9e3779b97f4a7c15ull >> 20) & m->mask;
-    for (; m->keys[h]; h = (h + 1) & m->mask)
-        if (m->keys[h] == pc)
-            return m->ids[h];
-    profile_location_t *l = profile_add_location(p, NULL, 0);
-    if (!l)
-        return 0;
-    l->id = p->n_locations;
-    l->address = pc - 1;
-    const procmap_t *pm = procmaps_find(maps, nmaps, pc - 1);
-    l->mapping_id = pm ? (uint64_t)(pm - maps) + 1 : 0;
-    m->keys[h] = pc;
-    m->ids[h] = l->id;
-    m->n++;
-    return l->id;
-}
-
 /* A sample on a single made-up frame: what Go does for lost samples
  * (runtime/pprof.lostProfileEvent). The location has no mapping and names
  * its function itself, so no symbolizer touches it. */
@@ -466,9 +409,12 @@ static int add_marker(profile_t *p, const char *name, int64_t periods, int64_t p
     return profile_add_sample(p, &loc, 1, v) ? 0 : -ENOMEM;
 }
 
-static int build(profile_t *p, const ctable_t *t, int64_t time_ns, int64_t duration_ns,
-                 const procmap_t *maps, size_t nmaps)
+/* The profile of table t, Go's CPU profile layout (see cpuprof.h), built
+ * on stackprof (mappings, one location per address at pc - 1: the leaf was
+ * stored as the interrupted PC + 1, so it stands at that instruction). */
+static int build(stackprof_t *b, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
 {
+    profile_t *p = stackprof_profile(b);
     int64_t period = 1000000000LL / hz;
     if (profile_add_sample_type(p, "samples", "count") < 0 ||
         profile_add_sample_type(p, "cpu", "nanoseconds") < 0)
@@ -478,34 +424,13 @@ static int build(profile_t *p, const ctable_t *t, int64_t time_ns, int64_t durat
     p->period = period;
     p->time_nanos = time_ns;
     p->duration_nanos = duration_ns;
-    for (size_t i = 0; i < nmaps; i++) {
-        profile_mapping_t *m = profile_add_mapping(p);
-        if (!m)
-            return -ENOMEM;
-        m->id = i + 1;
-        m->memory_start = maps[i].start;
-        m->memory_limit = maps[i].limit;
-        m->file_offset = maps[i].offset;
-        m->filename = profile_intern(p, maps[i].path);
-        m->build_id = profile_intern(p, maps[i].build_id);
-    }
-    pcmap_t pcs = {0};
-    uint64_t locs[STACKS_MAX_DEPTH];
     int rc = 0;
     for (size_t i = 0; i < t->cap && rc == 0; i++) {
         const centry_t *e = &t->slots[i];
-        if (!e->count)
-            continue;
-        uint32_t n = 0;
-        for (; n < e->depth && n < STACKS_MAX_DEPTH; n++)
-            if (!(locs[n] = location_for(p, &pcs, t->pool[e->off + n], maps, nmaps)))
-                break;
         int64_t v[2] = {e->count, e->count * period};
-        if (n < e->depth || !profile_add_sample(p, locs, n, v))
-            rc = -ENOMEM;
+        if (e->count)
+            rc = stackprof_add(b, t->pool + e->off, e->depth, v, NULL, 0);
     }
-    free(pcs.keys);
-    free(pcs.ids);
     if (rc == 0)
         rc = add_marker(p, "cprof_lost_samples", t->lost, period);
     if (rc == 0)
@@ -515,17 +440,13 @@ static int build(profile_t *p, const ctable_t *t, int64_t time_ns, int64_t durat
 
 static int write_profile(int fd, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
 {
-    procmap_t *maps = NULL;
-    size_t nmaps = 0;
-    int rc = procmaps_read(&maps, &nmaps);
-    if (rc < 0)
-        return rc;
-    profile_t *p = profile_new();
-    rc = p ? build(p, t, time_ns, duration_ns, maps, nmaps) : -ENOMEM;
+    stackprof_t *b = stackprof_new();
+    if (!b)
+        return -errno;
+    int rc = build(b, t, time_ns, duration_ns);
     if (rc == 0)
-        rc = profile_write_fd(p, fd);
-    profile_free(p);
-    procmaps_free(maps, nmaps);
+        rc = stackprof_write(b, fd);
+    stackprof_free(b);
     return rc;
 }
 
