@@ -50,7 +50,6 @@ static void spin(double seconds)
 __attribute__((noinline)) static void parent_burn(void) { spin(0.3); }
 __attribute__((noinline)) static void parent_after(void) { spin(0.2); }
 __attribute__((noinline)) static void child_burn(void) { spin(0.3); }
-__attribute__((noinline)) static void chained_burn(void) { spin(1.0); }
 
 static int do_fork(void)
 {
@@ -114,6 +113,9 @@ static int distinct(void)
 
 /* --- the program's own SIGPROF ------------------------------------------------------ */
 
+#ifdef LINKED
+__attribute__((noinline)) static void chained_burn(void) { spin(1.0); }
+
 static volatile sig_atomic_t own, timer;
 
 static void own_handler(int sig, siginfo_t *info, void *uc)
@@ -134,7 +136,6 @@ static void install_own(void)
     sigaction(SIGPROF, &sa, NULL);
 }
 
-#ifdef LINKED
 static int chain(const char *prof)
 {
     install_own();

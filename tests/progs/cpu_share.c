@@ -118,7 +118,7 @@ static void *serve_worker(void *arg)
     return NULL;
 }
 
-static int serve(const char *counter)
+__attribute__((noreturn)) static void serve(const char *counter)
 {
     pthread_t t;
     pthread_create(&t, NULL, serve_worker, NULL);
@@ -146,7 +146,7 @@ static double rusage_s(void)
 int main(int argc, char **argv)
 {
     if (argc == 2 && strspn(argv[1], "0123456789") != strlen(argv[1]))
-        return serve(argv[1]);
+        serve(argv[1]);
     if (argc < 2 || atoi(argv[1]) <= 0) {
         fprintf(stderr, "usage: %s UNIT_MS [PROFILE] | COUNTER_FILE\n", argv[0]);
         return 2;
