@@ -10,8 +10,10 @@
  *   or is the thread's own stack and initial-exec TLS;
  * - the only calls out are libunwind's local unwinder (unw_backtrace, or
  *   unw_init_local2 on the signal's ucontext and unw_step: signal-safe
- *   for local unwinding, its caches per thread) and the futex wake of the
- *   drain thread (a system call).
+ *   for local unwinding, its caches per thread; the first unwind on a
+ *   thread makes its frame cache with mmap and a pthread_setspecific on a
+ *   key made at start, which glibc stores without allocating) and the
+ *   futex wake of the drain thread (a system call).
  * - If the signal interrupted libunwind on this thread (a heap sample being
  *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
  *   per-thread caches may be half updated: the sample is then recorded
