@@ -33,7 +33,7 @@ command -v curl >/dev/null 2>&1 || { echo "bench: curl is needed" >&2; exit 1; }
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
 PIDS=""
-trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$W"' EXIT
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$W"' EXIT
 export HOME="$W/home" GOCACHE="${GOCACHE:-$B/go-cache}"
 mkdir -p "$HOME"
 unset PPROF_BINARY_PATH DEBUGINFOD_URLS PPROF_TMPDIR BROWSER
