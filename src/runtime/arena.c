@@ -17,24 +17,20 @@ static size_t page_round(size_t n)
     return (n + 4095) & ~(size_t)4095;
 }
 
-bool arena_charge(int64_t bytes)
+static uint64_t own_mapped; /* the private heap's, outside the limit */
+
+void arena_account(int64_t bytes)
 {
-    if (bytes <= 0) {
-        __atomic_sub_fetch(&mapped, (uint64_t)-bytes, __ATOMIC_RELAXED);
-        return true;
-    }
-    if (__atomic_add_fetch(&mapped, (uint64_t)bytes, __ATOMIC_RELAXED) > limit) {
-        __atomic_sub_fetch(&mapped, (uint64_t)bytes, __ATOMIC_RELAXED);
-        return false;
-    }
-    return true;
+    __atomic_add_fetch(&own_mapped, (uint64_t)bytes, __ATOMIC_RELAXED);
 }
 
 void *arena_map(size_t size)
 {
     size = page_round(size);
-    if (!arena_charge((int64_t)size))
+    if (__atomic_add_fetch(&mapped, size, __ATOMIC_RELAXED) > limit) {
+        __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
         return NULL;
+    }
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
@@ -74,7 +70,8 @@ void *arena_alloc(size_t size)
 
 uint64_t arena_bytes(void)
 {
-    return __atomic_load_n(&mapped, __ATOMIC_RELAXED);
+    return __atomic_load_n(&mapped, __ATOMIC_RELAXED) +
+           __atomic_load_n(&own_mapped, __ATOMIC_RELAXED);
 }
 
 uint64_t arena_limit(void)

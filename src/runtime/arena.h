@@ -6,7 +6,6 @@
 #ifndef CPROF_ARENA_H
 #define CPROF_ARENA_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,9 +19,11 @@ void arena_unmap(void *p, size_t size);
 
 /* Bytes mapped now (every mapping counts in full, touched or not, so the
  * limit bounds the worst case), and the limit. */
-/* Counts bytes mapped elsewhere (the private heap, ownheap.h) against the
- * limit; false, and nothing counted, past it. Negative to give back. */
-bool arena_charge(int64_t bytes);
+/* Counts bytes mapped elsewhere (the private heap, ownheap.h) in the
+ * profiler's memory, outside the limit: that memory is transient working
+ * space, as large as the profile being written, and the limit must not
+ * stop cprof from writing what its tables hold. Negative to give back. */
+void arena_account(int64_t bytes);
 
 uint64_t arena_bytes(void);
 uint64_t arena_limit(void);

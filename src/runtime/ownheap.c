@@ -69,11 +69,9 @@ static void *take_locked(int c)
         return NULL;
     if (start + size > committed) {
         uintptr_t end = (start + size + COMMIT_STEP - 1) & ~(uintptr_t)(COMMIT_STEP - 1);
-        if (!arena_charge(end - committed) ||
-            mprotect((void *)committed, end - committed, PROT_READ | PROT_WRITE) != 0) {
-            arena_charge(-(int64_t)(end - committed));
+        if (mprotect((void *)committed, end - committed, PROT_READ | PROT_WRITE) != 0)
             return NULL;
-        }
+        arena_account((int64_t)(end - committed));
         committed = end;
     }
     top = start + size;

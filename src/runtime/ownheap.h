@@ -13,8 +13,8 @@
  * block of this heap by its address alone (one compare), whoever frees it.
  *
  * Layout: one reserved range of address space, committed as the heap
- * grows, counted in the profiler's memory (arena.h) and bounded by its
- * limit. Blocks are power-of-two classes with free lists under one lock;
+ * grows, counted in the profiler's memory (arena.h) but outside its limit:
+ * it is working space for writing what the bounded tables hold. Blocks are power-of-two classes with free lists under one lock;
  * large free blocks give their pages back. Nothing here calls malloc. */
 #ifndef CPROF_OWNHEAP_H
 #define CPROF_OWNHEAP_H

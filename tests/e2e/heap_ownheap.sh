@@ -42,6 +42,12 @@ C
 cc_prog "$T/own" "$T/own.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
 CPROF_RATE=1 "$T/own" || fail "the profile writer touched the program's heap"
 
+# The smallest memory limit still leaves room to write the profile: the
+# writer's working memory is not the tables'.
+CPROF_RATE=1 CPROF_MEMORY_LIMIT=4M CPROF_HEAP_PROFILE="$T/small.pb.gz" LD_PRELOAD="$LIB" "$T/own" >/dev/null ||
+  fail "program failed at CPROF_MEMORY_LIMIT=4M"
+go tool pprof -raw "$T/small.pb.gz" >/dev/null 2>&1 || fail "no loadable profile at CPROF_MEMORY_LIMIT=4M"
+
 # No malloc at all in the program: the writer must still manage.
 CPROF_HEAP_PROFILE="$T/true.pb.gz" LD_PRELOAD="$LIB" /bin/true || fail "/bin/true failed"
 go tool pprof -raw "$T/true.pb.gz" >/dev/null 2>&1 || fail "no loadable profile for /bin/true"
