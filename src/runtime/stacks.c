@@ -170,17 +170,6 @@ __attribute__((noinline)) int stacks_capture(uintptr_t *out)
     return depth;
 }
 
-static uint64_t hash_pcs(const uintptr_t *pcs, int depth)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)depth;
-    for (int i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
-
 static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth)
 {
     for (; b; b = __atomic_load_n(&b->chain, __ATOMIC_ACQUIRE))
@@ -192,7 +181,7 @@ static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth)
 
 bucket_t *stacks_intern(const uintptr_t *pcs, int depth)
 {
-    uint64_t h = hash_pcs(pcs, depth);
+    uint64_t h = stacks_hash(pcs, depth);
     bucket_t **head = &heads[h & (NHEADS - 1)];
     bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth);
     if (b)

@@ -2,6 +2,7 @@
 #include "stktab.h"
 
 #include "arena.h"
+#include "stacks.h"
 
 #include <string.h>
 
@@ -9,17 +10,6 @@
 
 /* stacks.c: the one frame of an overflow entry. */
 void cprof_stack_table_full(void);
-
-static uint64_t hash_pcs(const uintptr_t *pcs, int depth)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)depth;
-    for (int i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
 
 static stkent_t *find(stkent_t *e, uint64_t h, const uintptr_t *pcs, int depth)
 {
@@ -39,7 +29,7 @@ static void publish_locked(stktab_t *t, stkent_t *e)
 
 stkent_t *stktab_intern(stktab_t *t, const uintptr_t *pcs, int depth)
 {
-    uint64_t h = hash_pcs(pcs, depth);
+    uint64_t h = stacks_hash(pcs, depth);
     stkent_t **heads = __atomic_load_n(&t->heads, __ATOMIC_ACQUIRE);
     stkent_t *e;
     if (heads && (e = find(__atomic_load_n(&heads[h & (STKTAB_HEADS - 1)], __ATOMIC_ACQUIRE), h,
