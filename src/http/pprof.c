@@ -435,35 +435,51 @@ static void serve_heap(prof_kind_t kind, int debug, pprof_reply_t *out)
         serve_error(out, 500, "failed to collect profile");
 }
 
+/* serveDeltaProfile's checks, in Go's order: 0 when the request has no
+ * seconds (serve the profile now), 1 with *seconds set for a valid delta,
+ * -1 when an error reply has been made. */
+static int delta_request(const char *query, pprof_reply_t *out, int64_t *seconds)
+{
+    char *sec = query_get(query, "seconds");
+    if (!sec || !*sec) {
+        free(sec);
+        return 0;
+    }
+    int64_t n = 0, debug = 0;
+    bool ok = query_atoi(sec, &n) && n > 0;
+    free(sec);
+    if (!ok) {
+        serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
+        return -1;
+    }
+    if (n >= PPROF_WRITE_TIMEOUT_S) {
+        serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+        return -1;
+    }
+    if (int_param(query, "debug", &debug, out) < 0)
+        return -1;
+    if (debug != 0) {
+        serve_error(out, 400, "seconds and debug params are incompatible");
+        return -1;
+    }
+    if (waiting >= PPROF_MAX_WAITING) {
+        serve_error(out, 503, "too many delta profiles in progress");
+        return -1;
+    }
+    *seconds = n;
+    return 1;
+}
+
 /* Go's handler(name).ServeHTTP for heap and allocs, with
  * serveDeltaProfile's checks in its order. */
 static pprof_action_t serve_profile(pprof_req_t *r, prof_kind_t kind, const char *query,
                                     pprof_reply_t *out, int64_t *until_ms)
 {
-    char *sec = query_get(query, "seconds");
-    if (sec && *sec) {
-        int64_t n = 0;
-        bool ok = query_atoi(sec, &n) && n > 0;
-        free(sec);
-        if (!ok) {
-            serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
-            return PPROF_REPLY;
-        }
-        if (n >= PPROF_WRITE_TIMEOUT_S) {
-            serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
-            return PPROF_REPLY;
-        }
-        int64_t debug = 0;
-        if (int_param(query, "debug", &debug, out) < 0)
-            return PPROF_REPLY;
-        if (debug != 0) {
-            serve_error(out, 400, "seconds and debug params are incompatible");
-            return PPROF_REPLY;
-        }
-        if (waiting >= PPROF_MAX_WAITING) {
-            serve_error(out, 503, "too many delta profiles in progress");
-            return PPROF_REPLY;
-        }
+    int64_t n = 0;
+    int delta = delta_request(query, out, &n);
+    if (delta < 0)
+        return PPROF_REPLY;
+    if (delta) {
         if (ops->heap_snapshot(&r->base) < 0) {
             serve_error(out, 500, "failed to collect profile");
             return PPROF_REPLY;
@@ -475,7 +491,6 @@ static pprof_action_t serve_profile(pprof_req_t *r, prof_kind_t kind, const char
         *until_ms = pprof_now_ms() + n * 1000;
         return PPROF_WAIT;
     }
-    free(sec);
     int64_t gc = 0, debug = 0;
     if (int_param(query, "gc", &gc, out) < 0 || int_param(query, "debug", &debug, out) < 0)
         return PPROF_REPLY;
@@ -563,30 +578,11 @@ static int sp_collect(int kind, profile_t **out)
 static pprof_action_t serve_stackprof(pprof_req_t *r, int kind, const char *query,
                                       pprof_reply_t *out, int64_t *until_ms)
 {
-    char *sec = query_get(query, "seconds");
-    if (sec && *sec) {
-        int64_t n = 0;
-        bool ok = query_atoi(sec, &n) && n > 0;
-        free(sec);
-        if (!ok) {
-            serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
-            return PPROF_REPLY;
-        }
-        if (n >= PPROF_WRITE_TIMEOUT_S) {
-            serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
-            return PPROF_REPLY;
-        }
-        int64_t debug = 0;
-        if (int_param(query, "debug", &debug, out) < 0)
-            return PPROF_REPLY;
-        if (debug != 0) {
-            serve_error(out, 400, "seconds and debug params are incompatible");
-            return PPROF_REPLY;
-        }
-        if (waiting >= PPROF_MAX_WAITING) {
-            serve_error(out, 503, "too many delta profiles in progress");
-            return PPROF_REPLY;
-        }
+    int64_t n = 0;
+    int delta = delta_request(query, out, &n);
+    if (delta < 0)
+        return PPROF_REPLY;
+    if (delta) {
         if (sp_collect(kind, &r->sp_base) < 0) {
             serve_error(out, 500, "failed to collect profile");
             return PPROF_REPLY;
@@ -596,7 +592,6 @@ static pprof_action_t serve_stackprof(pprof_req_t *r, int kind, const char *quer
         *until_ms = pprof_now_ms() + n * 1000;
         return PPROF_WAIT;
     }
-    free(sec);
     int64_t debug = 0;
     if (int_param(query, "debug", &debug, out) < 0)
         return PPROF_REPLY;
