@@ -128,11 +128,11 @@ deps:
 	@sh scripts/deps.sh
 
 check: deps
-	$(MAKE) tests
+	$(MAKE) -j$$(nproc 2>/dev/null || echo 2) tests
 	@sh tests/run.sh
 
 demo: deps
-	$(MAKE) all
+	$(MAKE) -j$$(nproc 2>/dev/null || echo 2) all
 	@sh examples/demo.sh
 
 install: all
