@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tool/measure.h"
+#include "tool/pathclean.h"
 #include "tool/sbuf.h"
 
 static inline uint64_t mix(uint64_t h, uint64_t v)
@@ -79,51 +80,6 @@ static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
     n->info = *i;
     g->node_slots[h] = (uint32_t)g->n_nodes + 1;
     return (int64_t)g->n_nodes++;
-}
-
-char *graph_clean_path(const char *path)
-{
-    size_t n = strlen(path);
-    if (n == 0)
-        return strdup(".");
-    bool rooted = path[0] == '/';
-    char *out = malloc(n + 2);
-    if (!out)
-        return NULL;
-    size_t w = 0, r = 0, dotdot = 0;
-    if (rooted) {
-        out[w++] = '/';
-        r = dotdot = 1;
-    }
-    while (r < n) {
-        if (path[r] == '/') {
-            r++;
-        } else if (path[r] == '.' && (r + 1 == n || path[r + 1] == '/')) {
-            r++;
-        } else if (path[r] == '.' && path[r + 1] == '.' && (r + 2 == n || path[r + 2] == '/')) {
-            r += 2;
-            if (w > dotdot) {
-                w--;
-                while (w > dotdot && out[w] != '/')
-                    w--;
-            } else if (!rooted) {
-                if (w > 0)
-                    out[w++] = '/';
-                out[w++] = '.';
-                out[w++] = '.';
-                dotdot = w;
-            }
-        } else {
-            if ((rooted && w != 1) || (!rooted && w != 0))
-                out[w++] = '/';
-            for (; r < n && path[r] != '/'; r++)
-                out[w++] = path[r];
-        }
-    }
-    if (w == 0)
-        out[w++] = '.';
-    out[w] = '\0';
-    return out;
 }
 
 static const char *base_name(const char *path)
@@ -211,7 +167,7 @@ int graph_new(work_t *w, const graph_opts_t *o, graph_t **out)
                 ni.name = f->name;
                 if (f->filename) {
                     if (clean[fn - 1] < 0) {
-                        char *c = graph_clean_path(work_str(w, f->filename));
+                        char *c = path_clean(work_str(w, f->filename));
                         if (!c)
                             goto oom;
                         clean[fn - 1] = profile_intern(w->p, c);

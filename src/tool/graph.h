@@ -160,7 +160,6 @@ uint32_t *graph_edges_sorted(graph_t *g, uint32_t node, bool in, size_t *n);
 int64_t graph_flat_value(const gnode_t *n);
 int64_t graph_cum_value(const gnode_t *n);
 
-/* filepath.Clean of a path (Go semantics), into a malloc'd string. */
-char *graph_clean_path(const char *path);
+
 
 #endif

@@ -17,6 +17,8 @@
  */
 #include "symbolize.h"
 
+#include "tool/pathclean.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <glob.h>
@@ -161,47 +163,6 @@ static int fn_grow(ctx_t *c)
     return 0;
 }
 
-/* Go's filepath.Clean, in place: DWARF names such as "./x.c" (from
- * -fdebug-prefix-map=$PWD=.) or "dir/./x.c" read as go tool pprof
- * prints them. */
-static void clean_path(char *path)
-{
-    size_t n = strlen(path), r = 0, w = 0;
-    bool rooted = path[0] == '/';
-    if (rooted)
-        r = w = 1;
-    size_t dotdot = w; /* ".." backs up no further than this */
-    /* w <= r throughout, so writing in place is safe. */
-    while (r < n) {
-        if (path[r] == '/') {
-            r++;
-        } else if (path[r] == '.' && (r + 1 == n || path[r + 1] == '/')) {
-            r++;
-        } else if (path[r] == '.' && path[r + 1] == '.' && (r + 2 == n || path[r + 2] == '/')) {
-            r += 2;
-            if (w > dotdot) {
-                w--;
-                while (w > dotdot && path[w] != '/')
-                    w--;
-            } else if (!rooted) {
-                if (w > 0)
-                    path[w++] = '/';
-                path[w++] = '.';
-                path[w++] = '.';
-                dotdot = w;
-            }
-        } else {
-            if (w != (rooted ? 1u : 0u))
-                path[w++] = '/';
-            for (; r < n && path[r] != '/'; r++)
-                path[w++] = path[r];
-        }
-    }
-    if (w == 0)
-        path[w++] = '.';
-    path[w] = '\0';
-}
-
 /* Id of the Function {name, system name, file, start line}, added if new
  * (pprof keys the functions it creates the same way). 0 when out of
  * memory. */
@@ -210,10 +171,9 @@ static uint64_t function_id(ctx_t *c, const elfobj_frame_t *fr, const char *file
     const char *name = fr->name, *sys = fr->system_name;
     int64_t f = 0;
     if (file && *file) {
-        char *cp = strdup(file);
+        char *cp = path_clean(file);
         if (!cp)
             return 0;
-        clean_path(cp);
         f = profile_intern(c->p, cp);
         free(cp);
     }

@@ -1,4 +1,4 @@
-// links: src/tool/graph.c src/tool/work.c src/tool/filter.c src/tool/rx.c src/tool/sbuf.c src/tool/measure.c src/profile/profile.c
+// links: src/tool/graph.c src/tool/work.c src/tool/filter.c src/tool/rx.c src/tool/sbuf.c src/tool/measure.c src/profile/profile.c src/tool/pathclean.c
 /* test_graph.c — the call graph of a hand-built profile: flat/cum values,
  * edges (inline, residual), granularity aggregation, filters, trimming and
  * pprof's sort orders. */
@@ -12,6 +12,7 @@
 
 #include "tool/filter.h"
 #include "tool/graph.h"
+#include "tool/pathclean.h"
 #include "tool/work.h"
 
 /* Functions 1..4: main, alloc, helper (inlined into alloc), leaf.
@@ -264,7 +265,7 @@ static void test_clean_path(void **state)
     const char *cases[][2] = {{"a/b/../c", "a/c"}, {"/../x", "/x"}, {"./a//b/", "a/b"},
                               {"../../x", "../../x"}, {"", "."}, {"/", "/"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *c = graph_clean_path(cases[i][0]);
+        char *c = path_clean(cases[i][0]);
         assert_string_equal(c, cases[i][1]);
         free(c);
     }

@@ -1,4 +1,4 @@
-// links: src/tool/symbolize.c src/tool/elfobj.c src/tool/demangle.c src/tool/gopclntab.c src/profile/profile.c src/profile/encode.c
+// links: src/tool/symbolize.c src/tool/elfobj.c src/tool/demangle.c src/tool/gopclntab.c src/profile/profile.c src/profile/encode.c src/tool/pathclean.c
 /* test_symbolize.c — the local symbolizer against programs built here.
  *
  * The group setup compiles tests/progs/symbolize_prog.c and

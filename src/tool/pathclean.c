@@ -1,0 +1,52 @@
+/* pathclean.c — Go's filepath.Clean for source file names (see
+ * pathclean.h). */
+#include "pathclean.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *path_clean(const char *path)
+{
+    size_t n = strlen(path);
+    if (n == 0)
+        return strdup(".");
+    bool rooted = path[0] == '/';
+    char *out = malloc(n + 2);
+    if (!out)
+        return NULL;
+    size_t w = 0, r = 0, dotdot = 0;
+    if (rooted) {
+        out[w++] = '/';
+        r = dotdot = 1;
+    }
+    while (r < n) {
+        if (path[r] == '/') {
+            r++;
+        } else if (path[r] == '.' && (r + 1 == n || path[r + 1] == '/')) {
+            r++;
+        } else if (path[r] == '.' && path[r + 1] == '.' && (r + 2 == n || path[r + 2] == '/')) {
+            r += 2;
+            if (w > dotdot) {
+                w--;
+                while (w > dotdot && out[w] != '/')
+                    w--;
+            } else if (!rooted) {
+                if (w > 0)
+                    out[w++] = '/';
+                out[w++] = '.';
+                out[w++] = '.';
+                dotdot = w;
+            }
+        } else {
+            if ((rooted && w != 1) || (!rooted && w != 0))
+                out[w++] = '/';
+            for (; r < n && path[r] != '/'; r++)
+                out[w++] = path[r];
+        }
+    }
+    if (w == 0)
+        out[w++] = '.';
+    out[w] = '\0';
+    return out;
+}
