@@ -655,6 +655,31 @@ static const char *sub(const char *line, const regmatch_t *m, int i, char *buf, 
     return buf;
 }
 
+/* The digits of p in base (2..16), all of them, into *v; false when empty,
+ * not a digit of the base, or over 64 bits. */
+static bool parse_digits(const char *p, int base, uint64_t *out)
+{
+    if (!*p)
+        return false;
+    uint64_t v = 0;
+    for (; *p; p++) {
+        int d;
+        if (*p >= '0' && *p <= '9')
+            d = *p - '0';
+        else if (*p >= 'a' && *p <= 'f')
+            d = *p - 'a' + 10;
+        else if (*p >= 'A' && *p <= 'F')
+            d = *p - 'A' + 10;
+        else
+            return false;
+        if (d >= base || v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+            return false;
+        v = v * (uint64_t)base + (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
 /* strconv.ParseInt(s, base, 64) / ParseUint: the whole string, no sign for
  * unsigned, no overflow. base 0 follows Go's prefixes (0x, 0o, 0b, 0). */
 static bool parse_i64(const char *s, int base, int64_t *out)
@@ -684,25 +709,9 @@ static bool parse_i64(const char *s, int base, int64_t *out)
             base = 10;
         }
     }
-    if (!*p)
+    uint64_t v;
+    if (!parse_digits(p, base, &v))
         return false;
-    uint64_t v = 0;
-    for (; *p; p++) {
-        int d;
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (*p >= 'a' && *p <= 'z')
-            d = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'Z')
-            d = *p - 'A' + 10;
-        else
-            return false;
-        if (d >= base)
-            return false;
-        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-            return false;
-        v = v * (uint64_t)base + (uint64_t)d;
-    }
     if (neg) {
         if (v > (uint64_t)INT64_MAX + 1)
             return false;
@@ -731,23 +740,9 @@ static bool parse_u64(const char *s, int base, uint64_t *out)
             base = 10;
         }
     }
-    if (!*p)
+    uint64_t v;
+    if (!parse_digits(p, base, &v))
         return false;
-    uint64_t v = 0;
-    for (; *p; p++) {
-        int d;
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (*p >= 'a' && *p <= 'f')
-            d = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'F')
-            d = *p - 'A' + 10;
-        else
-            return false;
-        if (d >= base || v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-            return false;
-        v = v * (uint64_t)base + (uint64_t)d;
-    }
     *out = v;
     return true;
 }
