@@ -107,7 +107,7 @@ static int distinct(void)
 {
     double t0 = thread_cpu();
     while (thread_cpu() - t0 < 3.0)
-        left(40);
+        left(150);
     return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,20 +42,49 @@ static long counter, counter_timed, counter_rw, signals, woken;
 static pthread_barrier_t go;
 static int forever;
 
-/* Holds whatever lock the caller has for about 50 microseconds. */
-__attribute__((noinline)) static void hold(void)
+/* Per lock: fighters inside its lock call, and fighters in its phase. */
+typedef struct {
+    atomic_int want, active;
+} rivalry_t;
+static rivalry_t r_mu, r_timed, r_rw;
+
+/* Naps of 50 microseconds while `want` is (or is not) 0, for at most 2 ms
+ * and not once the other fighter has left the phase. */
+static void wait_while(rivalry_t *r, int want_zero)
 {
     struct timespec ts = {0, 50000};
+    for (int i = 0; i < 40 && (atomic_load(&r->want) == 0) == want_zero && atomic_load(&r->active) == 2; i++)
+        nanosleep(&ts, NULL);
+}
+
+/* Holds the caller's lock until the other fighter is waiting for it, then
+ * 50 microseconds more. */
+__attribute__((noinline)) static void hold(rivalry_t *r)
+{
+    struct timespec ts = {0, 50000};
+    wait_while(r, 1);
     nanosleep(&ts, NULL);
+}
+
+/* After the unlock: lets the waiting fighter take the lock before the
+ * caller asks again, so that the two take turns and contend on (nearly)
+ * every round, even when a loaded machine would run them one after the
+ * other or the unlocker would barge back in. */
+static void pass(rivalry_t *r)
+{
+    wait_while(r, 0);
 }
 
 __attribute__((noinline)) void fight(void)
 {
     for (int i = 0; i < ROUNDS; i++) {
+        atomic_fetch_add(&r_mu.want, 1);
         pthread_mutex_lock(&mu);
+        atomic_fetch_sub(&r_mu.want, 1);
         counter++;
-        hold();
+        hold(&r_mu);
         pthread_mutex_unlock(&mu);
+        pass(&r_mu);
     }
 }
 
@@ -64,21 +94,27 @@ __attribute__((noinline)) void fight_timed(void)
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 10;
+        atomic_fetch_add(&r_timed.want, 1);
         if (pthread_mutex_timedlock(&mu_timed, &until) != 0)
             abort();
+        atomic_fetch_sub(&r_timed.want, 1);
         counter_timed++;
-        hold();
+        hold(&r_timed);
         pthread_mutex_unlock(&mu_timed);
+        pass(&r_timed);
     }
 }
 
 __attribute__((noinline)) void fight_rw(void)
 {
     for (int i = 0; i < ROUNDS; i++) {
+        atomic_fetch_add(&r_rw.want, 1);
         pthread_rwlock_wrlock(&rw);
+        atomic_fetch_sub(&r_rw.want, 1);
         counter_rw++;
-        hold();
+        hold(&r_rw);
         pthread_rwlock_unlock(&rw);
+        pass(&r_rw);
     }
 }
 
@@ -107,12 +143,18 @@ static void *fighter(void *arg)
 {
     (void)arg;
     do {
+        atomic_fetch_add(&r_mu.active, 1);
         pthread_barrier_wait(&go);
         fight();
+        atomic_fetch_sub(&r_mu.active, 1);
+        atomic_fetch_add(&r_timed.active, 1);
         pthread_barrier_wait(&go);
         fight_timed();
+        atomic_fetch_sub(&r_timed.active, 1);
+        atomic_fetch_add(&r_rw.active, 1);
         pthread_barrier_wait(&go);
         fight_rw();
+        atomic_fetch_sub(&r_rw.active, 1);
     } while (forever);
     return NULL;
 }
