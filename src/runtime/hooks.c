@@ -52,6 +52,38 @@ static size_t boot_size(const void *p)
     return ((const size_t *)p)[-1];
 }
 
+bool rt_glibc_chunks;
+
+/* Whether rt_usable_size may read glibc's chunk headers: the next malloc
+ * and malloc_usable_size are libc's, and for plain, zeroed and aligned
+ * blocks the header gives what malloc_usable_size says. Anything else
+ * (jemalloc, tcmalloc, ASan, a glibc that tags memory) keeps the call.
+ * No mmapped block is tried: freeing one raises glibc's mmap threshold
+ * for the rest of the program. Runs guarded, from resolve. */
+static bool glibc_chunks(const rt_next_t *n)
+{
+    Dl_info a, b;
+    if (!n->malloc_usable_size || !n->memalign || !dladdr((void *)n->malloc, &a) ||
+        !dladdr((void *)n->malloc_usable_size, &b) || !a.dli_fname || a.dli_fbase != b.dli_fbase)
+        return false;
+    const char *base = strrchr(a.dli_fname, '/');
+    if (strncmp(base ? base + 1 : a.dli_fname, "libc.so", 7) != 0)
+        return false;
+    static const size_t sizes[] = {1, 24, 25, 200, 4000, 70000};
+    bool same = true;
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && same; i++) {
+        void *blocks[3] = {n->malloc(sizes[i]), n->calloc(1, sizes[i]), n->memalign(256, sizes[i])};
+        for (int k = 0; k < 3; k++) {
+            if (!blocks[k])
+                continue;
+            if (rt_glibc_usable(blocks[k]) != n->malloc_usable_size(blocks[k]))
+                same = false;
+            n->free(blocks[k]);
+        }
+    }
+    return same;
+}
+
 /* Set while this thread runs resolve(): only then must an allocation come
  * from the bootstrap buffer. (The guard cannot tell: cprof's own code runs
  * guarded too, and when nothing has called malloc yet — a program that
@@ -92,6 +124,7 @@ static void resolve(void)
     rt_next.valloc = n.valloc;
     rt_next.pvalloc = n.pvalloc;
     rt_next.malloc_usable_size = n.malloc_usable_size;
+    rt_glibc_chunks = glibc_chunks(&n);
     __atomic_store_n(&rt_next.malloc, n.malloc, __ATOMIC_RELEASE);
     resolving = false;
     rt_guard_leave(g);
