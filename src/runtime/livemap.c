@@ -7,7 +7,6 @@
 #include <errno.h>
 
 #define NSTRIPES 64
-#define FILTER_SIZE (1u << 16)
 #define INITIAL_SLOTS 256
 
 typedef struct {
@@ -28,7 +27,7 @@ static stripe_t stripes[NSTRIPES];
 int livemap_init(void)
 {
     if (!livemap_filter) {
-        uint32_t *f = arena_map(FILTER_SIZE * sizeof(*f));
+        uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
         if (!f)
             return -ENOMEM;
         __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
