@@ -25,6 +25,7 @@
 #include "tool/shell.h"
 #include "tool/symbolize.h"
 #include "tool/symbolz.h"
+#include "tool/tagroot.h"
 #include "tool/web.h"
 #include "tool/work.h"
 
@@ -353,14 +354,23 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     if (conflicts && *conflicts)
         fputs(conflicts, stderr);
     free(conflicts);
-    if ((cfg.tagroot && *cfg.tagroot) || (cfg.tagleaf && *cfg.tagleaf))
-        msg("tagroot/tagleaf: not supported yet, ignored");
     if (cfg.call_tree && cmd->format == FMT_DOT)
         msg("call_tree: not supported for graphs yet, ignored");
     if (filter_remove_uninteresting(w, err, sizeof(err)) < 0) {
         msg("failed to compile regexp %s", err);
         goto done;
     }
+    /* Before the filters, which may then match the label frames (pprof drops
+     * the uninteresting frames earlier, when it fetches). */
+    bool root_match, leaf_match;
+    if (tagroot_add(w, cfg.tagroot, cfg.tagleaf, cfg.unit, &root_match, &leaf_match) < 0) {
+        msg("out of memory");
+        goto done;
+    }
+    if (cfg.tagroot && *cfg.tagroot && !root_match)
+        msg("TagRoot expression matched no samples");
+    if (cfg.tagleaf && *cfg.tagleaf && !leaf_match)
+        msg("TagLeaf expression matched no samples");
     if (cfg.relative_percentages && apply_focus(w, &cfg, &units) < 0)
         goto done;
 
