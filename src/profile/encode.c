@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#define RT_LIKELY_ENC(x) __builtin_expect(!!(x), 1)
+
 void pbuf_free(pbuf_t *b)
 {
     free(b->data);
@@ -20,7 +22,7 @@ void pbuf_free(pbuf_t *b)
 }
 
 /* Room for n more bytes at the end of b; NULL (and b->oom) without memory. */
-static uint8_t *reserve(pbuf_t *b, size_t n)
+static __attribute__((noinline)) uint8_t *reserve_slow(pbuf_t *b, size_t n)
 {
     if (b->oom)
         return NULL;
@@ -37,6 +39,11 @@ static uint8_t *reserve(pbuf_t *b, size_t n)
         b->cap = nc;
     }
     return b->data + b->len;
+}
+
+static inline uint8_t *reserve(pbuf_t *b, size_t n)
+{
+    return RT_LIKELY_ENC(b->len + n <= b->cap) ? b->data + b->len : reserve_slow(b, n);
 }
 
 static void put(pbuf_t *b, const void *src, size_t n)
@@ -231,21 +238,69 @@ static void function(pbuf_t *b, pbuf_t *tmp, const profile_function_t *f)
     field_msg(b, 5, tmp);
 }
 
-int profile_encode(const profile_t *p, pbuf_t *out)
+/* Where encode() hands its bytes as it goes: NULL keeps them all in out. */
+typedef struct {
+    z_stream z;
+    int fd;
+    int err; /* the first failure, negative errno */
+    uint8_t buf[65536];
+} gzsink_t;
+
+/* Compresses out's bytes into the sink (writing full output buffers to its
+ * fd) and empties out. */
+static void gzsink_feed(gzsink_t *g, pbuf_t *out, int flush)
+{
+    g->z.next_in = out->data;
+    g->z.avail_in = (uInt)out->len;
+    do {
+        int rc = deflate(&g->z, flush);
+        if (rc == Z_STREAM_ERROR || (rc == Z_BUF_ERROR && g->z.avail_out != 0)) {
+            g->err = g->err ? g->err : -EIO;
+            break;
+        }
+        if (g->z.avail_out == 0 || (flush == Z_FINISH && rc == Z_STREAM_END)) {
+            size_t n = sizeof(g->buf) - g->z.avail_out;
+            int w = g->err ? g->err : profile_write_all(g->fd, g->buf, n);
+            g->err = w;
+            g->z.next_out = g->buf;
+            g->z.avail_out = sizeof(g->buf);
+            if (rc == Z_STREAM_END)
+                break;
+        }
+    } while (g->z.avail_in > 0 || (flush == Z_FINISH && !g->err));
+    out->len = 0;
+}
+
+/* Top-level items are whole messages: between two, out's bytes can go. */
+static inline void spill(gzsink_t *g, pbuf_t *out)
+{
+    if (g && out->len >= sizeof(g->buf) && !out->oom)
+        gzsink_feed(g, out, Z_NO_FLUSH);
+}
+
+static int encode(const profile_t *p, pbuf_t *out, gzsink_t *g)
 {
     pbuf_t tmp = {0};
     for (size_t i = 0; i < p->n_sample_types; i++)
         value_type(out, &tmp, 1, &p->sample_types[i]);
-    for (size_t i = 0; i < p->n_samples; i++)
+    for (size_t i = 0; i < p->n_samples; i++) {
         sample(out, p, &p->samples[i]);
+        spill(g, out);
+    }
     for (size_t i = 0; i < p->n_mappings; i++)
         mapping(out, &tmp, &p->mappings[i]);
-    for (size_t i = 0; i < p->n_locations; i++)
+    for (size_t i = 0; i < p->n_locations; i++) {
         location(out, &p->locations[i]);
-    for (size_t i = 0; i < p->n_functions; i++)
+        spill(g, out);
+    }
+    for (size_t i = 0; i < p->n_functions; i++) {
         function(out, &tmp, &p->functions[i]);
-    for (size_t i = 0; i < p->n_strings; i++)
+        spill(g, out);
+    }
+    for (size_t i = 0; i < p->n_strings; i++) {
         field_bytes(out, 6, p->strings[i], strlen(p->strings[i]));
+        spill(g, out);
+    }
     field_u64(out, 7, (uint64_t)p->drop_frames);
     field_u64(out, 8, (uint64_t)p->keep_frames);
     field_u64(out, 9, (uint64_t)p->time_nanos);
@@ -262,6 +317,11 @@ int profile_encode(const profile_t *p, pbuf_t *out)
     bool oom = tmp.oom || out->oom;
     pbuf_free(&tmp);
     return oom ? -ENOMEM : 0;
+}
+
+int profile_encode(const profile_t *p, pbuf_t *out)
+{
+    return encode(p, out, NULL);
 }
 
 int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
@@ -299,8 +359,9 @@ int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
     return rc == Z_STREAM_END ? 0 : -EIO;
 }
 
-static int write_all(int fd, const uint8_t *d, size_t n)
+int profile_write_all(int fd, const void *data, size_t n)
 {
+    const uint8_t *d = data;
     while (n) {
         ssize_t w = write(fd, d, n);
         if (w < 0) {
@@ -314,15 +375,30 @@ static int write_all(int fd, const uint8_t *d, size_t n)
     return 0;
 }
 
+/* Streams: the encoded bytes are compressed and written 64 KiB at a time,
+ * so neither the whole encoding nor the whole gzip is ever in memory (a
+ * profile of 100,000 stacks is megabytes of both). */
 int profile_write_fd(const profile_t *p, int fd)
 {
-    pbuf_t raw = {0}, gz = {0};
-    int rc = profile_encode(p, &raw);
+    gzsink_t *g = calloc(1, sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    /* Fastest level, as profile_gzip. */
+    if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(g);
+        return -ENOMEM;
+    }
+    g->fd = fd;
+    g->z.next_out = g->buf;
+    g->z.avail_out = sizeof(g->buf);
+    pbuf_t raw = {0};
+    int rc = encode(p, &raw, g);
     if (rc == 0)
-        rc = profile_gzip(raw.data, raw.len, &gz);
+        gzsink_feed(g, &raw, Z_FINISH);
     if (rc == 0)
-        rc = write_all(fd, gz.data, gz.len);
+        rc = g->err;
+    deflateEnd(&g->z);
     pbuf_free(&raw);
-    pbuf_free(&gz);
+    free(g);
     return rc;
 }

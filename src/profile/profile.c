@@ -219,6 +219,18 @@ int profile_add_sample_type(profile_t *p, const char *type, const char *unit)
     return 0;
 }
 
+int profile_reserve_samples(profile_t *p, size_t n)
+{
+    if (n <= p->cap_samples)
+        return 0;
+    profile_sample_t *a = realloc(p->samples, n * sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    p->samples = a;
+    p->cap_samples = n;
+    return 0;
+}
+
 profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
                                      const int64_t *values)
 {

@@ -131,6 +131,10 @@ int64_t profile_intern_n(profile_t *p, const char *s, size_t len);
  * duplicates). Returns the new index, or -1 on OOM. */
 int64_t profile_add_string(profile_t *p, const char *s, size_t len);
 
+/* Room for n samples in all, made at once: a writer that knows how many it
+ * will add saves the copies of growing by doubling. 0 or -ENOMEM. */
+int profile_reserve_samples(profile_t *p, size_t n);
+
 /* Appending returns the new element (zeroed but for what is given), or NULL
  * on OOM. Arrays passed in are copied into storage the profile owns.
  * Pointers returned stay valid only until the next append of the same kind. */
@@ -171,5 +175,8 @@ int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out);
 
 /* Encodes, gzips and writes the whole profile to fd. 0 or negative errno. */
 int profile_write_fd(const profile_t *p, int fd);
+
+/* Writes all n bytes to fd (retrying short writes and EINTR). 0 or -errno. */
+int profile_write_all(int fd, const void *data, size_t n);
 
 #endif

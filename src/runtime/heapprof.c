@@ -67,7 +67,8 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
     if (profile_add_sample_type(p, "alloc_objects", "count") < 0 ||
         profile_add_sample_type(p, "alloc_space", "bytes") < 0 ||
         profile_add_sample_type(p, "inuse_objects", "count") < 0 ||
-        profile_add_sample_type(p, "inuse_space", "bytes") < 0 || bytes_key < 0)
+        profile_add_sample_type(p, "inuse_space", "bytes") < 0 || bytes_key < 0 ||
+        profile_reserve_samples(p, s->n) < 0)
         rc = -ENOMEM;
     p->period_type.type = profile_intern(p, "space");
     p->period_type.unit = bytes_key;
@@ -169,7 +170,7 @@ int heap_write_text(int fd, const heap_snapshot_t *s)
     free(order);
     int rc = fclose(f) == 0 && text ? 0 : -ENOMEM;
     if (rc == 0)
-        rc = stackprof_write_all(fd, text, len);
+        rc = profile_write_all(fd, text, len);
     free(text);
     return rc;
 }

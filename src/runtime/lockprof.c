@@ -188,7 +188,7 @@ static int write_profile(stktab_t *t, int fd, int debug, const char *name, int64
     }
     stacknames_free(names);
     stackprof_memory_map(f);
-    rc = fclose(f) == 0 && text ? stackprof_write_all(fd, text, len) : -ENOMEM;
+    rc = fclose(f) == 0 && text ? profile_write_all(fd, text, len) : -ENOMEM;
     free(text);
     free(r);
     return rc;

@@ -13,7 +13,12 @@
 #define COMMIT_STEP (1u << 20)   /* commit granularity */
 #define MIN_CLASS 5              /* 32-byte blocks: 16 of header, 16 of data */
 #define NCLASSES 37
-#define RELEASE_CLASS 16         /* free blocks of 64 KiB and up give pages back */
+#define RELEASE_CLASS 16         /* free blocks of 64 KiB and up give pages back, */
+#define RETAIN_MAX (16u << 20)   /* but for this many bytes of them: writing a
+                                    profile frees and remakes the same large
+                                    arrays request after request, and faulting
+                                    their pages in again was a third of the
+                                    time of serving /debug/pprof/heap */
 #define MAGIC 0x63707266u        /* "cprf" */
 
 /* Before every payload: its block's class, and how far the block starts
@@ -26,6 +31,7 @@ typedef struct {
 
 typedef struct free_block {
     struct free_block *next;
+    bool resident; /* a large block whose pages were kept (retained) */
 } free_block_t;
 
 uintptr_t ownheap_base;
@@ -34,6 +40,7 @@ static rt_lock_t lock = RT_LOCK_INIT;
 static uintptr_t top;       /* next unused byte */
 static uintptr_t committed; /* end of the committed part */
 static free_block_t *free_list[NCLASSES];
+static size_t retained; /* bytes of resident free large blocks */
 
 static int class_of(size_t total)
 {
@@ -50,6 +57,8 @@ static void *take_locked(int c)
     if (free_list[c]) {
         free_block_t *b = free_list[c];
         free_list[c] = b->next;
+        if (c >= RELEASE_CLASS && b->resident)
+            retained -= size;
         return b;
     }
     if (!ownheap_base) {
@@ -146,9 +155,18 @@ void ownheap_free(void *p)
     h->magic = 0;
     int c = (int)h->klass;
     free_block_t *b = (free_block_t *)((char *)h - h->offset);
-    if (c >= RELEASE_CLASS) /* keep the first page: it holds the list link */
-        madvise((char *)b + 4096, ((size_t)1 << c) - 4096, MADV_DONTNEED);
+    bool keep = false;
+    if (c >= RELEASE_CLASS) {
+        rt_lock(&lock);
+        keep = retained + ((size_t)1 << c) <= RETAIN_MAX;
+        if (keep)
+            retained += (size_t)1 << c;
+        rt_unlock(&lock);
+        if (!keep) /* keep the first page: it holds the list link */
+            madvise((char *)b + 4096, ((size_t)1 << c) - 4096, MADV_DONTNEED);
+    }
     rt_lock(&lock);
+    b->resident = keep;
     b->next = free_list[c];
     free_list[c] = b;
     rt_unlock(&lock);

@@ -283,19 +283,6 @@ void stackprof_memory_map(FILE *f)
     free(maps);
 }
 
-int stackprof_write_all(int fd, const char *p, size_t len)
-{
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fd, p + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        off += (size_t)w;
-    }
-    return 0;
-}
-
 int stackprof_write_file(const char *pattern, int (*write)(int fd, int debug))
 {
     static uint64_t sequence;

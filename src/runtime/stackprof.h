@@ -66,7 +66,4 @@ void stackprof_memory_map(FILE *f);
  * rename, so a reader never sees half a file. 0 or a negative errno. */
 int stackprof_write_file(const char *pattern, int (*write)(int fd, int debug));
 
-/* Writes len bytes to fd, retrying short writes and EINTR. 0 or -errno. */
-int stackprof_write_all(int fd, const char *p, size_t len);
-
 #endif

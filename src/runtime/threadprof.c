@@ -499,7 +499,7 @@ static int write_counts(int fd, int debug, const char *name, group_t *g, size_t 
     }
     stackprof_memory_map(f);
     stacknames_free(names);
-    rc = fclose(f) == 0 && text ? stackprof_write_all(fd, text, len) : -ENOMEM;
+    rc = fclose(f) == 0 && text ? profile_write_all(fd, text, len) : -ENOMEM;
     free(text);
     return rc;
 }
@@ -541,7 +541,7 @@ static int write_dump(int fd, const thr_t *t, size_t n)
         }
     }
     stacknames_free(names);
-    int rc = fclose(f) == 0 && text ? stackprof_write_all(fd, text, len) : -ENOMEM;
+    int rc = fclose(f) == 0 && text ? profile_write_all(fd, text, len) : -ENOMEM;
     free(text);
     return rc;
 }
