@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """viz_check.py — checks for cprof's visual outputs, used by tests/e2e/viz_*.sh.
 
-  viz_check.py dot CPROF.dot PPROF.dot [--ignore-legend]
+  viz_check.py dot CPROF.dot PPROF.dot [--ignore-legend] [--tree]
       Parses both DOT files (the subset pprof writes: one statement per
       line) and compares what they describe: the legend lines, the nodes
       (by printable name: label, i.e. flat and cum, font size, colours),
       the tag nodelets (by their node and label) and the edges (by source
       and destination names: value label, weight, pen width, colour,
       style). Node numbering may differ. Prints the differences; exit 1.
+      --tree: the graphs are call trees (-call_tree), where a name appears
+      once per calling context: a node is named by its path from its root
+      (through its only in-edge), and nodes and edges are compared as
+      multisets, since pprof orders equal nodes at random.
   viz_check.py folded RAW INDEX FOLDED
       RAW is `go tool pprof -raw` of a profile, FOLDED cprof's -folded of the
       same profile for sample column INDEX. Every distinct stack (function
@@ -76,48 +80,71 @@ def parse_dot(path):
     return g
 
 
-def node_key(g, nid):
+def node_key(g, nid, tree=False, below=()):
     """A node's identity independent of numbering: its printable name for
-    graph nodes, its node's key and label for nodelets."""
+    graph nodes (in a tree, prefixed by its parent's), its node's key and
+    label for nodelets. below: the nodes under nid on the way up (cycles)."""
     a = g["nodes"].get(nid)
     if a is None:
         return "?" + nid
     if "_" not in nid:  # N12
-        return re.sub(r' \([^()]*\)$', "", a.get("tooltip", ""))
+        name = re.sub(r' \([^()]*\)$', "", a.get("tooltip", ""))
+        if tree:
+            parents = [s for s, d, _ in g["edges"] if d == nid and "_" not in s]
+            if len(parents) > 1 or nid in below:
+                raise ValueError("not a tree: " + name + " has several parents")
+            if parents:
+                name = node_key(g, parents[0], True, below + (nid,)) + " / " + name
+        return name
     # nodelets: N12_0 under N12, NN12_0_1 under N12_0 (numeric under label)
     # or NN12_1 under N12 (numeric, no label)
     for src, dst, _ in g["edges"]:
         if dst == nid:
-            return node_key(g, src) + " > " + a.get("label", "")
+            return node_key(g, src, tree) + " > " + a.get("label", "")
     return "?" + nid
 
 
-def describe(g):
+def describe(g, tree=False):
     nodes = {}
     for nid, a in g["nodes"].items():
-        k = node_key(g, nid)
+        k = node_key(g, nid, tree)
         keep = ("label", "fontsize", "shape", "color", "fillcolor", "tooltip")
         v = tuple((x, a.get(x)) for x in keep)
+        if tree:  # a multiset: equal nodes keep one entry each
+            nodes.setdefault(k, []).append(v)
+            continue
         if k in nodes:
             k = k + " #" + nid  # same printable name twice: keep both
         nodes[k] = v
     edges = {}
     for s, d, a in g["edges"]:
         keep = ("label", "weight", "penwidth", "color", "style", "minlen", "tooltip")
-        k = (node_key(g, s), node_key(g, d))
-        edges[k] = tuple((x, a.get(x)) for x in keep)
+        k = (node_key(g, s, tree), node_key(g, d, tree))
+        v = tuple((x, a.get(x)) for x in keep)
+        if tree:
+            edges.setdefault(k, []).append(v)
+        else:
+            edges[k] = v
+    if tree:
+        nodes = {k: sorted(v, key=repr) for k, v in nodes.items()}
+        edges = {k: sorted(v, key=repr) for k, v in edges.items()}
     return nodes, edges
 
 
 def cmd_dot(args):
     ignore_legend = "--ignore-legend" in args
+    tree = "--tree" in args
     args = [a for a in args if not a.startswith("--")]
     a, b = parse_dot(args[0]), parse_dot(args[1])
     bad = []
     if not ignore_legend and a["legend"] != b["legend"]:
         bad.append("legend:\n  cprof: %s\n  pprof: %s" % (a["legend"], b["legend"]))
-    na, ea = describe(a)
-    nb, eb = describe(b)
+    try:
+        na, ea = describe(a, tree)
+        nb, eb = describe(b, tree)
+    except ValueError as e:
+        print(e)
+        return 1
     for k in sorted(set(na) | set(nb)):
         if k not in na:
             bad.append("node only in pprof: %s %s" % (k, nb[k]))

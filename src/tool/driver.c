@@ -354,8 +354,6 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     if (conflicts && *conflicts)
         fputs(conflicts, stderr);
     free(conflicts);
-    if (cfg.call_tree && cmd->format == FMT_DOT)
-        msg("call_tree: not supported for graphs yet, ignored");
     if (filter_remove_uninteresting(w, err, sizeof(err)) < 0) {
         msg("failed to compile regexp %s", err);
         goto done;

@@ -58,15 +58,11 @@ static int node_rehash(graph_t *g, size_t nslots)
     return 0;
 }
 
-/* Index of the node with info i, adding it; -1 on OOM. */
-static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
+/* Appends a node with info i (a copy: i may point into nodes[]); its
+ * index, or -1 on OOM. */
+static int64_t append_node(graph_t *g, const ninfo_t *i)
 {
-    if ((g->n_nodes + 1) * 2 > g->node_mask + 1 && node_rehash(g, (g->node_mask + 1) * 2) < 0)
-        return -1;
-    size_t h = ninfo_hash(i) & g->node_mask;
-    for (; g->node_slots[h]; h = (h + 1) & g->node_mask)
-        if (ninfo_eq(&g->nodes[g->node_slots[h] - 1].info, i))
-            return g->node_slots[h] - 1;
+    ninfo_t info = *i;
     if (g->n_nodes == g->cap_nodes) {
         size_t nc = g->cap_nodes ? g->cap_nodes * 2 : 1024;
         gnode_t *nn = realloc(g->nodes, nc * sizeof(*nn));
@@ -77,9 +73,23 @@ static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
     }
     gnode_t *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof(*n));
-    n->info = *i;
-    g->node_slots[h] = (uint32_t)g->n_nodes + 1;
+    n->info = info;
     return (int64_t)g->n_nodes++;
+}
+
+/* Index of the node with info i, adding it; -1 on OOM. */
+static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
+{
+    if ((g->n_nodes + 1) * 2 > g->node_mask + 1 && node_rehash(g, (g->node_mask + 1) * 2) < 0)
+        return -1;
+    size_t h = ninfo_hash(i) & g->node_mask;
+    for (; g->node_slots[h]; h = (h + 1) & g->node_mask)
+        if (ninfo_eq(&g->nodes[g->node_slots[h] - 1].info, i))
+            return g->node_slots[h] - 1;
+    int64_t n = append_node(g, i);
+    if (n >= 0)
+        g->node_slots[h] = (uint32_t)n + 1;
+    return n;
 }
 
 static const char *base_name(const char *path)
@@ -108,6 +118,9 @@ void graph_free(graph_t *g)
     free(g->node_slots);
     free(g->loc_first);
     free(g->loc_nodes);
+    free(g->s_path_first);
+    free(g->s_path);
+    free(g->s_path_inl);
     free(g->sel);
     free(g->edges);
     free(g->edge_slots);
@@ -127,6 +140,72 @@ void graph_free(graph_t *g)
     free(g->s_numv);
     free(g->score);
     free(g);
+}
+
+static inline uint64_t pair_hash(uint32_t a, uint32_t b)
+{
+    uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+/* pprof's newTree: the samples' frames, from the root, as paths in a tree
+ * whose children are distinct by NodeInfo (the node made of the same
+ * line by graph_new). */
+static int build_tree(graph_t *g)
+{
+    const work_t *w = g->w;
+    size_t total = 0, nslots = 16;
+    for (size_t si = 0; si < w->n_samples; si++)
+        for (uint32_t i = 0; i < w->samples[si].n_locs; i++) {
+            uint32_t loc = w->samples[si].locs[i];
+            total += g->loc_first[loc + 1] - g->loc_first[loc];
+        }
+    while (nslots < 2 * total)
+        nslots *= 2;
+    const size_t mask = nslots - 1, first_tree = g->n_nodes;
+    uint32_t *slots = calloc(nslots, sizeof(*slots)); /* tree node - first_tree + 1 */
+    uint32_t *parent_of = malloc((total + 1) * sizeof(*parent_of));
+    uint32_t *base_of = malloc((total + 1) * sizeof(*base_of));
+    g->s_path_first = malloc((w->n_samples + 1) * sizeof(*g->s_path_first));
+    g->s_path = malloc((total + 1) * sizeof(*g->s_path));
+    g->s_path_inl = malloc((total + 1) * sizeof(*g->s_path_inl));
+    int rc = -ENOMEM;
+    if (!slots || !parent_of || !base_of || !g->s_path_first || !g->s_path || !g->s_path_inl)
+        goto out;
+    uint32_t k = 0;
+    for (size_t si = 0; si < w->n_samples; si++) {
+        const wsample_t *s = &w->samples[si];
+        g->s_path_first[si] = k;
+        uint32_t parent = UINT32_MAX; /* the root's children hang from no node */
+        for (uint32_t i = s->n_locs; i-- > 0;) {
+            uint32_t first = g->loc_first[s->locs[i]], cnt = g->loc_first[s->locs[i] + 1] - first;
+            for (uint32_t li = cnt; li-- > 0;) {
+                uint32_t base = g->loc_nodes[first + li];
+                size_t h = pair_hash(parent, base) & mask;
+                for (; slots[h]; h = (h + 1) & mask)
+                    if (parent_of[slots[h] - 1] == parent && base_of[slots[h] - 1] == base)
+                        break;
+                if (!slots[h]) {
+                    int64_t n = append_node(g, &g->nodes[base].info);
+                    if (n < 0)
+                        goto out;
+                    parent_of[n - (int64_t)first_tree] = parent;
+                    base_of[n - (int64_t)first_tree] = base;
+                    slots[h] = (uint32_t)(n - (int64_t)first_tree) + 1;
+                }
+                parent = (uint32_t)first_tree + slots[h] - 1;
+                g->s_path[k] = parent;
+                g->s_path_inl[k++] = li != cnt - 1;
+            }
+        }
+    }
+    g->s_path_first[w->n_samples] = k;
+    rc = 0;
+out:
+    free(slots);
+    free(parent_of);
+    free(base_of);
+    return rc;
 }
 
 int graph_new(work_t *w, const graph_opts_t *o, graph_t **out)
@@ -190,6 +269,10 @@ int graph_new(work_t *w, const graph_opts_t *o, graph_t **out)
     }
     g->loc_first[w->n_locs] = k;
     free(clean);
+    if (o->call_tree && build_tree(g) < 0) {
+        graph_free(g);
+        return -ENOMEM;
+    }
     *out = g;
     return 0;
 oom:
@@ -199,12 +282,6 @@ oom:
 }
 
 /* --- edges -------------------------------------------------------------------- */
-
-static inline uint64_t pair_hash(uint32_t a, uint32_t b)
-{
-    uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-}
 
 static int edge_rehash(graph_t *g, size_t nslots)
 {
@@ -593,6 +670,54 @@ static int count_tags(const graph_t *g, uint32_t node)
 
 /* --- building -------------------------------------------------------------------- */
 
+/* One sample's walk from the root. */
+typedef struct {
+    size_t si;
+    int64_t v, dv;
+    uint32_t stamp;
+    bool tags;
+    bool residual; /* frames were skipped since the parent */
+    int64_t parent; /* -1 at the root */
+} walk_t;
+
+/* Adds the sample to node n, reached from the walk's parent (inl: by an
+ * inline call): cum once per sample, and the edge from the parent. */
+static int visit(graph_t *g, walk_t *k, uint32_t n, bool inl)
+{
+    gnode_t *nd = &g->nodes[n];
+    if (nd->stamp != k->stamp) {
+        nd->stamp = k->stamp;
+        nd->cum += k->v;
+        nd->cum_div += k->dv;
+        if (k->tags && tags_add(g, n, k->si, k->v, k->dv, false) < 0)
+            return -ENOMEM;
+    }
+    if (k->parent >= 0 && (uint32_t)k->parent != n) {
+        bool created;
+        gedge_t *e = find_or_add_edge(g, (uint32_t)k->parent, n, &created);
+        if (!e)
+            return -ENOMEM;
+        if (created) {
+            e->inl = inl;
+            e->residual = k->residual;
+        }
+        if (e->stamp != k->stamp) {
+            if (!created) {
+                if (k->residual)
+                    e->residual = true;
+                if (!inl)
+                    e->inl = false;
+            }
+            e->stamp = k->stamp;
+            e->weight += k->v;
+            e->weight_div += k->dv;
+        }
+    }
+    k->parent = n;
+    k->residual = false;
+    return 0;
+}
+
 int graph_build(graph_t *g, const bool *kept)
 {
     work_t *w = g->w;
@@ -615,56 +740,29 @@ int graph_build(graph_t *g, const bool *kept)
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
             continue;
-        uint32_t stamp = ++g->stamp;
-        int64_t parent = -1;
-        bool residual = false;
-        for (uint32_t i = s->n_locs; i-- > 0;) {
-            uint32_t loc = s->locs[i];
-            uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
-            for (uint32_t ni = cnt; ni-- > 0;) {
-                uint32_t n = g->loc_nodes[first + ni];
-                if (kept && !kept[n]) {
-                    residual = true;
-                    continue;
-                }
-                gnode_t *nd = &g->nodes[n];
-                if (nd->stamp != stamp) {
-                    nd->stamp = stamp;
-                    nd->cum += v;
-                    nd->cum_div += dv;
-                    if (tags && tags_add(g, n, si, v, dv, false) < 0)
+        walk_t k = {si, v, dv, ++g->stamp, tags, false, -1};
+        if (g->o.call_tree) {
+            /* kept is for graphs only: a tree is trimmed by trim_tree */
+            for (uint32_t i = g->s_path_first[si]; i < g->s_path_first[si + 1]; i++)
+                if (visit(g, &k, g->s_path[i], g->s_path_inl[i]) < 0)
+                    return -ENOMEM;
+        } else {
+            for (uint32_t i = s->n_locs; i-- > 0;) {
+                uint32_t loc = s->locs[i];
+                uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
+                for (uint32_t ni = cnt; ni-- > 0;) {
+                    uint32_t n = g->loc_nodes[first + ni];
+                    if (kept && !kept[n])
+                        k.residual = true;
+                    else if (visit(g, &k, n, ni != cnt - 1) < 0)
                         return -ENOMEM;
                 }
-                if (parent >= 0 && (uint32_t)parent != n) {
-                    bool created;
-                    gedge_t *e = find_or_add_edge(g, (uint32_t)parent, n, &created);
-                    if (!e)
-                        return -ENOMEM;
-                    bool inl = ni != cnt - 1;
-                    if (created) {
-                        e->inl = inl;
-                        e->residual = residual;
-                    }
-                    if (e->stamp != stamp) {
-                        if (!created) {
-                            if (residual)
-                                e->residual = true;
-                            if (!inl)
-                                e->inl = false;
-                        }
-                        e->stamp = stamp;
-                        e->weight += v;
-                        e->weight_div += dv;
-                    }
-                }
-                parent = n;
-                residual = false;
             }
         }
-        if (parent >= 0 && !residual) {
-            g->nodes[parent].flat += v;
-            g->nodes[parent].flat_div += dv;
-            if (tags && tags_add(g, (uint32_t)parent, si, v, dv, true) < 0)
+        if (k.parent >= 0 && !k.residual) {
+            g->nodes[k.parent].flat += v;
+            g->nodes[k.parent].flat_div += dv;
+            if (tags && tags_add(g, (uint32_t)k.parent, si, v, dv, true) < 0)
                 return -ENOMEM;
         }
     }
@@ -929,17 +1027,76 @@ static int sort_for(graph_t *g, const trim_opts_t *t)
     return 0;
 }
 
+/* The live in-edge of a tree node; UINT32_MAX for a root. */
+static uint32_t tree_in_edge(const graph_t *g, uint32_t n)
+{
+    const gnode_t *nd = &g->nodes[n];
+    for (uint32_t j = 0; j < nd->in_n; j++)
+        if (!g->edges[g->in_refs[nd->in_start + j]].removed)
+            return g->in_refs[nd->in_start + j];
+    return UINT32_MAX;
+}
+
+/* pprof's TrimTree: of the selected nodes, drops those without kept set.
+ * The in-edge of a node that stays but whose parent is dropped starts
+ * instead at the nearest ancestor that stays (residual, inline if every
+ * call on the way was), or goes too when a dropped root is on the way.
+ * Unselected nodes (no value) stay, as pprof only walks g.Nodes, and their
+ * edges count in their parents' entropy. Its final RemoveRedundantEdges
+ * finds nothing in a tree. */
+static int trim_tree(graph_t *g, const bool *kept)
+{
+    bool *drop = calloc(g->n_nodes + 1, sizeof(*drop));
+    if (!drop)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_sel; i++)
+        drop[g->sel[i]] = !kept[g->sel[i]];
+    /* The walks up read only edges into dropped nodes and change only
+     * edges into the others, so one pass in place gives pprof's result. */
+    for (size_t i = 0; i < g->n_edges; i++) {
+        gedge_t *e = &g->edges[i];
+        if (e->removed || drop[e->dst])
+            continue;
+        while (drop[e->src]) {
+            uint32_t up = tree_in_edge(g, e->src);
+            if (up == UINT32_MAX) {
+                e->removed = true;
+                break;
+            }
+            e->src = g->edges[up].src;
+            e->inl = e->inl && g->edges[up].inl;
+            e->residual = true;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_sel; i++) {
+        uint32_t ni = g->sel[i];
+        if (!drop[ni]) {
+            g->sel[n++] = ni;
+            continue;
+        }
+        uint32_t ei = tree_in_edge(g, ni);
+        if (ei != UINT32_MAX)
+            g->edges[ei].removed = true;
+    }
+    g->n_sel = n;
+    free(drop);
+    return build_adjacency(g);
+}
+
 int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
 {
     *r = (trim_result_t){0};
-    /* The first build only measures nodes: tags (the costly part of a
-     * visual build) wait for the graph that is kept. */
-    g->skip_tags = true;
+    /* The first build of a graph only measures nodes: tags (the costly part
+     * of a visual build) wait for the graph that is kept. A tree is built
+     * once. */
+    const bool tree = g->o.call_tree;
+    g->skip_tags = !tree;
     int rc = graph_build(g, NULL);
     g->skip_tags = false;
     if (rc < 0)
         return rc;
-    bool rebuilt = false;
+    bool tagged = tree;
     int64_t total = 0;
     for (size_t i = 0; i < g->n_sel; i++)
         total += g->nodes[g->sel[i]].flat;
@@ -958,12 +1115,12 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
             }
         if (nk != g->n_sel) {
             r->dropped_nodes = (int)(g->n_sel - nk);
-            if ((rc = graph_build(g, kept)) < 0)
+            if ((rc = tree ? trim_tree(g, kept) : graph_build(g, kept)) < 0)
                 goto out;
-            rebuilt = true;
+            tagged = true;
         }
     }
-    if (!rebuilt && g->o.tags && (rc = graph_build(g, NULL)) < 0)
+    if (!tagged && g->o.tags && (rc = graph_build(g, NULL)) < 0)
         goto out;
     r->orig_count = (int)g->n_sel;
     if ((rc = sort_for(g, t)) < 0)
@@ -995,7 +1152,7 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
             memset(kept, 0, (g->n_nodes + 1) * sizeof(*kept));
             for (size_t i = 0; i < max; i++)
                 kept[g->sel[i]] = true;
-            if ((rc = graph_build(g, kept)) < 0)
+            if ((rc = tree ? trim_tree(g, kept) : graph_build(g, kept)) < 0)
                 goto out;
             if ((rc = sort_for(g, t)) < 0)
                 goto out;

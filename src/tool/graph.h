@@ -1,6 +1,7 @@
 /* graph.h — the call graph of a (filtered, aggregated) work profile, as
  * pprof's internal/graph builds it: one node per distinct NodeInfo (name,
- * file, line, address, object file), flat and cumulative values, weighted
+ * file, line, address, object file) — or, as a call tree, one per distinct
+ * path from a root to such a NodeInfo —, flat and cumulative values, weighted
  * caller→callee edges (residual when they jump over dropped nodes, inline
  * when the callee was inlined), and pprof's trimming (nodefraction,
  * edgefraction, nodecount) and sort orders.
@@ -44,6 +45,7 @@ typedef struct {
     int mean_index;    /* divisor for -mean, or -1 */
     bool obj_names;    /* keep object file names (list, raw) */
     bool drop_negative;
+    bool call_tree; /* pprof's CallTree: a node per calling context */
     /* Tags (pprof's LabelTags/NumericTags, the nodelets of call graphs):
      * computed by graph_build when set. Numeric tags come from the "bytes"
      * labels only, named with measure_scaled_label(v, bytes_unit, tag_unit). */
@@ -74,6 +76,12 @@ typedef struct {
     size_t node_mask;
     uint32_t *loc_first; /* per location: first entry in loc_nodes; n_locs+1 entries */
     uint32_t *loc_nodes; /* node index per line (or one per line-less location) */
+    /* call tree (o.call_tree): each sample's path of tree nodes, root first,
+     * and whether the edge into each is inline. The tree nodes follow the
+     * NodeInfo nodes (which then stay without values) in nodes[]. */
+    uint32_t *s_path_first; /* per sample: first entry in s_path; n_samples+1 */
+    uint32_t *s_path;
+    bool *s_path_inl;
 
     /* the current graph */
     uint32_t *sel; /* g.Nodes: node indexes, in sort order once sorted */
@@ -109,7 +117,8 @@ int graph_new(work_t *w, const graph_opts_t *o, graph_t **out);
 void graph_free(graph_t *g);
 
 /* Rebuilds values and edges from the samples, keeping only nodes with
- * kept[i] set (kept NULL: all). 0 or -ENOMEM. */
+ * kept[i] set (kept NULL: all; a call tree keeps all, graph_trimmed trims
+ * it). 0 or -ENOMEM. */
 int graph_build(graph_t *g, const bool *kept);
 /* pprof's FlatNameOrder (cum false) or CumNameOrder (cum true). */
 void graph_sort(graph_t *g, bool cum);
@@ -134,7 +143,9 @@ typedef struct {
     int orig_count, dropped_nodes, dropped_edges;
 } trim_result_t;
 
-/* pprof's newTrimmedGraph (not the call_tree variant). */
+/* pprof's newTrimmedGraph. A call tree is built once and then trimmed as
+ * pprof's TrimTree does (a dropped node's children move up to its parent
+ * through residual edges, or become roots) instead of being rebuilt. */
 int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r);
 
 /* pprof's TrimLowFrequencyTags: marks tags below cutoff (flat and cum)
