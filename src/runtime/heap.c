@@ -36,6 +36,9 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
 
 __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out)
 {
+    heap_freed_t mine;
+    if (!out)
+        out = &mine;
     if (livemap_remove(p, &out->bucket, &out->size)) {
         out->sampled = true;
         credit_free(out->bucket, out->size);

@@ -35,13 +35,18 @@ static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
         heap_record_alloc(p, size);
 }
 
-/* Called before the real free: the address may be reused right after. */
+/* Called before the real free: the address may be reused right after.
+ * out (NULL: not wanted) tells what was counted, for heap_undo_free; free()
+ * passes NULL, so that no local of its own outlives the call and the real
+ * free can be a jump. */
 static inline void heap_on_free(rt_thread_t *t, void *p, heap_freed_t *out)
 {
     size_t usable = rt_usable_size(p);
     tstats_free(t, 1, usable);
-    out->sampled = false;
-    out->usable = usable;
+    if (out) {
+        out->sampled = false;
+        out->usable = usable;
+    }
     if (RT_UNLIKELY(livemap_maybe(p)))
         heap_record_free(p, out);
 }
