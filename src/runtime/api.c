@@ -67,6 +67,16 @@ static void fork_child(void)
     rt_self.rng = 0; /* the child draws its own sample points */
 }
 
+/* After every other child handler (cpuprof's, ownheap's: registered
+ * earlier, they run earlier), when all of cprof's locks are free again:
+ * the child may start threads of its own. */
+static void fork_child_last(void)
+{
+    uint32_t g = rt_guard_enter();
+    output_fork_child();
+    rt_guard_leave(g);
+}
+
 __attribute__((constructor(101))) static void cprof_init(void)
 {
     uint32_t g = rt_guard_enter();
@@ -93,6 +103,14 @@ __attribute__((constructor(101))) static void cprof_init(void)
         cpu_start_from_env(cfg.cpu_profile);
     httpctl_start_from_env();
     rt_guard_leave(g);
+}
+
+/* Runs after ownheap's constructor (102), which registers its fork
+ * handlers. */
+__attribute__((constructor(103))) static void cprof_init_last(void)
+{
+    if (ready)
+        pthread_atfork(NULL, NULL, fork_child_last);
 }
 
 __attribute__((destructor)) static void cprof_fini(void)

@@ -35,6 +35,7 @@ int output_write_heap(const char *pattern)
 static char periodic_pattern[4096];
 static double periodic_seconds;
 static int periodic_stop;
+static bool periodic_running; /* a snapshot thread was started in this process */
 
 static void *periodic_main(void *arg)
 {
@@ -57,6 +58,22 @@ static void *periodic_main(void *arg)
     return NULL;
 }
 
+/* Starts the snapshot thread. 0 or -errno. */
+static int periodic_spawn(void)
+{
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, periodic_main, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) {
+        pthread_setname_np(th, "cprof-snapshot");
+        periodic_running = true;
+    }
+    return -rc;
+}
+
 int output_start_periodic(const char *pattern, double seconds)
 {
     size_t len = strlen(pattern);
@@ -70,18 +87,23 @@ int output_start_periodic(const char *pattern, double seconds)
                  pattern + cut);
     }
     periodic_seconds = seconds;
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, periodic_main, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc == 0)
-        pthread_setname_np(th, "cprof-snapshot");
-    return -rc;
+    return periodic_spawn();
 }
 
 void output_stop_periodic(void)
 {
     __atomic_store_n(&periodic_stop, 1, __ATOMIC_RELAXED);
+}
+
+void output_fork_child(void)
+{
+    /* The snapshot thread did not come along: a forked worker writes its
+     * own series (the pattern's %p is its pid) as the parent does. */
+    if (periodic_running && !__atomic_load_n(&periodic_stop, __ATOMIC_RELAXED)) {
+        periodic_running = false;
+        int rc = periodic_spawn();
+        if (rc < 0)
+            rt_warn("cannot start the snapshot thread in the forked child (%s); no periodic snapshots",
+                    strerror(-rc));
+    }
 }

@@ -21,4 +21,8 @@ int output_write_heap(const char *pattern);
 int output_start_periodic(const char *pattern, double seconds);
 void output_stop_periodic(void);
 
+/* In a forked child: starts the child's own snapshot thread if the parent
+ * had one running. */
+void output_fork_child(void);
+
 #endif
