@@ -92,28 +92,37 @@ static void *thread_c(void *arg)
     return NULL;
 }
 
-__attribute__((noinline)) static void serve_hot(void)
+__attribute__((noinline)) static void serve_hot(long n)
 {
     unsigned long x = sink;
-    for (int i = 0; i < 3000000; i++)
+    for (long i = 0; i < 3 * n; i++)
         x = x * 6364136223846793005ul + 1;
     sink = x;
 }
 
-__attribute__((noinline)) static void serve_cold(void)
+__attribute__((noinline)) static void serve_cold(long n)
 {
     unsigned long x = sink;
-    for (int i = 0; i < 1000000; i++)
+    for (long i = 0; i < n; i++)
         x = x * 6364136223846793005ul + 1;
     sink = x;
 }
 
+/* Rounds of random length (well under the kernel's 4 ms tick, at which
+ * the CPU timer's signals arrive): a fixed round near the tick would be
+ * sampled at the same phase again and again, and the 3:1 split would
+ * come out as whatever that phase says. */
 static void *serve_worker(void *arg)
 {
     (void)arg;
+    unsigned long rng = 88172645463325252ul;
     for (;;) {
-        serve_hot();
-        serve_cold();
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        long n = 20000 + (long)(rng % 60000);
+        serve_hot(n);
+        serve_cold(n);
     }
     return NULL;
 }
