@@ -13,8 +13,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define RT_LIKELY_ENC(x) __builtin_expect(!!(x), 1)
-
 void pbuf_free(pbuf_t *b)
 {
     free(b->data);
@@ -43,7 +41,7 @@ static __attribute__((noinline)) uint8_t *reserve_slow(pbuf_t *b, size_t n)
 
 static inline uint8_t *reserve(pbuf_t *b, size_t n)
 {
-    return RT_LIKELY_ENC(b->len + n <= b->cap) ? b->data + b->len : reserve_slow(b, n);
+    return __builtin_expect(b->len + n <= b->cap, 1) ? b->data + b->len : reserve_slow(b, n);
 }
 
 static void put(pbuf_t *b, const void *src, size_t n)
