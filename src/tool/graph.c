@@ -682,7 +682,7 @@ typedef struct {
 
 /* Adds the sample to node n, reached from the walk's parent (inl: by an
  * inline call): cum once per sample, and the edge from the parent. */
-static int visit(graph_t *g, walk_t *k, uint32_t n, bool inl)
+static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, uint32_t n, bool inl)
 {
     gnode_t *nd = &g->nodes[n];
     if (nd->stamp != k->stamp) {
