@@ -1,5 +1,6 @@
-/* lockhooks.c — the pthread lock and condition-variable entry points cprof
- * interposes for the mutex and block profiles (lockprof.h). Each forwards
+/* lockhooks.c — the pthread lock, condition-variable, semaphore and join
+ * entry points cprof interposes for the mutex and block profiles
+ * (lockprof.h). Each forwards
  * to the next definition in the chain (dlsym(RTLD_NEXT), resolved together
  * on first use), so another interposer behind cprof keeps working.
  *
@@ -29,6 +30,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -48,6 +50,11 @@ static struct {
     int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
     int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
     int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+    int (*sem_wait)(sem_t *);
+    int (*sem_trywait)(sem_t *);
+    int (*sem_timedwait)(sem_t *, const struct timespec *);
+    int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+    int (*join)(pthread_t, void **);
 } nx;
 
 static int resolved; /* 1 once nx is filled (release) */
@@ -80,9 +87,14 @@ static __attribute__((noinline)) void resolve(void)
     *(void **)&n.cond_wait = next_cond("pthread_cond_wait");
     *(void **)&n.cond_timedwait = next_cond("pthread_cond_timedwait");
     *(void **)&n.cond_clockwait = dlsym(RTLD_NEXT, "pthread_cond_clockwait");
+    *(void **)&n.sem_wait = dlsym(RTLD_NEXT, "sem_wait");
+    *(void **)&n.sem_trywait = dlsym(RTLD_NEXT, "sem_trywait");
+    *(void **)&n.sem_timedwait = dlsym(RTLD_NEXT, "sem_timedwait");
+    *(void **)&n.sem_clockwait = dlsym(RTLD_NEXT, "sem_clockwait");
+    *(void **)&n.join = dlsym(RTLD_NEXT, "pthread_join");
     if (!n.mutex_lock || !n.mutex_trylock || !n.mutex_timedlock || !n.rdlock || !n.tryrdlock ||
         !n.timedrdlock || !n.wrlock || !n.trywrlock || !n.timedwrlock || !n.cond_wait ||
-        !n.cond_timedwait) {
+        !n.cond_timedwait || !n.sem_wait || !n.sem_trywait || !n.sem_timedwait || !n.join) {
         rt_warn("cannot find the next pthread lock functions; aborting");
         abort();
     }
@@ -298,3 +310,50 @@ COND_HOOK(pthread_cond_timedwait, cond_timedwait, (c, m, ts), pthread_cond_t *c,
           pthread_mutex_t *m, const struct timespec *ts)
 COND_HOOK(pthread_cond_clockwait, cond_clockwait, (c, m, clk, ts), pthread_cond_t *c,
           pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)
+/* Waiting for a thread to end is blocking too (a C program's WaitGroup). */
+COND_HOOK(pthread_join, join, (th, ret), pthread_t th, void **ret)
+
+/* --- semaphores: the block profile only ----------------------------------------- */
+
+/* A semaphore wait blocks only when the count is 0: the hook tries first
+ * (sem_trywait) and times only a wait that would block. These calls
+ * report errors in errno, which the recording must not change. The clock
+ * variant exists from glibc 2.30: ENOSYS without it. */
+#define SEM_HOOK(name, field, args, ...)                                                        \
+    static __attribute__((noinline)) int name##_timed(int64_t br, __VA_ARGS__)                  \
+    {                                                                                           \
+        wait_t w;                                                                               \
+        w.depth = -1;                                                                           \
+        w.mutex_sampled = false;                                                                \
+        w.t0 = now_ns();                                                                        \
+        int rc = nx.field args;                                                                 \
+        int saved = errno;                                                                      \
+        wait_end(&w, false, br);                                                                \
+        errno = saved;                                                                          \
+        return rc;                                                                              \
+    }                                                                                           \
+    RT_EXPORT int name(__VA_ARGS__)                                                             \
+    {                                                                                           \
+        ready();                                                                                \
+        if (RT_UNLIKELY(!nx.field)) {                                                           \
+            errno = ENOSYS;                                                                     \
+            return -1;                                                                          \
+        }                                                                                       \
+        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
+        if (RT_LIKELY(br == 0) || rt_self.guard || rt_self.unwinding)                           \
+            return nx.field args;                                                               \
+        int saved = errno;                                                                      \
+        if (nx.sem_trywait(s) == 0)                                                             \
+            return 0;                                                                           \
+        if (errno != EAGAIN) {                                                                  \
+            errno = saved;                                                                      \
+            return nx.field args;                                                               \
+        }                                                                                       \
+        errno = saved;                                                                          \
+        return name##_timed(br, UNPAREN args);                                                  \
+    }
+
+SEM_HOOK(sem_wait, sem_wait, (s), sem_t *s)
+SEM_HOOK(sem_timedwait, sem_timedwait, (s, ts), sem_t *s, const struct timespec *ts)
+SEM_HOOK(sem_clockwait, sem_clockwait, (s, clk, ts), sem_t *s, clockid_t clk,
+         const struct timespec *ts)

@@ -5,7 +5,10 @@
 # on a condition variable for ~100 ms:
 #  - preloaded, CPROF_MUTEX_RATE=1: the contentions show under exactly those
 #    three functions (go tool pprof -top and cprof -top), with delays;
-#  - the block profile (CPROF_BLOCK_RATE=1) has cond_waiter and the three;
+#  - the block profile (CPROF_BLOCK_RATE=1) has cond_waiter, the three,
+#    and main, joining the threads;
+#  - and the semaphore waits (sem_wait, sem_timedwait: only those that
+#    block) and a pthread_join, with their durations;
 #  - an uncontended run, and a run without CPROF_MUTEX_RATE, record nothing;
 #  - CPROF_MUTEX_RATE=5: values scaled by the rate (multiples of 5);
 #  - linked, rates set through the API: the text forms (--- mutex: /
@@ -24,7 +27,7 @@ run() { # NAME MODE [ENV...]: preloaded, profiles at exit to $T/NAME.{mutex,bloc
   name=$1; mode=$2; shift 2
   env "$@" CPROF_MUTEX_PROFILE="$T/$name.mutex.pb.gz" CPROF_BLOCK_PROFILE="$T/$name.block.pb.gz" \
     LD_PRELOAD="$LIB" "$T/mf" "$mode" > "$T/$name.out" || fail "$name: program failed"
-  want="600 600 600 10"; [ "$mode" = alone ] && want="100000 0 0 0"
+  want="600 600 600 10"; [ "$mode" = alone ] && want="100000 0 0 0"; [ "$mode" = sem ] && want=sem
   [ "$(cat "$T/$name.out")" = "$want" ] || fail "$name: program printed $(cat "$T/$name.out")"
   [ -s "$T/$name.mutex.pb.gz" ] && [ -s "$T/$name.block.pb.gz" ] || fail "$name: no profiles"
 }
@@ -62,12 +65,27 @@ fi
 note "mutex: contentions under fight, fight_timed, fight_rw"
 
 flat_nonzero delay "$T/fight.block.pb.gz" > "$T/block.delay"
-printf 'cond_waiter\nfight\nfight_rw\nfight_timed\n' | cmp -s - "$T/block.delay" ||
-  { cat "$T/block.delay"; fail "block: not cond_waiter and the fighters"; }
+# main blocks too: in pthread_join, for the fighters and the waiter.
+printf 'cond_waiter\nfight\nfight_rw\nfight_timed\nmain\n' | cmp -s - "$T/block.delay" ||
+  { cat "$T/block.delay"; fail "block: not cond_waiter, the fighters and main's joins"; }
 # cond_waiter waited ten times for a signal sent 10 ms later.
 w=$(flat_exact delay "$T/fight.block.pb.gz" | awk '$1 == "cond_waiter" { print $2 }')
 awk -v w="$w" 'BEGIN { exit !(w + 0 >= 50000000) }' || fail "block: cond_waiter waited only $w ns"
 note "block: cond_waiter and the lock waits"
+
+# --- semaphores and joins (block profile) ------------------------------------------
+run sem sem CPROF_BLOCK_RATE=1
+# sem_waiter's first sem_wait found a token (no wait: not recorded), then
+# it waited ten times for a post 10 ms after it said it would wait (all
+# ten block, but for a waiter held up longer than that before its call:
+# at least one, at most ten); joiner joined a thread that slept 50 ms.
+n=$(flat_exact contentions "$T/sem.block.pb.gz" | awk '$1 == "sem_waiter" { print $2 }')
+[ "${n:-0}" -ge 1 ] && [ "$n" -le 10 ] || fail "sem: sem_waiter blocked ${n:-0} times, want 1 to 10"
+w=$(flat_exact delay "$T/sem.block.pb.gz" | awk '$1 == "sem_waiter" { print $2 }')
+awk -v w="$w" 'BEGIN { exit !(w + 0 >= 5000000) }' || fail "sem: sem_waiter waited only $w ns"
+j=$(flat_exact delay "$T/sem.block.pb.gz" | awk '$1 == "joiner" { print $2 }')
+awk -v j="$j" 'BEGIN { exit !(j + 0 >= 25000000) }' || fail "sem: joiner waited only $j ns"
+note "block: sem_wait/sem_timedwait ($n waits, $w ns) and pthread_join ($j ns)"
 
 # --- nothing to record ------------------------------------------------------------
 run alone alone CPROF_MUTEX_RATE=1 CPROF_BLOCK_RATE=1

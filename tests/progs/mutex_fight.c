@@ -10,6 +10,10 @@
  *          sends 10 ms later;
  *   alone  one thread runs lonely(): 100000 uncontended lock/unlock pairs,
  *          nothing to record;
+ *   sem    sem_waiter() waits ten times (sem_wait, then sem_timedwait) for
+ *          a post main makes 10 ms after the waiter said it is about to
+ *          wait, after taking a token that was already there (no wait);
+ *          joiner() joins a thread that sleeps 50 ms; prints "sem";
  *   COUNTFILE (any other single argument; for the HTTP endpoints) the
  *          fighters and the waiter go on until killed; COUNTFILE gets a
  *          number that grows as they work.
@@ -21,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +144,64 @@ __attribute__((noinline)) void lonely(void)
     }
 }
 
+static sem_t sem;
+static atomic_int sem_rounds; /* waits sem_waiter is about to begin */
+
+__attribute__((noinline)) void sem_waiter(void)
+{
+    if (sem_wait(&sem) != 0) /* the token already there: no wait */
+        abort();
+    for (int i = 0; i < 10; i++) {
+        atomic_fetch_add(&sem_rounds, 1);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        int rc;
+        while ((rc = i % 2 ? sem_timedwait(&sem, &until) : sem_wait(&sem)) != 0 && errno == EINTR)
+            ;
+        if (rc != 0)
+            abort();
+    }
+}
+
+static void *sem_thread(void *arg)
+{
+    (void)arg;
+    sem_waiter();
+    return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, NULL);
+    return NULL;
+}
+
+__attribute__((noinline)) void joiner(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, sleeper, NULL) != 0 || pthread_join(t, NULL) != 0)
+        abort();
+}
+
+static void sem_mode(void)
+{
+    sem_init(&sem, 0, 1);
+    pthread_t t;
+    pthread_create(&t, NULL, sem_thread, NULL);
+    for (int i = 0; i < 10; i++) {
+        struct timespec ts = {0, 10000000}, nap = {0, 100000};
+        while (atomic_load(&sem_rounds) <= i)
+            nanosleep(&nap, NULL);
+        nanosleep(&ts, NULL);
+        sem_post(&sem);
+    }
+    pthread_join(t, NULL);
+    joiner();
+}
+
 static void *fighter(void *arg)
 {
     (void)arg;
@@ -212,6 +275,10 @@ int main(int argc, char **argv)
 #endif
     if (strcmp(argv[1], "alone") == 0) {
         lonely();
+    } else if (strcmp(argv[1], "sem") == 0) {
+        sem_mode();
+        puts("sem");
+        return 0;
     } else if (strcmp(argv[1], "fight") != 0) {
         pthread_t t;
         forever = 1;
