@@ -3,7 +3,8 @@
 # in review: it exports only the allocation hooks, C++ operator new/delete
 # (so C++ allocations stay visible when a jemalloc or tcmalloc that defines
 # its own operators is preloaded after cprof), pthread_create and the pthread
-# lock and condition-variable waits (thread and lock profiles) and the
+# lock, condition-variable, semaphore and join waits (thread and lock
+# profiles) and the
 # cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
 # locks must stay invisible to a program's or cprof's mutex interposers).
@@ -19,7 +20,8 @@ for s in $exports; do
     pthread_mutex_lock|pthread_mutex_timedlock|pthread_mutex_clocklock) ;; # lockhooks.c
     pthread_rwlock_rdlock|pthread_rwlock_timedrdlock|pthread_rwlock_clockrdlock) ;;
     pthread_rwlock_wrlock|pthread_rwlock_timedwrlock|pthread_rwlock_clockwrlock) ;;
-    pthread_cond_wait|pthread_cond_timedwait|pthread_cond_clockwait) ;;
+    pthread_cond_wait|pthread_cond_timedwait|pthread_cond_clockwait|pthread_join) ;;
+    sem_wait|sem_timedwait|sem_clockwait) ;;
     cprof_*) ;;
     *) fail "unexpected export: $s" ;;
   esac
