@@ -279,11 +279,11 @@ CLOCK_HOOK(pthread_mutex_clocklock, mutex_clocklock, mutex_trylock, mutex_free_n
 CLOCK_HOOK(pthread_rwlock_clockrdlock, clockrdlock, tryrdlock, rwlock_free_now, pthread_rwlock_t)
 CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, rwlock_free_now, pthread_rwlock_t)
 
-/* --- condition variables: the block profile only ---------------------------- */
+/* --- condition variables and joins: the block profile only ------------------- */
 
-/* A condition wait always blocks: while the block profile is on, every
- * wait is timed and sampled by its duration. */
-#define COND_HOOK(name, field, args, ...)                                                       \
+/* The timed wait of a block-profile hook: the real call, timed, then
+ * recorded. errno is kept: semaphores report their errors in it. */
+#define TIMED_WAIT(name, field, args, ...)                                                      \
     static __attribute__((noinline)) int name##_timed(int64_t br, __VA_ARGS__)                  \
     {                                                                                           \
         wait_t w;                                                                               \
@@ -291,9 +291,16 @@ CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, rwlock_free_now, 
         w.mutex_sampled = false;                                                                \
         w.t0 = now_ns();                                                                        \
         int rc = nx.field args;                                                                 \
+        int saved = errno;                                                                      \
         wait_end(&w, false, br);                                                                \
+        errno = saved;                                                                          \
         return rc;                                                                              \
-    }                                                                                           \
+    }
+
+/* A condition wait always blocks: while the block profile is on, every
+ * wait is timed and sampled by its duration. */
+#define COND_HOOK(name, field, args, ...)                                                       \
+    TIMED_WAIT(name, field, args, __VA_ARGS__)                                                  \
     RT_EXPORT int name(__VA_ARGS__)                                                             \
     {                                                                                           \
         ready();                                                                                \
@@ -317,21 +324,10 @@ COND_HOOK(pthread_join, join, (th, ret), pthread_t th, void **ret)
 
 /* A semaphore wait blocks only when the count is 0: the hook tries first
  * (sem_trywait) and times only a wait that would block. These calls
- * report errors in errno, which the recording must not change. The clock
- * variant exists from glibc 2.30: ENOSYS without it. */
+ * report errors in errno: the try leaves it as it was. The clock variant
+ * exists from glibc 2.30: ENOSYS without it. */
 #define SEM_HOOK(name, field, args, ...)                                                        \
-    static __attribute__((noinline)) int name##_timed(int64_t br, __VA_ARGS__)                  \
-    {                                                                                           \
-        wait_t w;                                                                               \
-        w.depth = -1;                                                                           \
-        w.mutex_sampled = false;                                                                \
-        w.t0 = now_ns();                                                                        \
-        int rc = nx.field args;                                                                 \
-        int saved = errno;                                                                      \
-        wait_end(&w, false, br);                                                                \
-        errno = saved;                                                                          \
-        return rc;                                                                              \
-    }                                                                                           \
+    TIMED_WAIT(name, field, args, __VA_ARGS__)                                                  \
     RT_EXPORT int name(__VA_ARGS__)                                                             \
     {                                                                                           \
         ready();                                                                                \
