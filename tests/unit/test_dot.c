@@ -18,6 +18,7 @@
 #include "tool/commands.h"
 #include "tool/dot.h"
 #include "tool/report.h"
+#include "unit/report_run.h"
 
 /* A profile of one sample per stack; stacks are leaf-first function
  * indexes, -1 terminated; names[i] is function i+1 at location i+1. */
@@ -69,34 +70,10 @@ static void maybe_write(profile_t *p, const char *name)
 
 static char *dot_of(profile_t *p, int nodecount)
 {
-    char err[256];
-    work_t *w;
-    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
-    filter_aggregate(w, true, true, false, false, false);
     config_t cfg;
     config_default(&cfg);
     cfg.nodecount = nodecount;
-    numunits_t u = {0};
-    report_t r = {0};
-    r.w = w;
-    r.cmd = command_find("dot");
-    r.cfg = &cfg;
-    r.value_index = 0;
-    r.mean_index = -1;
-    r.sample_type = "space";
-    r.sample_unit = "bytes";
-    snprintf(r.output_unit, sizeof(r.output_unit), "minimum");
-    r.ratio = 1;
-    r.total = report_compute_total(w, 0, -1);
-    r.units = &u;
-    char *buf;
-    size_t len;
-    r.out = open_memstream(&buf, &len);
-    assert_int_equal(report_dot(&r, err, sizeof(err)), 0);
-    fclose(r.out);
-    work_free(w);
-    config_free(&cfg);
-    return buf;
+    return report_run(p, "dot", report_dot, &cfg, 0, "space", "bytes", NULL);
 }
 
 /* Names as pprof shortens them for labels: Go package paths, C++ classes,

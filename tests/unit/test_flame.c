@@ -14,6 +14,7 @@
 #include "tool/commands.h"
 #include "tool/flame.h"
 #include "tool/report.h"
+#include "unit/report_run.h"
 
 /* Functions 1..nf named fmt(i); location i+1 holds function i+1, except
  * location 100 (id) which holds an inlined pair: leaf 2 inside 1. Stacks
@@ -54,37 +55,11 @@ static profile_t *make(size_t nf, const char *const *names, const int *stacks,
     return p;
 }
 
-typedef int (*gen_fn)(report_t *r, char *err, size_t errlen);
-
-static char *gen(profile_t *p, const char *cmd, gen_fn fn)
+static char *gen(profile_t *p, const char *cmd, report_fn fn)
 {
-    char err[256];
-    work_t *w;
-    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
-    filter_aggregate(w, true, true, false, false, false);
     config_t cfg;
     config_default(&cfg);
-    numunits_t u = {0};
-    report_t r = {0};
-    r.w = w;
-    r.cmd = command_find(cmd);
-    r.cfg = &cfg;
-    r.value_index = 0;
-    r.mean_index = -1;
-    r.sample_type = "space";
-    r.sample_unit = "bytes";
-    snprintf(r.output_unit, sizeof(r.output_unit), "minimum");
-    r.ratio = 1;
-    r.total = report_compute_total(w, 0, -1);
-    r.units = &u;
-    char *buf;
-    size_t len;
-    r.out = open_memstream(&buf, &len);
-    assert_int_equal(fn(&r, err, sizeof(err)), 0);
-    fclose(r.out);
-    work_free(w);
-    config_free(&cfg);
-    return buf;
+    return report_run(p, cmd, fn, &cfg, 0, "space", "bytes", NULL);
 }
 
 static int json_gen(report_t *r, char *err, size_t errlen)

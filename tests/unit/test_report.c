@@ -14,6 +14,7 @@
 #include "tool/commands.h"
 #include "tool/measure.h"
 #include "tool/report.h"
+#include "unit/report_run.h"
 
 static void test_scaled_labels(void **state)
 {
@@ -107,37 +108,14 @@ static profile_t *cpu_profile(void)
 static char *run(profile_t *p, const char *cmd, const char *sym)
 {
     char err[256];
-    work_t *w;
-    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
-    filter_aggregate(w, true, true, false, false, false);
     config_t cfg;
     config_default(&cfg);
     cfg.nodecount = 0;
     if (strcmp(cmd, "peek") == 0)
         cfg.nodefraction = cfg.edgefraction = 0;
-    numunits_t u = {0};
-    report_t r = {0};
-    r.w = w;
-    r.cmd = command_find(cmd);
-    r.cfg = &cfg;
     rx_t *rx = sym ? rx_compile(sym, err, sizeof(err)) : NULL;
-    r.symbol = rx;
-    r.value_index = 1;
-    r.mean_index = -1;
-    r.sample_type = "cpu";
-    r.sample_unit = "nanoseconds";
-    snprintf(r.output_unit, sizeof(r.output_unit), "minimum");
-    r.ratio = 1;
-    r.total = report_compute_total(w, 1, -1);
-    r.units = &u;
-    char *buf;
-    size_t len;
-    r.out = open_memstream(&buf, &len);
-    assert_int_equal(report_generate(&r, err, sizeof(err)), 0);
-    fclose(r.out);
+    char *buf = report_run(p, cmd, report_generate, &cfg, 1, "cpu", "nanoseconds", rx);
     rx_free(rx);
-    work_free(w);
-    config_free(&cfg);
     return buf;
 }
 
