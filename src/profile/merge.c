@@ -462,8 +462,8 @@ static int map_sample(merger_t *m, const profile_sample_t *ss)
             continue;
         if (ss->n_labels && memcmp(os->labels, m->labels, ss->n_labels * sizeof(*m->labels)) != 0)
             continue;
-        for (size_t i = 0; i < out->n_sample_types; i++) /* wraps like Go's int64 */
-            os->values[i] = (int64_t)((uint64_t)os->values[i] + (uint64_t)ss->values[i]);
+        for (size_t i = 0; i < out->n_sample_types; i++) /* saturates (profile.h) */
+            os->values[i] = profile_value_add(os->values[i], ss->values[i]);
         return 0;
     }
     if (ht_reserve(&m->samples) < 0)
@@ -641,14 +641,11 @@ int profile_compact(profile_t *p, profile_t **out, char *err, size_t errlen)
 
 /* --- scaling ------------------------------------------------------------------- */
 
-/* Go's int64(math.Round(x)): half away from zero; out of range or NaN is
- * INT64_MIN on amd64 (CVTTSD2SQ), which C leaves undefined. */
+/* Go's int64(math.Round(x)): half away from zero; saturated where Go's
+ * (amd64) gives INT64_MIN and C's conversion is undefined. */
 static int64_t round_i64(double x)
 {
-    double r = round(x);
-    if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0))
-        return INT64_MIN;
-    return (int64_t)r;
+    return profile_value_of(round(x));
 }
 
 int profile_scale_n(profile_t *p, const double *ratios, size_t n)
@@ -709,10 +706,10 @@ int profile_normalize(profile_t *p, const profile_t *base, char *err, size_t err
     }
     for (size_t i = 0; i < base->n_samples; i++)
         for (size_t j = 0; j < n; j++)
-            bv[j] = (int64_t)((uint64_t)bv[j] + (uint64_t)base->samples[i].values[j]);
+            bv[j] = profile_value_add(bv[j], base->samples[i].values[j]);
     for (size_t i = 0; i < p->n_samples; i++)
         for (size_t j = 0; j < n; j++)
-            sv[j] = (int64_t)((uint64_t)sv[j] + (uint64_t)p->samples[i].values[j]);
+            sv[j] = profile_value_add(sv[j], p->samples[i].values[j]);
     for (size_t j = 0; j < n; j++)
         r[j] = sv[j] == 0 ? 0.0 : (double)bv[j] / (double)sv[j];
     rc = profile_scale_n(p, r, n);
@@ -761,4 +758,25 @@ int profile_apply_base(profile_t *p, profile_t *base, bool diff_base, bool norma
         return merr(err, errlen, rc, "out of memory");
     profile_t *both[2] = {p, base};
     return profile_merge(both, 2, out, err, errlen);
+}
+
+int profile_check_sums(const profile_t *p, char *err, size_t errlen)
+{
+    for (size_t j = 0; j < p->n_sample_types; j++) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < p->n_samples; i++) {
+            int64_t v = p->samples[i].values[j];
+            sum += v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+            if (sum > (uint64_t)INT64_MAX) { /* each term <= 2^63: the sum never wraps */
+                const profile_value_type_t *t = &p->sample_types[j];
+                const char *type = t->type > 0 && (size_t)t->type < p->n_strings ? p->strings[t->type] : "";
+                snprintf(err, errlen,
+                         "sample values too large: the %s values (column %zu) add up to more "
+                         "than 2^63-1 in absolute value (sample %zu holds %lld)",
+                         type, j + 1, i + 1, (long long)v);
+                return -ERANGE;
+            }
+        }
+    }
+    return 0;
 }

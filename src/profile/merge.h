@@ -56,4 +56,10 @@ int profile_set_label(profile_t *p, const char *key, const char *value);
 int profile_apply_base(profile_t *p, profile_t *base, bool diff_base, bool normalize,
                        profile_t **out, char *err, size_t errlen);
 
+/* Every sum the reports make of p's values is a sum over some of its
+ * samples: they cannot overflow when, in each column, the absolute values
+ * add up to at most INT64_MAX. -ERANGE with a message naming the column
+ * otherwise (a value of INT64_MIN included). */
+int profile_check_sums(const profile_t *p, char *err, size_t errlen);
+
 #endif

@@ -116,6 +116,43 @@ typedef struct {
     struct profile_chunk *chunks; /* storage of sample/location arrays */
 } profile_t;
 
+/* --- value arithmetic -------------------------------------------------- */
+
+/* Sample values are int64 and hostile files hold any of them. Go's int64
+ * wraps; C's overflow is undefined (and INT64_MIN has no absolute value),
+ * so sums saturate at +-INT64_MAX and INT64_MIN never comes out of here.
+ * The tool rejects profiles whose columns could overflow a sum at all
+ * (profile_check_sums, merge.h); these keep what it computes beyond that
+ * defined. */
+static inline int64_t profile_value_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r) || r == INT64_MIN)
+        return a < 0 ? -INT64_MAX : INT64_MAX;
+    return r;
+}
+
+static inline int64_t profile_value_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r) || r == INT64_MIN)
+        return (a < 0) != (b < 0) ? -INT64_MAX : INT64_MAX;
+    return r;
+}
+
+/* x as a value, truncated as Go's int64(x); saturated (NaN: 0) where the
+ * C conversion is undefined. */
+static inline int64_t profile_value_of(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (x <= -9223372036854775807.0)
+        return -INT64_MAX;
+    return (int64_t)x;
+}
+
 /* --- construction ------------------------------------------------------ */
 
 /* A new empty profile with strings[0] == "". NULL when out of memory. */

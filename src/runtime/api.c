@@ -21,6 +21,7 @@
 #include "httpctl.h"
 #include "lockprof.h"
 #include "output.h"
+#include "outfile.h"
 #include "rt.h"
 #include "stackprof.h"
 #include "stacks.h"
@@ -121,17 +122,17 @@ __attribute__((destructor)) static void cprof_fini(void)
     if (ready && cfg.mutex_profile) {
         int rc = stackprof_write_file(cfg.mutex_profile, lockprof_write_mutex);
         if (rc < 0)
-            rt_warn("cannot write mutex profile %s: %s", cfg.mutex_profile, strerror(-rc));
+            rt_warn("cannot write mutex profile %s: %s", cfg.mutex_profile, outfile_strerror(rc));
     }
     if (ready && cfg.block_profile) {
         int rc = stackprof_write_file(cfg.block_profile, lockprof_write_block);
         if (rc < 0)
-            rt_warn("cannot write block profile %s: %s", cfg.block_profile, strerror(-rc));
+            rt_warn("cannot write block profile %s: %s", cfg.block_profile, outfile_strerror(rc));
     }
     if (ready && cfg.heap_profile) {
         int rc = output_write_heap(cfg.heap_profile);
         if (rc < 0)
-            rt_warn("cannot write heap profile %s: %s", cfg.heap_profile, strerror(-rc));
+            rt_warn("cannot write heap profile %s: %s", cfg.heap_profile, outfile_strerror(rc));
     }
     rt_guard_leave(g);
 }

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "cpuring.h"
 #include "cprof.h"
+#include "outfile.h"
 #include "profile/profile.h"
 #include "rt.h"
 #include "stackprof.h"
@@ -438,18 +439,6 @@ static int build(stackprof_t *b, const ctable_t *t, int64_t time_ns, int64_t dur
     return rc;
 }
 
-static int write_profile(int fd, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
-{
-    stackprof_t *b = stackprof_new();
-    if (!b)
-        return -errno;
-    int rc = build(b, t, time_ns, duration_ns);
-    if (rc == 0)
-        rc = stackprof_write(b, fd);
-    stackprof_free(b);
-    return rc;
-}
-
 /* --- sessions ---------------------------------------------------------------------- */
 
 enum { OFF, STARTING, RUNNING, STOPPING };
@@ -458,10 +447,10 @@ static int state = OFF; /* futex word: waiters sleep while it is STOPPING */
 static struct {
     int64_t id;
     int fd;           /* where the profile goes */
-    bool file;        /* fd is our temporary file, renamed to path at the end */
-    char path[4096];
-    char tmp[4200];
+    bool file;        /* fd is out's, closed (and renamed) at the end */
+    outfile_t out;
     int64_t start_real_ns, start_mono_ns;
+    int64_t duration_ns; /* set at the stop */
     pthread_t drain;
 } sess;
 static int64_t last_id;
@@ -470,6 +459,20 @@ static struct {
     int rc;
 } results[RESULTS]; /* how the last sessions ended, by id */
 static uint64_t file_seq;
+
+/* Writes the stopped session's profile to fd (outfile_write's shape). */
+static int write_session(int fd, void *arg)
+{
+    (void)arg;
+    stackprof_t *b = stackprof_new();
+    if (!b)
+        return -errno;
+    int rc = build(b, &tab, sess.start_real_ns, sess.duration_ns);
+    if (rc == 0)
+        rc = stackprof_write(b, fd);
+    stackprof_free(b);
+    return rc;
+}
 
 static int64_t now_ns(clockid_t c)
 {
@@ -505,9 +508,9 @@ static int start_drain(void)
     return 0;
 }
 
-/* Starts a session writing to fd (state is STARTING); path and tmp for
- * a file session, else NULL. */
-static int start_locked(int fd, const char *path, const char *tmp)
+/* Starts a session writing to fd (state is STARTING); out for a file
+ * session, else NULL. */
+static int start_locked(int fd, const outfile_t *out)
 {
     if (!inited)
         return -ENOTSUP;
@@ -528,11 +531,9 @@ static int start_locked(int fd, const char *path, const char *tmp)
     if ((rc = start_drain()) < 0)
         return rc;
     sess.fd = fd;
-    sess.file = path != NULL;
-    if (path) {
-        snprintf(sess.path, sizeof(sess.path), "%s", path);
-        snprintf(sess.tmp, sizeof(sess.tmp), "%s", tmp);
-    }
+    sess.file = out != NULL;
+    if (out)
+        sess.out = *out;
     sess.id = ++last_id;
     sess.start_real_ns = now_ns(CLOCK_REALTIME);
     sess.start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -546,13 +547,13 @@ static int start_locked(int fd, const char *path, const char *tmp)
 }
 
 /* The session id, or -EBUSY when one is running, or another -errno. */
-static int64_t start(int fd, const char *path, const char *tmp)
+static int64_t start(int fd, const outfile_t *out)
 {
     int expected = OFF;
     if (!__atomic_compare_exchange_n(&state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         return -EBUSY;
-    int rc = start_locked(fd, path, tmp);
+    int rc = start_locked(fd, out);
     int64_t id = sess.id;
     set_state(rc < 0 ? OFF : RUNNING);
     return rc < 0 ? rc : id;
@@ -586,18 +587,18 @@ static int stop_locked(bool discard)
         rt_warn("the program replaced cprof's SIGPROF handler while the CPU profile ran; "
                 "the profile misses the samples since");
     int rc = 0;
-    if (!discard)
-        rc = write_profile(sess.fd, &tab, sess.start_real_ns, duration);
+    if (!discard) {
+        sess.duration_ns = duration;
+        rc = sess.file ? outfile_write(&sess.out, write_session, NULL)
+                       : write_session(sess.fd, NULL);
+    }
     table_free(&tab);
     if (sess.file) {
-        if (close(sess.fd) < 0 && rc == 0)
-            rc = -errno;
-        if (rc == 0 && !discard && rename(sess.tmp, sess.path) < 0)
-            rc = -errno;
-        if (rc < 0 || discard)
-            unlink(sess.tmp);
+        rc = outfile_close(&sess.out, discard ? -ECANCELED : rc);
+        if (discard)
+            rc = 0;
         if (rc < 0)
-            rt_warn("cannot write CPU profile %s: %s", sess.path, strerror(-rc));
+            rt_warn("cannot write CPU profile %s: %s", sess.out.path, outfile_strerror(rc));
     }
     sess.fd = -1;
     return rc;
@@ -630,8 +631,8 @@ static int stop(int64_t id, bool discard)
     return id && id != sid ? result_of(id) : rc;
 }
 
-/* A file session: the expanded, absolute path, and its temporary file
- * opened now, so that a path that cannot be written fails at the start. */
+/* A file session: the expanded path, opened now (outfile.h), so that a
+ * path that cannot be written fails at the start. */
 static int start_file(const char *pattern)
 {
     char path[4096];
@@ -639,23 +640,12 @@ static int start_file(const char *pattern)
     int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
     if (rc < 0)
         return rc;
-    char full[4096];
-    size_t n;
-    if (path[0] != '/' && getcwd(full, sizeof(full)) && (n = strlen(full)) + strlen(path) + 2 <= sizeof(full)) {
-        full[n] = '/';
-        strcpy(full + n + 1, path);
-    } else {
-        strcpy(full, path);
-    }
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", full, (int)getpid(), (unsigned long long)seq);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    int64_t id = start(fd, full, tmp);
+    outfile_t out;
+    if ((rc = outfile_open(&out, path, seq)) < 0)
+        return rc;
+    int64_t id = start(out.fd, &out);
     if (id < 0) {
-        close(fd);
-        unlink(tmp);
+        outfile_close(&out, (int)id);
         return (int)id;
     }
     return 0;
@@ -686,7 +676,7 @@ static void fork_child(void)
     if (state != OFF) {
         if (sess.file && sess.fd >= 0)
             close(sess.fd);
-        sess.fd = -1;
+        sess.fd = sess.out.fd = -1;
         table_free(&tab);
         state = OFF;
     }
@@ -720,7 +710,7 @@ void cpu_start_from_env(const char *pattern)
     int rc = start_file(pattern);
     if (rc < 0)
         rt_warn("CPROF_CPU_PROFILE=\"%s\": cannot start: %s; no CPU profile is written", pattern,
-                strerror(-rc));
+                outfile_strerror(rc));
 }
 
 void cpu_fini(void)
@@ -736,7 +726,7 @@ void cpu_fini(void)
 int64_t cpu_start_fd(int fd)
 {
     uint32_t g = rt_guard_enter();
-    int64_t id = start(fd, NULL, NULL);
+    int64_t id = start(fd, NULL);
     rt_guard_leave(g);
     return id;
 }

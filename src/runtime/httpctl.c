@@ -13,6 +13,7 @@
 #include "heapprof.h"
 #include "httpops.h"
 #include "lockprof.h"
+#include "outfile.h"
 #include "rt.h"
 #include "sampler.h"
 #include "threadprof.h"
@@ -286,28 +287,28 @@ static int read_addr_file(const char **out)
     return 0;
 }
 
-/* Writes "ADDR\n" to the expanded pattern, atomically (temporary + rename),
- * so a test polling for the file never reads half of it. */
+static int write_line(int fd, void *arg)
+{
+    const char *line = arg;
+    size_t n = strlen(line);
+    ssize_t w = write(fd, line, n);
+    return w < 0 ? -errno : w == (ssize_t)n ? 0 : -EIO;
+}
+
+/* Writes "ADDR\n" to the expanded pattern (outfile.h: a file atomically,
+ * so a test polling for it never reads half of it). */
 static int write_addr_file(const char *pattern, const char *addr)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     int rc = config_expand_pattern(pattern, 0, path, sizeof(path));
     if (rc < 0)
         return rc;
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
+    outfile_t f;
+    if ((rc = outfile_open(&f, path, 0)) < 0)
+        return rc;
     char line[128];
-    int n = snprintf(line, sizeof(line), "%s\n", addr);
-    rc = write(fd, line, (size_t)n) == n ? 0 : -EIO;
-    if (close(fd) < 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = -errno;
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    snprintf(line, sizeof(line), "%s\n", addr);
+    return outfile_close(&f, outfile_write(&f, write_line, line));
 }
 
 /* --- start / stop ------------------------------------------------------------- */
@@ -380,7 +381,7 @@ static int start(const char *addr, bool announce)
     if (addr_file) {
         int wr = write_addr_file(addr_file, bound);
         if (wr < 0)
-            rt_warn("cannot write CPROF_HTTP_ADDR_FILE=\"%s\": %s", addr_file, strerror(-wr));
+            rt_warn("cannot write CPROF_HTTP_ADDR_FILE=\"%s\": %s", addr_file, outfile_strerror(wr));
     }
     return 0;
 }

@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "heapprof.h"
+#include "outfile.h"
 #include "stackprof.h"
 #include "rt.h"
 
@@ -53,7 +54,7 @@ static void *periodic_main(void *arg)
             break;
         int rc = output_write_heap(periodic_pattern);
         if (rc < 0)
-            rt_warn("cannot write heap snapshot %s: %s", periodic_pattern, strerror(-rc));
+            rt_warn("cannot write heap snapshot %s: %s", periodic_pattern, outfile_strerror(rc));
     }
     return NULL;
 }

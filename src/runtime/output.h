@@ -1,5 +1,5 @@
-/* output.h — heap profile files: name patterns, atomic writes (temporary
- * file + rename, so a reader never sees half a profile), and the thread
+/* output.h — heap profile files: name patterns, the writes (opened as
+ * outfile.h says: a file atomically, a device or FIFO in place), and the thread
  * that writes numbered snapshots every CPROF_HEAP_PROFILE_EVERY seconds.
  * Called with the guard set. */
 #ifndef CPROF_OUTPUT_H

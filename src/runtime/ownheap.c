@@ -8,8 +8,10 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
-#define RESERVE (1ull << 36)     /* address space, never all committed */
+#define RESERVE (1ull << 36)     /* address space, never all committed, */
+#define RESERVE_MIN (4u << 20)   /* or less (reserve_size) down to this */
 #define COMMIT_STEP (1u << 20)   /* commit granularity */
 #define MIN_CLASS 5              /* 32-byte blocks: 16 of header, 16 of data */
 #define NCLASSES 37
@@ -41,6 +43,41 @@ static uintptr_t top;       /* next unused byte */
 static uintptr_t committed; /* end of the committed part */
 static free_block_t *free_list[NCLASSES];
 static size_t retained; /* bytes of resident free large blocks */
+static bool failed;     /* the reservation failed: no retry on every call */
+static int told;        /* the failure was reported */
+
+/* How much address space to ask for. Reserved pages count against an
+ * address-space limit (ulimit -v) even unused, and what cprof holds the
+ * program cannot have: under a limit, an eighth of it. */
+static size_t reserve_size(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 8 >= RESERVE)
+        return RESERVE;
+    size_t want = RESERVE;
+    while (want > RESERVE_MIN && want > rl.rlim_cur / 8)
+        want >>= 1;
+    return want;
+}
+
+/* Reserves the heap's range: reserve_size(), halved while the kernel
+ * refuses, down to RESERVE_MIN. Lock held. */
+static bool reserve_locked(void)
+{
+    if (failed)
+        return false;
+    for (size_t size = reserve_size(); size >= RESERVE_MIN; size >>= 1) {
+        void *r = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (r != MAP_FAILED) {
+            top = committed = (uintptr_t)r;
+            ownheap_size = size;
+            __atomic_store_n(&ownheap_base, (uintptr_t)r, __ATOMIC_RELEASE);
+            return true;
+        }
+    }
+    failed = true;
+    return false;
+}
 
 static int class_of(size_t total)
 {
@@ -61,20 +98,13 @@ static void *take_locked(int c)
             retained -= size;
         return b;
     }
-    if (!ownheap_base) {
-        void *r = mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
-        if (r == MAP_FAILED)
-            return NULL;
-        top = committed = (uintptr_t)r;
-        ownheap_size = RESERVE;
-        __atomic_store_n(&ownheap_base, (uintptr_t)r, __ATOMIC_RELEASE);
-    }
+    if (!ownheap_base && !reserve_locked())
+        return NULL;
     /* Blocks are aligned to their size (up to a page), so any alignment a
      * caller may ask up to that comes for free. */
     uintptr_t align = size < 4096 ? size : 4096;
     uintptr_t start = (top + align - 1) & ~(align - 1);
-    if (start + size > ownheap_base + RESERVE)
+    if (start + size > ownheap_base + ownheap_size)
         return NULL;
     if (start + size > committed) {
         uintptr_t end = (start + size + COMMIT_STEP - 1) & ~(uintptr_t)(COMMIT_STEP - 1);
@@ -87,6 +117,20 @@ static void *take_locked(int c)
     return (void *)start;
 }
 
+/* Once: why cprof's work (writing profiles, its threads) now fails. */
+static void report_full(void)
+{
+    struct rlimit rl;
+    bool limited = getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+    if (!ownheap_base)
+        rt_warn("cannot reserve even 4 MiB of address space for its private heap%s; profiles "
+                "cannot be written", limited ? " (ulimit -v, RLIMIT_AS)" : "");
+    else
+        rt_warn("its private heap is full (%zu MiB of address space%s); what needs more fails "
+                "(a profile is not written)", ownheap_size >> 20,
+                limited ? ", a share of ulimit -v (RLIMIT_AS)" : "");
+}
+
 static void *alloc(size_t size, size_t align)
 {
     if (size > ((size_t)1 << (NCLASSES - 1)) - 2 * align - sizeof(header_t))
@@ -96,8 +140,11 @@ static void *alloc(size_t size, size_t align)
     rt_lock(&lock);
     char *block = take_locked(c);
     rt_unlock(&lock);
-    if (!block)
+    if (!block) {
+        if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+            report_full();
         return NULL;
+    }
     uintptr_t p = (uintptr_t)block + sizeof(header_t);
     if (extra)
         p = (p + align - 1) & ~(uintptr_t)(align - 1);

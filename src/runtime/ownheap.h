@@ -12,7 +12,10 @@
  * while cprof forwards to it. free/realloc/malloc_usable_size recognize a
  * block of this heap by its address alone (one compare), whoever frees it.
  *
- * Layout: one reserved range of address space, committed as the heap
+ * Layout: one reserved range of address space (64 GiB; under an address-
+ * space limit, ulimit -v, an eighth of it, and less if the kernel refuses,
+ * down to 4 MiB; when that runs out, cprof's work fails with one message and
+ * the program is untouched), committed as the heap
  * grows, counted in the profiler's memory (arena.h) but outside its limit:
  * it is working space for writing what the bounded tables hold. Blocks are power-of-two classes with free lists under one lock;
  * large free blocks give their pages back. Nothing here calls malloc. */

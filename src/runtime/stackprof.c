@@ -1,8 +1,11 @@
 /* stackprof.c — building and writing stack profiles (see stackprof.h). */
 #include "stackprof.h"
 
+#include "outfile.h"
+
 #include "config.h"
 #include "http/symtab.h"
+#include "outfile.h"
 #include "procmaps.h"
 
 #include <dlfcn.h>
@@ -283,24 +286,26 @@ void stackprof_memory_map(FILE *f)
     free(maps);
 }
 
+typedef struct {
+    int (*write)(int fd, int debug);
+} file_writer_t;
+
+static int write_debug0(int fd, void *arg)
+{
+    return ((file_writer_t *)arg)->write(fd, 0);
+}
+
 int stackprof_write_file(const char *pattern, int (*write)(int fd, int debug))
 {
     static uint64_t sequence;
-    char path[4096], tmp[4200];
+    char path[4096];
     uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
     int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
     if (rc < 0)
         return rc;
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    rc = write(fd, 0);
-    if (close(fd) < 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = -errno;
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    outfile_t f;
+    if ((rc = outfile_open(&f, path, seq)) < 0)
+        return rc;
+    file_writer_t w = {write};
+    return outfile_close(&f, outfile_write(&f, write_debug0, &w));
 }

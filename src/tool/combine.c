@@ -15,31 +15,6 @@ static const char *str(const profile_t *p, int64_t i)
     return i > 0 && (size_t)i < p->n_strings ? p->strings[i] : "";
 }
 
-void combine_scale_n(profile_t *p, const double *ratios)
-{
-    bool ones = true;
-    for (size_t i = 0; i < p->n_sample_types; i++)
-        if (ratios[i] != 1)
-            ones = false;
-    if (ones)
-        return;
-    size_t k = 0;
-    for (size_t s = 0; s < p->n_samples; s++) {
-        profile_sample_t *sm = &p->samples[s];
-        bool keep = false;
-        for (size_t i = 0; i < p->n_sample_types; i++) {
-            if (ratios[i] == 1)
-                continue;
-            int64_t v = (int64_t)round((double)sm->values[i] * ratios[i]);
-            sm->values[i] = v;
-            keep = keep || v != 0;
-        }
-        if (keep)
-            p->samples[k++] = *sm;
-    }
-    p->n_samples = k;
-}
-
 /* The finest of n compatible value types (pprof's CommonValueType);
  * returns -1 when n <= 1 (nothing to do), -EINVAL when incompatible. */
 static int common_type(profile_t **ps, const profile_value_type_t **ts, size_t n,
@@ -121,7 +96,8 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
         profile_t *p = ps[i];
         if ((p->period_type.type || p->period_type.unit) && punit) {
             const char *u;
-            p->period = (int64_t)measure_scale(p->period, str(p, p->period_type.unit), punit, &u);
+            p->period = profile_value_of(
+                measure_scale(p->period, str(p, p->period_type.unit), punit, &u));
             p->period_type.unit = profile_intern(p, punit);
         }
         for (size_t c = 0; c < nst; c++) {
@@ -133,7 +109,7 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
             ratios[c] = measure_scale(1, str(p, p->sample_types[c].unit), units[c], &u);
             p->sample_types[c].unit = profile_intern(p, units[c]);
         }
-        combine_scale_n(p, ratios);
+        profile_scale_n(p, ratios, nst);
     }
     for (size_t k = 0; k < nst; k++)
         free(units[k]);
@@ -145,8 +121,11 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
 int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int rc = scale_profiles(ps, n, err, errlen);
-    if (rc < 0)
+    int rc = 0;
+    /* Each input as read (merging saturates; driver_fetch checks the result). */
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = profile_check_sums(ps[i], err, errlen);
+    if (rc < 0 || (rc = scale_profiles(ps, n, err, errlen)) < 0)
         goto fail;
     rc = profile_merge(ps, n, out, err, errlen);
     if (rc < 0)
@@ -206,16 +185,16 @@ int combine_base(profile_t *p, profile_t *base, bool diff, bool normalize, profi
         for (size_t c = 0; c < nst; c++) {
             int64_t bv = 0, sv = 0;
             for (size_t i = 0; i < base->n_samples; i++)
-                bv += base->samples[i].values[c];
+                bv = profile_value_add(bv, base->samples[i].values[c]);
             for (size_t i = 0; i < p->n_samples; i++)
-                sv += p->samples[i].values[c];
+                sv = profile_value_add(sv, p->samples[i].values[c]);
             r[c] = sv == 0 ? 0.0 : (double)bv / (double)sv;
         }
-        combine_scale_n(p, r);
+        profile_scale_n(p, r, nst);
     }
     for (size_t c = 0; c < base->n_sample_types; c++)
         r[c] = -1;
-    combine_scale_n(base, r);
+    profile_scale_n(base, r, base->n_sample_types);
     free(r);
     profile_t *two[2] = {p, base};
     return combine_profiles(two, 2, out, err, errlen);

@@ -675,11 +675,11 @@ static void add_edge(composer_t *c, const gedge_t *e, size_t from, size_t to, bo
     fmt_value(c, wv, w, sizeof(w));
     sb_printf(b, "N%zu -> N%zu [label=\" %s%s\"", from, to, w, e->inl ? "\\n (inline)" : "");
     if (total != 0) {
-        int64_t x = abs64(wv * 100 / total);
+        int64_t x = abs64(profile_value_mul(wv, 100) / total);
         int weight = 1 + (int)(x < 100 ? x : 100);
         if (weight > 1)
             sb_printf(b, " weight=%d", weight);
-        x = abs64(wv * 5 / total);
+        x = abs64(profile_value_mul(wv, 5) / total);
         int width = 1 + (int)(x < 5 ? x : 5);
         if (width > 1)
             sb_printf(b, " penwidth=%d", width);

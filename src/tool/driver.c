@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "profile/merge.h"
 #include "tool/browser.h"
 #include "tool/combine.h"
 #include "tool/commands.h"
@@ -715,6 +716,12 @@ profile_t *driver_fetch(const source_opts_t *s)
             return NULL;
         }
         p = out;
+    }
+    if (profile_check_sums(p, err, sizeof(err)) < 0) {
+        msg("%s", err);
+        symbolz_sources_free(&f.zs);
+        profile_free(p);
+        return NULL;
     }
     symbolize_opts_t so = {s->symbolize, s->exec_name};
     int rc = symbolize_profile(p, &so, err, sizeof(err));

@@ -45,7 +45,7 @@ int export_profile(const work_t *w, double ratio, profile_t **out)
         for (uint32_t j = 0; j < s->n_locs; j++)
             ids[j] = w->locs[s->locs[j]].id;
         for (size_t v = 0; v < p->n_sample_types; v++)
-            vals[v] = ratio > 0 && ratio != 1 ? (int64_t)((double)s->values[v] * ratio)
+            vals[v] = ratio > 0 && ratio != 1 ? profile_value_of((double)s->values[v] * ratio)
                                               : s->values[v];
         profile_sample_t *qs = profile_add_sample(q, ids, s->n_locs, vals);
         if (!qs)

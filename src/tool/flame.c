@@ -75,7 +75,7 @@ static int64_t sample_value(const report_t *r, const wsample_t *s)
 {
     int64_t v = s->values[r->value_index];
     if (r->ratio > 0 && r->ratio != 1)
-        v = (int64_t)((double)v * r->ratio);
+        v = profile_value_of((double)v * r->ratio);
     return v;
 }
 

@@ -1100,8 +1100,8 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
     int64_t total = 0;
     for (size_t i = 0; i < g->n_sel; i++)
         total += g->nodes[g->sel[i]].flat;
-    int64_t node_cutoff = abs64((int64_t)((double)total * t->node_fraction));
-    int64_t edge_cutoff = abs64((int64_t)((double)total * t->edge_fraction));
+    int64_t node_cutoff = abs64(profile_value_of((double)total * t->node_fraction));
+    int64_t edge_cutoff = abs64(profile_value_of((double)total * t->edge_fraction));
     bool *kept = NULL;
     if (node_cutoff > 0) {
         kept = calloc(g->n_nodes + 1, sizeof(*kept));

@@ -101,7 +101,7 @@ static bool convert(const unit_type_t *ut, int64_t value, const char *from, cons
 
 double measure_scale(int64_t value, const char *from, const char *to, const char **unit)
 {
-    if (value < 0 && -value > 0) {
+    if (value < 0 && value != INT64_MIN) { /* Go: -MinInt64 is itself, not > 0 */
         double v = measure_scale(-value, from, to, unit);
         return -v;
     }

@@ -52,7 +52,7 @@ int64_t report_compute_total(const work_t *w, int vi, int mi)
 const char *report_format_value(const report_t *r, int64_t v, char *buf, size_t n)
 {
     if (r->ratio > 0 && r->ratio != 1)
-        v = (int64_t)((double)v * r->ratio);
+        v = profile_value_of((double)v * r->ratio);
     return measure_scaled_label(buf, n, v, r->sample_unit, r->output_unit);
 }
 
@@ -180,13 +180,13 @@ void report_graph_labels(const report_t *r, graph_t *g, const trim_result_t *t, 
             sb_printf(out, "Dropped %d node%s (cum <= %s)\n", t->dropped_nodes,
                       t->dropped_nodes > 1 ? "s" : "",
                       report_format_value(
-                          r, abs64((int64_t)((double)r->total * r->cfg->nodefraction)), a,
+                          r, abs64(profile_value_of((double)r->total * r->cfg->nodefraction)), a,
                           sizeof(a)));
         if (t->dropped_edges > 0 && r->cmd->format == FMT_DOT)
             sb_printf(out, "Dropped %d edge%s (freq <= %s)\n", t->dropped_edges,
                       t->dropped_edges > 1 ? "s" : "",
                       report_format_value(
-                          r, abs64((int64_t)((double)r->total * r->cfg->edgefraction)), a,
+                          r, abs64(profile_value_of((double)r->total * r->cfg->edgefraction)), a,
                           sizeof(a)));
         if (g->n_sel > 0 && (int)g->n_sel < t->orig_count)
             sb_printf(out, "Showing top %zu nodes out of %d\n", g->n_sel, t->orig_count);
@@ -218,15 +218,15 @@ static void select_output_unit(report_t *r, graph_t *g)
     if (minv == 0)
         minv = maxv;
     if (r->ratio > 0 && r->ratio != 1) {
-        minv = (int64_t)((double)minv * r->ratio);
-        maxv = (int64_t)((double)maxv * r->ratio);
+        minv = profile_value_of((double)minv * r->ratio);
+        maxv = profile_value_of((double)maxv * r->ratio);
     }
     const char *minu, *maxu, *unit;
     measure_scale(minv, r->sample_unit, "minimum", &minu);
     measure_scale(maxv, r->sample_unit, "minimum", &maxu);
     unit = minu;
-    if (strcmp(minu, maxu) != 0 && minv * 100 < maxv && r->cmd->format != FMT_CALLGRIND)
-        measure_scale(100 * minv, r->sample_unit, "minimum", &unit);
+    if (strcmp(minu, maxu) != 0 && profile_value_mul(minv, 100) < maxv && r->cmd->format != FMT_CALLGRIND)
+        measure_scale(profile_value_mul(minv, 100), r->sample_unit, "minimum", &unit);
     snprintf(r->output_unit, sizeof(r->output_unit), "%s", *unit ? unit : r->sample_unit);
 }
 

@@ -201,7 +201,8 @@ int report_tags(report_t *r, char *err, size_t errlen)
         }
     }
     cmp_w = w;
-    qsort(keys, nk, sizeof(*keys), tagkey_cmp);
+    if (nk) /* keys is NULL then, which qsort may not take */
+        qsort(keys, nk, sizeof(*keys), tagkey_cmp);
     tabw_t t = {.out = r->out};
     for (size_t k = 0; k < nk && rc == 0; k++) {
         tagkey_t *tk = &keys[k];

@@ -1,0 +1,46 @@
+/* outfile.h — opening a profile's output path as Go's os.Create would,
+ * without ever putting something else in the place of what is there:
+ * - a regular file, or a name that does not exist yet: written to a
+ *   temporary beside it ("PATH.tmp.PID.N") and renamed onto it at the end,
+ *   so a reader never sees half a profile. A symlink is followed: the file
+ *   it names is the one replaced, the link stays (a dangling link gets its
+ *   target created, written in place);
+ * - a character device or a FIFO (/dev/null, /dev/stdout, a named pipe):
+ *   written in place. A FIFO that no process reads is refused rather than
+ *   waited for; a reader that goes away gives EPIPE, never SIGPIPE;
+ * - a directory, a socket or a block device: refused (outfile_strerror
+ *   says which).
+ * Opening also removes the temporaries that processes which died in the
+ * middle of a write (SIGKILL) left beside the path.
+ * Called with the guard set, never from a signal handler; an outfile_t is
+ * used by one thread at a time. */
+#ifndef CPROF_OUTFILE_H
+#define CPROF_OUTFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    int fd;          /* where the bytes go; -1 when closed */
+    bool atomic;     /* fd is the temporary, renamed onto path by outfile_close */
+    char path[4096]; /* absolute, symlinks resolved */
+    char tmp[4200];
+} outfile_t;
+
+/* Opens path (already expanded) for a write; seq tells temporaries of one
+ * process apart. 0 or -errno: -EISDIR, -EOPNOTSUPP (a socket), -ENOTBLK (a
+ * block device), -ENXIO (a FIFO without reader) for the refusals. */
+int outfile_open(outfile_t *f, const char *path, uint64_t seq);
+
+/* Runs write(fd, arg) on the open file, with SIGPIPE held back (a FIFO or
+ * pipe whose reader left must not kill the program). Its result. */
+int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg);
+
+/* Closes f: with rc == 0 the temporary becomes the file; otherwise (or
+ * when the close fails) it is removed. rc, or the close's error. */
+int outfile_close(outfile_t *f, int rc);
+
+/* One phrase for an error of outfile_open and the writers. */
+const char *outfile_strerror(int rc);
+
+#endif
