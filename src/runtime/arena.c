@@ -46,26 +46,33 @@ void arena_unmap(void *p, size_t size)
     __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
 }
 
-void *arena_alloc(size_t size)
+void *arena_alloc_aligned(size_t size, size_t align)
 {
     size = (size + 15) & ~(size_t)15;
     if (size > CHUNK)
-        return arena_map(size);
+        return arena_map(size); /* page-aligned */
     rt_lock(&bump_lock);
-    if ((size_t)(bump_end - bump_cur) < size) {
+    /* Chunks are page-aligned: rounding the cursor gives any alignment up
+     * to a page. */
+    char *r = (char *)(((uintptr_t)bump_cur + align - 1) & ~(uintptr_t)(align - 1));
+    if (!bump_cur || r > bump_end || (size_t)(bump_end - r) < size) {
         /* The tail of the old chunk is abandoned: objects are small. */
         char *c = arena_map(CHUNK);
         if (!c) {
             rt_unlock(&bump_lock);
             return NULL;
         }
-        bump_cur = c;
+        r = c;
         bump_end = c + CHUNK;
     }
-    void *r = bump_cur;
-    bump_cur += size;
+    bump_cur = r + size;
     rt_unlock(&bump_lock);
     return r;
+}
+
+void *arena_alloc(size_t size)
+{
+    return arena_alloc_aligned(size, 16);
 }
 
 uint64_t arena_bytes(void)

@@ -13,6 +13,10 @@
  * counters), zeroed, 16-byte aligned. NULL past the limit. */
 void *arena_alloc(size_t size);
 
+/* The same, aligned to align (a power of two, 16 to 4096): a type that
+ * asks for more than 16 (a cache line against false sharing) gets it. */
+void *arena_alloc_aligned(size_t size, size_t align);
+
 /* Whole zeroed pages for a table that may later be released. */
 void *arena_map(size_t size);
 void arena_unmap(void *p, size_t size);

@@ -3,7 +3,8 @@
 
 #include "stacks.h"
 
-static uint64_t dropped; /* samples lost to a full live map */
+static uint64_t dropped; /* samples lost to a full live map, or taken in a
+                          * signal handler that interrupted cprof (heap.h) */
 
 static void credit_free(uint32_t index, uint64_t size)
 {
@@ -14,6 +15,10 @@ static void credit_free(uint32_t index, uint64_t size)
 
 __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
 {
+    if (RT_UNLIKELY(rt_self.locks)) { /* a signal handler: see heap.h */
+        __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
     uint32_t g = rt_guard_enter();
     uintptr_t pcs[STACKS_MAX_DEPTH];
     int depth = stacks_capture(pcs);
@@ -39,6 +44,11 @@ __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out
     heap_freed_t mine;
     if (!out)
         out = &mine;
+    /* In a signal handler that interrupted cprof holding a lock (heap.h),
+     * the live entry stays: the next sample or free at this address
+     * credits the free to its bucket then. */
+    if (RT_UNLIKELY(rt_self.locks))
+        return;
     if (livemap_remove(p, &out->bucket, &out->size)) {
         out->sampled = true;
         credit_free(out->bucket, out->size);

@@ -4,7 +4,16 @@
  *
  * The inline functions are the whole cost of an unsampled call: a few
  * thread-local adds, the allocator's usable-size lookup, the sampler
- * countdown, and on free one read of the live-map filter. */
+ * countdown, and on free one read of the live-map filter.
+ *
+ * Signal handlers: a program may call malloc and free in a handler (unwise,
+ * but glibc copes). If the handler interrupted cprof on its own thread while
+ * it held a lock (rt_self.locks: a live-map stripe in a free, the stats list,
+ * the private heap), the hooks must not wait for that lock: the allocation
+ * is counted but its sample dropped (heap_dropped), a free leaves its live
+ * entry for the next sample or free at that address to settle, and a block
+ * of the private heap freed there is leaked. The next allocator is called as
+ * always. */
 #ifndef CPROF_HEAP_H
 #define CPROF_HEAP_H
 

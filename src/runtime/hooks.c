@@ -141,6 +141,14 @@ static inline bool need_boot(void)
     return false;
 }
 
+/* Whether an allocation comes from the private heap: in cprof's own work,
+ * unless this is a signal handler that interrupted cprof holding a lock,
+ * maybe the heap's own (heap.h). */
+static inline bool own_heap(const rt_thread_t *t)
+{
+    return t->own && !t->locks;
+}
+
 /* Calls the next allocator with the guard set. */
 #define FORWARD(call)                                                                    \
     ({                                                                                   \
@@ -157,7 +165,7 @@ RT_EXPORT void *malloc(size_t size)
         return boot_alloc(size, 16);
     rt_thread_t *t = &rt_self;
     if (t->guard)
-        return t->own ? ownheap_malloc(size) : rt_next.malloc(size);
+        return own_heap(t) ? ownheap_malloc(size) : rt_next.malloc(size);
     void *p = FORWARD(rt_next.malloc(size));
     if (RT_LIKELY(p != NULL))
         heap_on_alloc(t, p, size);
@@ -169,7 +177,8 @@ RT_EXPORT void free(void *p)
     if (!p || RT_UNLIKELY(is_boot(p)))
         return;
     if (RT_UNLIKELY(ownheap_contains(p))) {
-        ownheap_free(p);
+        if (!rt_self.locks) /* else leaked: the heap's lock may be held (heap.h) */
+            ownheap_free(p);
         return;
     }
     if (RT_UNLIKELY(need_boot()))
@@ -199,7 +208,7 @@ RT_EXPORT void *calloc(size_t n, size_t size)
     }
     rt_thread_t *t = &rt_self;
     if (t->guard)
-        return t->own ? ownheap_calloc(n, size) : rt_next.calloc(n, size);
+        return own_heap(t) ? ownheap_calloc(n, size) : rt_next.calloc(n, size);
     void *p = FORWARD(rt_next.calloc(n, size));
     if (p)
         heap_on_alloc(t, p, n * size);
@@ -216,8 +225,16 @@ RT_EXPORT void *realloc(void *old, size_t size)
             memcpy(p, old, boot_size(old) < size ? boot_size(old) : size);
         return p;
     }
-    if (RT_UNLIKELY(ownheap_contains(old)))
-        return ownheap_realloc(old, size);
+    if (RT_UNLIKELY(ownheap_contains(old))) {
+        if (RT_LIKELY(!rt_self.locks))
+            return ownheap_realloc(old, size);
+        /* In a signal handler, maybe under the heap's lock (heap.h): a
+         * block of the next allocator, the old one leaked. */
+        void *p = FORWARD(rt_next.malloc(size));
+        if (p)
+            memcpy(p, old, ownheap_usable(old) < size ? ownheap_usable(old) : size);
+        return p;
+    }
     if (RT_UNLIKELY(need_boot()))
         return NULL;
     rt_thread_t *t = &rt_self;
@@ -253,7 +270,7 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
         return *out ? 0 : ENOMEM;
     }
     rt_thread_t *t = &rt_self;
-    if (t->own) {
+    if (own_heap(t)) {
         void *p = ownheap_memalign(align, size);
         if (p)
             *out = p;
@@ -274,7 +291,7 @@ static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t si
     if (RT_UNLIKELY(need_boot()))
         return boot_alloc(size, align);
     rt_thread_t *t = &rt_self;
-    if (t->own)
+    if (own_heap(t))
         return ownheap_memalign(align, size);
     void *p = NULL;
     t->guard++;
@@ -303,7 +320,7 @@ RT_EXPORT void *memalign(size_t align, size_t size)
 
 RT_EXPORT void *valloc(size_t size)
 {
-    if (RT_UNLIKELY(need_boot()) || !rt_next.valloc || rt_self.own)
+    if (RT_UNLIKELY(need_boot()) || !rt_next.valloc || own_heap(&rt_self))
         return aligned_common(NULL, (size_t)sysconf(_SC_PAGESIZE), size);
     rt_thread_t *t = &rt_self;
     void *p = FORWARD(rt_next.valloc(size));
@@ -314,7 +331,7 @@ RT_EXPORT void *valloc(size_t size)
 
 RT_EXPORT void *pvalloc(size_t size)
 {
-    if (RT_UNLIKELY(need_boot()) || !rt_next.pvalloc || rt_self.own) {
+    if (RT_UNLIKELY(need_boot()) || !rt_next.pvalloc || own_heap(&rt_self)) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         return aligned_common(NULL, page, (size + page - 1) & ~(page - 1));
     }

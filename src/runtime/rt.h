@@ -35,6 +35,10 @@ typedef struct {
     uint32_t own;         /* nonzero while that is cprof's own work (not a
                            * forward to the next allocator): its allocations
                            * come from the private heap, ownheap.h */
+    uint32_t locks;       /* rt_locks this thread holds: nonzero in a hook means
+                           * a signal handler interrupted cprof holding one
+                           * (no lock is held across a call out), and that
+                           * hook must take no lock (heap.h) */
     uint8_t exited;       /* thread-exit destructors ran: no new stats block */
     uint8_t unwinding;    /* inside libunwind (stacks_capture): a SIGPROF
                              handler must not unwind this thread (cpuring.h) */
@@ -119,6 +123,8 @@ void rt_unlock_wake(rt_lock_t *l);
 
 static inline void rt_lock(rt_lock_t *l)
 {
+    rt_self.locks++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* counted before held, for a handler */
     int expected = 0;
     if (!__atomic_compare_exchange_n(&l->state, &expected, 1, false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
@@ -129,6 +135,8 @@ static inline void rt_unlock(rt_lock_t *l)
 {
     if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
         rt_unlock_wake(l);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* released before uncounted */
+    rt_self.locks--;
 }
 
 /* Prints "cprof: <message>\n" to stderr with write(2): no stdio, no malloc. */

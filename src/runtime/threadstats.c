@@ -34,12 +34,16 @@ tstats_t *tstats_acquire(rt_thread_t *t)
      * taking a block then would leak it, so count into the orphans. */
     if (t->exited)
         return NULL;
+    /* In a signal handler that interrupted this thread holding a lock (maybe
+     * ours, heap.h): count into the orphans rather than wait. */
+    if (t->locks)
+        return NULL;
     uint32_t g = rt_guard_enter();
     rt_lock(&lock);
     tstats_t *s = free_blocks;
     if (s) {
         free_blocks = s->next_free;
-    } else if ((s = arena_alloc(sizeof(*s)))) {
+    } else if ((s = arena_alloc_aligned(sizeof(*s), _Alignof(tstats_t)))) {
         s->next_all = all_blocks;
         __atomic_store_n(&all_blocks, s, __ATOMIC_RELEASE);
     }
