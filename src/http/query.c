@@ -210,3 +210,30 @@ bool query_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
         diff |= (unsigned char)(a[i] ^ b[i]);
     return diff == 0;
 }
+
+const char *query_check_uri(const char *uri)
+{
+    const char *q = strchr(uri, '?');
+    size_t plen = q ? (size_t)(q - uri) : strlen(uri);
+    /* The decoded path and values are C strings: a %00 would cut them
+     * (/heap%00.txt served as /heap, seconds=%00 taken as absent). */
+    for (size_t i = 0; i + 2 < plen; i++)
+        if (uri[i] == '%' && uri[i + 1] == '0' && uri[i + 2] == '0')
+            return "invalid URL escape \"%00\" in the path";
+    if (!q)
+        return NULL;
+    size_t args = 0;
+    for (const char *p = q + 1; *p;) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        if (len && ++args > QUERY_MAX_ARGS)
+            return "too many query arguments";
+        for (size_t i = 0; i + 2 < len; i++)
+            if (p[i] == '%' && p[i + 1] == '0' && p[i + 2] == '0')
+                return "invalid URL escape \"%00\" in the query";
+        if (!amp)
+            break;
+        p = amp + 1;
+    }
+    return NULL;
+}

@@ -19,6 +19,17 @@
  * ("" for "key" or "key="), or NULL when the key is absent. */
 char *query_get(const char *raw, const char *key);
 
+/* Query arguments a request may have (Go has no such limit, but its
+ * MaxHeaderBytes bounds them; ours keep the server's per-connection memory
+ * bounded). */
+#define QUERY_MAX_ARGS 500
+
+/* What makes a raw request URI (path?query) unacceptable before anything
+ * decodes it: a %00 in the path or the query (decoded strings are C
+ * strings), or more than QUERY_MAX_ARGS arguments. NULL when it is fine,
+ * else a static phrase for a 400. */
+const char *query_check_uri(const char *uri);
+
 /* strconv.Atoi on 64 bits: optional sign, decimal digits, nothing else. */
 bool query_atoi(const char *s, int64_t *out);
 

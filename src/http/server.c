@@ -17,9 +17,11 @@
  *   — so a client sending one byte every few seconds cannot hold a slot;
  * - POST bodies (symbol) up to PPROF_MAX_BODY, streamed, never buffered.
  * Delta and CPU profiles (?seconds=N) suspend their connection until due,
- * so they hold no other request up. A slow client can only ever delay the
+ * so they hold no other request up, or until the client goes away (the
+ * wait is cancelled then, as Go cancels the request's context). A slow client can only ever delay the
  * server thread's own work; the program's threads never wait for it. */
 #include "pprof.h"
+#include "query.h"
 #include "runtime/httpops.h"
 
 #include <errno.h>
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -38,7 +41,7 @@
 
 #define SERVER_MAX_CONNECTIONS 32u
 #define SERVER_HARD_LIMIT 64u /* MHD's own: accepted but not yet refused */
-#define SERVER_MEMORY ((size_t)32 << 10)
+#define SERVER_MEMORY ((size_t)64 << 10) /* QUERY_MAX_ARGS arguments fit */
 #define SERVER_IDLE_S 10u
 #define SERVER_REQUEST_S 30
 #define SERVER_NICE 10 /* the server thread's nice value */
@@ -62,7 +65,7 @@ typedef struct conn {
     pprof_req_t *req;
     int state;        /* REQ_* */
     bool suspended;   /* a delta profile waits */
-    bool cancel;      /* end the wait early (server stopping) */
+    bool cancel;      /* end the wait early (server stopping, client gone) */
     int64_t until_ms; /* when the wait ends */
     pprof_reply_t reply; /* READY: the reply to queue */
 } conn_t;
@@ -151,9 +154,44 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *con)
     end_request(c);
     c->uri = strdup(uri);
     c->state = REQ_NEW;
+    /* A URI to refuse (framing_error answers 400) has its arguments cut
+     * here, in MHD's buffer, before MHD parses them into the connection's
+     * memory: thousands of them would exhaust it, and MHD would then close
+     * the connection without an answer. */
+    char *q = strchr(uri, '?');
+    if (q && query_check_uri(uri))
+        q[1] = '\0';
     if (!c->receiving_since)
         c->receiving_since = pprof_now_ms();
     return c;
+}
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+        ++*(int *)cls;
+    return MHD_YES;
+}
+
+/* What Go's server (or RFC 9112) refuses in a request's framing and MHD
+ * lets through, as a phrase for a 400; NULL when the request is fine.
+ * Ambiguous lengths are how requests get smuggled past a proxy. */
+static const char *framing_error(struct MHD_Connection *con, const char *uri, const char *version)
+{
+    if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+        !MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
+        return "missing required Host header";
+    int lengths = 0;
+    MHD_get_connection_values(con, MHD_HEADER_KIND, count_header, &lengths);
+    if (lengths > 1)
+        return "more than one Content-Length";
+    if (lengths &&
+        MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+        return "both Content-Length and Transfer-Encoding";
+    return query_check_uri(uri);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url,
@@ -161,7 +199,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
                                   const char *upload, size_t *upload_size, void **con_cls)
 {
     (void)cls;
-    (void)version;
     conn_t *c = *con_cls;
     if (!c || !c->uri)
         return MHD_NO;
@@ -171,6 +208,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         c->req = pprof_req_new();
         if (!c->req)
             return MHD_NO;
+        const char *bad = framing_error(con, c->uri, version);
+        if (bad) { /* answered before any body, then closed (queue) */
+            rep.status = 400;
+            rep.content_type = "text/plain; charset=utf-8";
+            if (asprintf(&rep.body, "400 Bad Request: %s", bad) < 0)
+                return MHD_NO;
+            rep.len = strlen(rep.body);
+            return queue(c, con, &rep);
+        }
         const char *q = strchr(c->uri, '?');
         const char *cl = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -317,6 +363,37 @@ static bool resume_due(int64_t now, bool all)
     return any;
 }
 
+/* A suspended connection's socket is not watched by MHD, so a client that
+ * went away would keep its wait to the end: a delta slot, or the CPU
+ * profiler, for up to ten minutes. As Go cancels a request's context when
+ * its connection closes, the loop watches these sockets for the peer's
+ * close (POLLRDHUP) and ends such a wait at once, cancelled. Fills p and
+ * who (at most cap); returns how many. */
+static nfds_t watch_waiters(struct pollfd *p, conn_t **who, nfds_t cap)
+{
+    nfds_t n = 0;
+    for (conn_t *c = conns; c && n < cap; c = c->next) {
+        if (!c->suspended)
+            continue;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci)
+            continue;
+        p[n] = (struct pollfd){.fd = ci->connect_fd, .events = POLLRDHUP};
+        who[n++] = c;
+    }
+    return n;
+}
+
+static void cancel_wait(conn_t *c)
+{
+    if (!c->suspended)
+        return;
+    c->suspended = false;
+    c->cancel = true;
+    MHD_resume_connection(c->mhd);
+}
+
 /* Cuts off connections whose request is not in after SERVER_REQUEST_S. */
 static void cut_slow(int64_t now)
 {
@@ -348,10 +425,16 @@ static void *server_main(void *arg)
         for (conn_t *c = conns; c; c = c->next)
             if (c->suspended && c->until_ms - now < wait)
                 wait = c->until_ms - now > 0 ? c->until_ms - now : 0;
-        struct pollfd p[2] = {{.fd = epfd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
-        poll(p, 2, (int)wait);
+        struct pollfd p[2 + SERVER_MAX_CONNECTIONS] = {{.fd = epfd, .events = POLLIN},
+                                                       {.fd = wake_fd, .events = POLLIN}};
+        conn_t *waiter[2 + SERVER_MAX_CONNECTIONS];
+        nfds_t np = 2 + watch_waiters(p + 2, waiter + 2, SERVER_MAX_CONNECTIONS);
+        poll(p, np, (int)wait);
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
             break;
+        for (nfds_t i = 2; i < np; i++)
+            if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                cancel_wait(waiter[i]);
         MHD_run(daemon_);
         now = pprof_now_ms();
         if (resume_due(now, false))

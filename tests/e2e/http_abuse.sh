@@ -40,7 +40,7 @@ expect_error cpu 400 "profile duration exceeds server's WriteTimeout"
 note "paths and parameters"
 
 # --- sizes ------------------------------------------------------------------------
-big=$(head -c 40000 /dev/zero | tr '\0' a)
+big=$(head -c 70000 /dev/zero | tr '\0' a)
 req hdr -H "X-Big: $big" "$URL/debug/pprof/heap"
 expect hdr 431
 req uri "$URL/debug/pprof/heap?x=$big"
