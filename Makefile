@@ -2,6 +2,7 @@
 #   make          build libcprof.so, the cprof tool and cprof.pc into build/
 #   make check    install missing packages, build, run every test
 #   make demo     install missing packages, build, profile examples/leak.c
+#   make fuzz     run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60)
 #   make install  PREFIX=/usr/local
 
 PREFIX  ?= /usr/local
@@ -122,7 +123,42 @@ $(TOOL_ASAN_OBJ) $(UNIT_BIN) $(ASAN_BIN): | $(B)/gen/assets.h
 $(B)/asan/cprof: $(TOOL_ASAN_OBJ)
 	$(CC) $(SAN) -o $@ $(TOOL_ASAN_OBJ) $(TOOL_LIBS)
 
-tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof
+# --- fuzzing -----------------------------------------------------------------
+# tests/fuzz/fuzz_<name>.c: libFuzzer harnesses (clang). `make fuzz` runs each
+# for FUZZ_SECONDS on its seed corpus tests/fuzz/corpus/<name> (what it finds
+# goes to build/fuzz/, crashes as build/fuzz/crash-<name>-*). For make check,
+# build/tests/replay_<name> is the same harness built with gcc and ASan/UBSan
+# and a main (tests/fuzz/replay.c) that feeds it files: fuzz_replay.sh replays
+# the corpora and tests/fuzz/crashes/<name>.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(B)/tests/replay_%)
+# Everything a harness may call: the format library, the tool but its main,
+# the HTTP query parsers.
+FUZZ_LIB_SRC := $(PROFILE_SRC) $(filter-out src/tool/main.c,$(TOOL_SRC)) src/http/query.c
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+$(B)/fuzz/obj/%.o: %.c | $(B)/gen/assets.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -c -o $@ $<
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(TOOL_LIBS)
+
+$(B)/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_LIB_SRC:%.c=$(B)/asan/obj/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN) -o $@ $^ $(TOOL_LIBS)
+
+fuzz: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$${f##*/fuzz_}; mkdir -p $(B)/fuzz/found-$$n; \
+	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 -close_fd_mask=3 \
+	      -artifact_prefix=$(B)/fuzz/crash-$$n- $(B)/fuzz/found-$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof $(REPLAY_BIN)
 
 deps:
 	@sh scripts/deps.sh
@@ -147,5 +183,5 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests deps check demo install clean
+.PHONY: all tests deps check demo install clean fuzz
 .SECONDARY:
