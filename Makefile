@@ -123,6 +123,19 @@ $(TOOL_ASAN_OBJ) $(UNIT_BIN) $(ASAN_BIN): | $(B)/gen/assets.h
 $(B)/asan/cprof: $(TOOL_ASAN_OBJ)
 	$(CC) $(SAN) -o $@ $(TOOL_ASAN_OBJ) $(TOOL_LIBS)
 
+# libcprof.so under UBSan, for runtime_ubsan.sh (the multi-threaded e2e tests
+# run with it preloaded). ASan and TSan cannot wrap it: see README, Testing.
+UBSAN := -fsanitize=undefined -fno-sanitize-recover=all
+UBSAN_RUNTIME_OBJ := $(patsubst $(B)/pic/%,$(B)/ubsan/pic/%,$(RUNTIME_OBJ) $(PROFILE_OBJ))
+
+$(B)/ubsan/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -c -o $@ $<
+
+$(B)/ubsan/libcprof.so: $(UBSAN_RUNTIME_OBJ)
+	$(CC) -shared $(UBSAN) -o $@.tmp $^ $(RUNTIME_LIBS) \
+	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
+
 # --- fuzzing -----------------------------------------------------------------
 # tests/fuzz/fuzz_<name>.c: libFuzzer harnesses (clang). `make fuzz` runs each
 # for FUZZ_SECONDS on its seed corpus tests/fuzz/corpus/<name> (what it finds
@@ -158,7 +171,8 @@ fuzz: $(FUZZ_BIN)
 	      -artifact_prefix=$(B)/fuzz/crash-$$n- $(B)/fuzz/found-$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof $(REPLAY_BIN)
+tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof $(REPLAY_BIN) \
+       $(B)/ubsan/libcprof.so
 
 deps:
 	@sh scripts/deps.sh

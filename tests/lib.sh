@@ -3,7 +3,7 @@
 set -u
 TOP=${CPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${CPROF_BUILD:-$TOP/build}
-LIB=$BUILD/libcprof.so
+LIB=${CPROF_LIB:-$BUILD/libcprof.so} # runtime_ubsan.sh points it at the UBSan build
 PROGS=$TOP/tests/progs
 T=$(mktemp -d "${TMPDIR:-/tmp}/cprof-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT

@@ -19,7 +19,10 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
         __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
         return;
     }
-    uint32_t g = rt_guard_enter();
+    /* The guard alone, not cprof's own work (rt.h): a signal handler that
+     * interrupts this and mallocs gets the next allocator, where its frees
+     * go, not the private heap (heap.h). Recording allocates nothing. */
+    rt_self.guard++;
     uintptr_t pcs[STACKS_MAX_DEPTH];
     int depth = stacks_capture(pcs);
     bucket_t *b = stacks_intern(pcs, depth);
@@ -36,7 +39,7 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
         __atomic_add_fetch(&b->alloc_objects, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&b->alloc_bytes, size, __ATOMIC_RELAXED);
     }
-    rt_guard_leave(g);
+    rt_self.guard--;
 }
 
 __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out)

@@ -79,26 +79,15 @@ raw dupcl 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\nConnection: close\r\n
 raw clchunk 'POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n0x10\r\n0\r\n\r\n'
 [ "$STATUS" = 400 ] || fail "Content-Length with chunked: status $STATUS, want 400"
 
-many=$(python3 -c 'print("&".join("a%d=1" % i for i in range(501)))')
-req many "$URL/debug/pprof/heap?$many"
-expect many 400
+# args N: N query arguments.
+args() { python3 -c 'import sys; print("&".join("a%d=1" % i for i in range(int(sys.argv[1]))))' "$1"; }
+for case in "many 400 heap?$(args 501)" "huge 400 heap?$(args 5000)" "few 200 cmdline?$(args 500)" \
+            "nulsec 400 heap?seconds=%00" "nuldebug 400 heap?debug=1%00" "nulpath 400 heap%00.txt"; do
+  set -- $case
+  req "$1" "$URL/debug/pprof/$3"
+  expect "$1" "$2"
+done
 grep -q "too many query arguments" "$T/many.body" || fail "501 arguments: $(cat "$T/many.body")"
-mid=$(python3 -c 'print("&".join("a=%d" % i for i in range(3000)))')
-req mid "$URL/debug/pprof/heap?$mid"
-expect mid 400
-huge=$(python3 -c 'print("&".join("a%d=1" % i for i in range(5000)))')
-req huge "$URL/debug/pprof/heap?$huge"
-expect huge 400
-few=$(python3 -c 'print("&".join("a%d=1" % i for i in range(500)))')
-req few "$URL/debug/pprof/cmdline?$few"
-expect few 200
-
-req nulsec "$URL/debug/pprof/heap?seconds=%00"
-[ "$STATUS" = 400 ] || fail "seconds=%00: status $STATUS, want 400"
-req nuldebug "$URL/debug/pprof/heap?debug=1%00"
-[ "$STATUS" = 400 ] || fail "debug=1%00: status $STATUS, want 400"
-req nulpath "$URL/debug/pprof/heap%00.txt"
-[ "$STATUS" = 400 ] || fail "/heap%00.txt: status $STATUS, want 400"
 expect_progress srv "after the framing cases"
 stop_server "$PID"
 
