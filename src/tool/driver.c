@@ -879,12 +879,22 @@ static int driver_record(int argc, char **argv)
             unlink(final);
         return status;
     }
+    /* The summary is read from the temporary: final may be a FIFO or a
+     * device (record_move writes through them) that cannot be read back. */
+    source_opts_t so;
+    memset(&so, 0, sizeof(so));
+    char *srcs[1] = {have};
+    so.sources = srcs;
+    so.n_sources = 1;
+    so.seconds = so.timeout = -1;
+    profile_t *p = driver_fetch(&so);
     int mrc = record_move(have, final);
     if (mrc < 0) {
         msg("cprof record: moving the profile to %s: %s (it stays in %s)", final, strerror(-mrc),
             have);
         if (created)
             unlink(final);
+        profile_free(p);
         return status;
     }
     record_leftovers(tmp, mine);
@@ -893,13 +903,6 @@ static int driver_record(int argc, char **argv)
     msg("Saved profile in %s", final);
 
     /* The top 10 by in-use space, symbolized, on stderr. */
-    source_opts_t so;
-    memset(&so, 0, sizeof(so));
-    char *srcs[1] = {final};
-    so.sources = srcs;
-    so.n_sources = 1;
-    so.seconds = so.timeout = -1;
-    profile_t *p = driver_fetch(&so);
     if (p) {
         config_t cfg;
         config_default(&cfg);

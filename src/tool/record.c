@@ -228,9 +228,13 @@ int record_wait(pid_t pid, int *signo)
 
 int record_move(const char *from, const char *to)
 {
-    if (rename(from, to) == 0)
+    /* Only a regular file (or a new name) is replaced by the rename; a
+     * symlink, a device or a FIFO is written through, as os.Create would. */
+    struct stat st;
+    bool through = lstat(to, &st) == 0 && !S_ISREG(st.st_mode);
+    if (!through && rename(from, to) == 0)
         return 0;
-    if (errno != EXDEV)
+    if (!through && errno != EXDEV)
         return -errno;
     int in = open(from, O_RDONLY | O_CLOEXEC);
     if (in < 0)

@@ -39,7 +39,9 @@ int record_spawn(const record_opts_t *o, const char *runtime, const char *dir, p
  * *signo receives N (0 if it exited). */
 int record_wait(pid_t pid, int *signo);
 
-/* Copies file from to to (rename when possible). 0 or negative errno. */
+/* Moves file from to to: a rename onto a regular file or a new name (a
+ * copy across file systems); through a symlink, into a device or a FIFO,
+ * a copy that leaves what is there in place. 0 or negative errno. */
 int record_move(const char *from, const char *to);
 
 #endif

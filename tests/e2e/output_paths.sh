@@ -2,7 +2,7 @@
 # Output paths are opened as Go's os.Create would, never replaced by
 # something else (outfile.h), for every output variable: CPROF_HEAP_PROFILE,
 # CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE, CPROF_BLOCK_PROFILE and
-# CPROF_HTTP_ADDR_FILE:
+# CPROF_HTTP_ADDR_FILE (and cprof record -o for the first three kinds):
 #   a character device (our own mknod'ed null) and a FIFO with a reader are
 #     written in place and stay what they are;
 #   a FIFO without reader, a directory and a socket are refused with one
@@ -109,4 +109,26 @@ for v in $vars; do
   [ -e "$d/p.tmp.$dead.3" ] || [ -e "$d/p.tmp.$dead" ] && fail "$v: a dead process's temporary is left"
   [ -e "$d/p.tmp.$$.1" ] && [ -e "$d/p.tmp.x.1" ] || fail "$v: a temporary that is not stale was removed"
 done
+
+# cprof record -o: the same, through the tool (it used to rename onto them)
+rec() {
+  "$BUILD/cprof" record -o "$1" -- "$T/known" > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "record -o $1"; }
+  cmp -s "$T/plain.out" "$T/out" || fail "record -o $1: stdout differs from a plain run"
+}
+echo old > "$T/rec.target"
+ln -s rec.target "$T/rec.link"
+rec "$T/rec.link"
+[ -L "$T/rec.link" ] || fail "record: the symlink was replaced"
+loads CPROF_HEAP_PROFILE "$T/rec.target"
+mkfifo "$T/rec.fifo"
+cat "$T/rec.fifo" > "$T/rec.got" &
+reader=$!
+rec "$T/rec.fifo"
+wait $reader
+[ -p "$T/rec.fifo" ] || fail "record: the FIFO was replaced"
+loads CPROF_HEAP_PROFILE "$T/rec.got"
+if [ $havemknod = 1 ]; then
+  rec "$T/null"
+  [ -c "$T/null" ] || fail "record: the device was replaced"
+fi
 exit 0
