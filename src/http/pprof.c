@@ -10,7 +10,7 @@
 #include "profile/merge.h"
 #include "profile/profile.h"
 #include "query.h"
-#include "symtab.h"
+#include "runtime/symtab.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 #include "stackprof.h"
 
 #include "config.h"
-#include "http/symtab.h"
+#include "runtime/symtab.h"
 #include "procmaps.h"
 
 #include <dlfcn.h>
