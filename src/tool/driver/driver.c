@@ -14,7 +14,6 @@
 #include "tool/driver/browser.h"
 #include "tool/fetch/combine.h"
 #include "tool/report/commands.h"
-#include "tool/report/dot.h"
 #include "tool/fetch/fetch.h"
 #include "tool/graph/filter.h"
 #include "tool/driver/flags.h"
@@ -221,42 +220,6 @@ static void trim_paths(work_t *w, const config_t *c)
     }
 }
 
-/* pprof's applyCommandOverrides. */
-static void command_overrides(const command_t *cmd, config_t *c)
-{
-    bool trim = c->trim;
-    const char *n = cmd->name;
-    if (strcmp(n, "disasm") == 0) {
-        trim = false;
-        config_set_str(&c->granularity, "addresses");
-        c->noinlines = true;
-    } else if (strcmp(n, "weblist") == 0) {
-        trim = false;
-        config_set_str(&c->granularity, "addresses");
-        c->noinlines = false;
-    } else if (strcmp(n, "peek") == 0) {
-        trim = false;
-    } else if (strcmp(n, "list") == 0) {
-        trim = false;
-        config_set_str(&c->granularity, "lines");
-    } else if (strcmp(n, "text") == 0 || strcmp(n, "top") == 0 || strcmp(n, "topproto") == 0) {
-        if (c->nodecount == -1)
-            c->nodecount = 0;
-    } else if (c->nodecount == -1) {
-        c->nodecount = 80;
-    }
-    if (cmd->format == FMT_PROTO || cmd->format == FMT_RAW || cmd->format == FMT_CALLGRIND) {
-        trim = false;
-        config_set_str(&c->granularity, "addresses");
-        c->noinlines = false;
-    }
-    if (!trim) {
-        c->nodecount = 0;
-        c->nodefraction = 0;
-        c->edgefraction = 0;
-    }
-}
-
 /* Where a binary report goes when stdout is a terminal: profileNNN.EXT. */
 static FILE *away_from_tty(const char *ext, char *name, size_t n)
 {
@@ -300,7 +263,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         msg("unrecognized command: \"%s\"", cmdname);
         return -1;
     }
-    if (!cmd->available) {
+    if (!cmd->render) {
         msg("%s: not available in this version of cprof", cmd->name);
         return -1;
     }
@@ -309,13 +272,12 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         msg("out of memory");
         return -1;
     }
-    command_overrides(cmd, &cfg);
+    command_apply_defaults(cmd, &cfg);
     /* The viewer commands (web, eog, ...) and a shell's flame without >file
      * write a temporary file and show it; -flame FILE names its output. */
     const char *viewer = NULL, *view_ext = NULL;
     char view_path[4096] = "";
-    dot_command_t vdc;
-    if (command_param_is_file(cmd)) {
+    if (cmd->param_is_file) {
         if (param && strcmp(param, "-") == 0)
             config_set_str(&cfg.output, "");
         else if (param && *param)
@@ -323,10 +285,9 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         else if (!dest && !(cfg.output && *cfg.output))
             viewer = "browser", view_ext = "html";
         param = NULL;
-    } else if (!dest && !(cfg.output && *cfg.output) && dot_command(cmd->name, &vdc) &&
-               vdc.viewer) {
-        viewer = vdc.viewer;
-        view_ext = vdc.format;
+    } else if (!dest && !(cfg.output && *cfg.output) && cmd->dot.viewer) {
+        viewer = cmd->dot.viewer;
+        view_ext = cmd->dot.format;
     }
     int rc = -1;
     char err[ERRLEN];
@@ -426,8 +387,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         goto done;
     if (aggregate(w, &cfg) < 0)
         goto done;
-    if (cmd->format == FMT_TEXT || cmd->format == FMT_TREE || cmd->format == FMT_LIST ||
-        cmd->format == FMT_DOT || cmd->format == FMT_TOPPROTO)
+    if (cmd->graph)
         trim_paths(w, &cfg);
 
     if (dest) {
@@ -455,9 +415,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         close_out = true;
     } else if (cmd->binary && (interactive || isatty(STDOUT_FILENO))) {
         char name[64];
-        dot_command_t dc;
-        out = away_from_tty(dot_command(cmd->name, &dc) ? dc.format : "pb.gz", name,
-                            sizeof(name));
+        out = away_from_tty(cmd->dot.format ? cmd->dot.format : "pb.gz", name, sizeof(name));
         if (!out) {
             msg("creating a temporary file: %s", strerror(errno));
             goto done;

@@ -81,7 +81,7 @@ void flags_usage(FILE *f, bool cl)
         snprintf(name, sizeof(name), "%s%s", pre, c[i].name);
         char desc[160];
         snprintf(desc, sizeof(desc), "%s%s", c[i].description,
-                 c[i].available ? "" : " (not available yet)");
+                 c[i].render ? "" : " (not available yet)");
         put_help(f, name, desc);
     }
     if (!cl) {

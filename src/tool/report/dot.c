@@ -1066,31 +1066,19 @@ int dot_render(const char *dot, size_t len, const char *format, bool pan, FILE *
     return rc;
 }
 
-static const struct {
-    const char *name;
-    dot_command_t c;
-} graph_cmds[] = {
-    {"dot", {"dot", false, NULL}},     {"svg", {"svg", true, NULL}},
-    {"png", {"png", false, NULL}},     {"pdf", {"pdf", false, NULL}},
-    {"ps", {"ps", false, NULL}},       {"gif", {"gif", false, NULL}},
-    {"web", {"svg", true, "browser"}}, {"eog", {"svg", false, "eog"}},
-    {"evince", {"pdf", false, "evince"}}, {"gv", {"ps", false, "gv --noantialias"}},
-};
-
 bool dot_command(const char *name, dot_command_t *out)
 {
-    for (size_t i = 0; i < sizeof(graph_cmds) / sizeof(graph_cmds[0]); i++)
-        if (strcmp(graph_cmds[i].name, name) == 0) {
-            *out = graph_cmds[i].c;
-            return true;
-        }
-    return false;
+    const command_t *c = command_find(name);
+    if (!c || !c->dot.format)
+        return false;
+    *out = c->dot;
+    return true;
 }
 
 int report_graph(report_t *r, char *err, size_t errlen)
 {
-    dot_command_t dc;
-    if (!dot_command(r->cmd->name, &dc))
+    dot_command_t dc = r->cmd->dot;
+    if (!dc.format)
         dc = (dot_command_t){"dot", false, NULL};
     char *dot;
     size_t len;

@@ -42,15 +42,9 @@ int dot_render(const char *dot, size_t len, const char *format, bool pan, FILE *
  * r->out. */
 int report_graph(report_t *r, char *err, size_t errlen);
 
-/* For a graph command: the Graphviz output format it produces ("dot" for
- * dot itself), and for the viewer commands (web, eog, evince, gv) the
- * programs that display it, in the order pprof tries them (web: $BROWSER,
- * then xdg-open when a display is set); NULL viewers for the others. */
-typedef struct {
-    const char *format;
-    bool pan; /* svg with the pan/zoom script */
-    const char *viewer; /* "browser" (browser_open), a program name, or NULL */
-} dot_command_t;
+/* The Graphviz rendering of the graph command named name (dot, svg, png,
+ * pdf, ps, gif, web, eog, evince, gv: see dot_command_t in commands.h);
+ * false for the other commands. */
 bool dot_command(const char *name, dot_command_t *out);
 
 #endif

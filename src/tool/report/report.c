@@ -8,8 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "tool/report/dot.h"
-#include "tool/report/flame.h"
 #include "tool/graph/measure.h"
 
 static inline int64_t abs64(int64_t v)
@@ -492,21 +490,8 @@ int report_traces(report_t *r, char *err, size_t errlen)
 
 int report_generate(report_t *r, char *err, size_t errlen)
 {
-    switch (r->cmd->format) {
-    case FMT_TEXT: return report_text(r, err, errlen);
-    case FMT_TREE: return report_tree(r, err, errlen);
-    case FMT_TRACES: return report_traces(r, err, errlen);
-    case FMT_LIST: return report_list(r, err, errlen);
-    case FMT_RAW: return report_raw(r, err, errlen);
-    case FMT_TAGS: return report_tags(r, err, errlen);
-    case FMT_COMMENTS: return report_comments(r, err, errlen);
-    case FMT_PROTO: return report_proto(r, err, errlen);
-    case FMT_DOT: return report_graph(r, err, errlen);
-    case FMT_FLAME: return flame_html(r, err, errlen);
-    case FMT_FOLDED: return flame_folded(r, err, errlen);
-    default:
-        snprintf(err, errlen, "%s: not available in this version of cprof "
-                              "(it comes with the visualization work)", r->cmd->name);
-        return -ENOTSUP;
-    }
+    if (r->cmd->render)
+        return r->cmd->render(r, err, errlen);
+    snprintf(err, errlen, "%s: not available in this version of cprof", r->cmd->name);
+    return -ENOTSUP;
 }

@@ -20,7 +20,8 @@
 #include "tool/graph/sbuf.h"
 #include "tool/graph/work.h"
 
-typedef struct {
+/* report_t (commands.h): one report being made. */
+struct report {
     work_t *w;
     const command_t *cmd;
     const config_t *cfg;
@@ -37,7 +38,7 @@ typedef struct {
     const char *title; /* basename of the main binary, or NULL */
     const numunits_t *units;
     FILE *out;
-} report_t;
+};
 
 /* pprof's computeTotal (diff-base aware). */
 int64_t report_compute_total(const work_t *w, int value_index, int mean_index);
@@ -60,7 +61,8 @@ int report_trimmed_graph(report_t *r, bool visual, graph_t **g, trim_result_t *t
 void report_graph_labels(const report_t *r, graph_t *g, const trim_result_t *t, bool full,
                          sbuf_t *out);
 
-/* Generates r->cmd's report. 0 or negative errno (message in err). */
+/* Generates r->cmd's report with the command's renderer. 0 or negative
+ * errno (message in err). */
 int report_generate(report_t *r, char *err, size_t errlen);
 
 /* Individual printers. */

@@ -246,7 +246,7 @@ static void run_command(profile_t *p, const config_t *cur, char **tok, size_t nt
         av[n++] = args[i];
     const char *param = NULL;
     size_t i = 0;
-    if (c->has_param && !command_param_is_file(c)) {
+    if (c->has_param && !c->param_is_file) {
         if (n == 0) {
             err_line("command %s requires an argument", name);
             free(digits_arg);

@@ -364,7 +364,7 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
                                 q->view != VIEW_MEMORY))
             continue;
         const command_t *dis = command_find("disasm");
-        if (views[i].view == VIEW_DISASM && (!dis || !dis->available))
+        if (views[i].view == VIEW_DISASM && (!dis || !dis->render))
             continue;
         view_link(b, q, i);
     }
