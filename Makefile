@@ -16,6 +16,10 @@ BASE_CFLAGS := $(CSTD) $(WARN) $(OPT) -fno-omit-frame-pointer -D_GNU_SOURCE \
 
 pc = $(shell pkg-config --cflags --libs $(1) 2>/dev/null)
 
+# --- the shared base (src/base): buffers, escaping, hashing ----------------
+BASE_SRC := $(wildcard src/base/*.c)
+BASE_OBJ := $(BASE_SRC:%.c=$(B)/pic/%.o)
+
 # --- the format library (src/profile), shared by runtime and tool ---------
 PROFILE_SRC := $(wildcard src/profile/*.c)
 PROFILE_OBJ := $(PROFILE_SRC:%.c=$(B)/pic/%.o)
@@ -35,8 +39,8 @@ HTTP_OBJ := $(HTTP_SRC:%.c=$(B)/pic/%.o) $(B)/pic/src/runtime/symtab.o
 # One static library per layer, build/lib/<layer>.a, listed from the top
 # down (the link order): a layer includes only the layers after it.
 TOOL_LAYERS := ui driver report fetch graph symbolize
-LAYERS      := $(TOOL_LAYERS) profile
-layer_src = $(if $(filter profile,$(1)),$(PROFILE_SRC),$(wildcard src/tool/$(1)/*.c))
+LAYERS      := $(TOOL_LAYERS) profile base
+layer_src = $(if $(filter profile,$(1)),$(PROFILE_SRC),$(if $(filter base,$(1)),$(BASE_SRC),$(wildcard src/tool/$(1)/*.c)))
 layer_obj = $(patsubst %.c,$(2)/%.o,$(call layer_src,$(1)))
 TOOL_SRC := $(foreach l,$(TOOL_LAYERS),$(call layer_src,$(l)))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/obj/%.o)
@@ -64,14 +68,20 @@ $(B)/gen/assets.h: $(ASSETS) scripts/embed.sh
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -MP -c -o $@ $<
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) -MMD -MP -c -o $@ $<
 
-# The format library is position-independent: the shared objects link it.
+# The base and the format library are position-independent: the shared
+# objects link them.
 $(B)/lib/profile.a: $(PROFILE_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/lib/base.a: $(BASE_OBJ)
 	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $^
@@ -95,8 +105,8 @@ $(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/lib/profile.a
 	$(CC) -shared -o $@.tmp $(RUNTIME_OBJ) $(B)/lib/profile.a $(RUNTIME_LIBS) \
 	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
 
-$(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/lib/profile.a $(B)/libcprof.so
-	$(CC) -shared -o $@.tmp $(HTTP_OBJ) $(B)/lib/profile.a $(call pc,libmicrohttpd) -lz -lm \
+$(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(B)/libcprof.so
+	$(CC) -shared -o $@.tmp $(HTTP_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(call pc,libmicrohttpd) -lz -lm \
 	    -L$(B) -lcprof -Wl,--no-undefined -Wl,-soname,libcprof-http.so && mv -f $@.tmp $@
 
 $(TOOL_OBJ): | $(B)/gen/assets.h
@@ -140,11 +150,11 @@ $(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/lib/profile.a
 	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/lib/profile.a -lz -lm
 
 # cprof itself under ASan/UBSan, for the hostile-input tests (tool_hostile.sh).
-TOOL_ASAN_OBJ := $(TOOL_SRC:%.c=$(B)/asan/obj/%.o) $(PROFILE_SRC:%.c=$(B)/asan/obj/%.o)
+TOOL_ASAN_OBJ := $(foreach l,$(LAYERS),$(call layer_obj,$(l),$(B)/asan/obj))
 
 $(B)/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN) -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(SAN) -MMD -MP -c -o $@ $<
 
 $(TOOL_ASAN_OBJ) $(UNIT_BIN) $(ASAN_BIN): | $(B)/gen/assets.h
 

@@ -6,6 +6,7 @@
  * line, X-Go-Pprof: 1. */
 #include "pprof.h"
 
+#include "base/sbuf.h"
 #include "profile/decode.h"
 #include "profile/merge.h"
 #include "profile/profile.h"
@@ -37,80 +38,6 @@ static size_t token_len;
 static symtab_t *symbols; /* built on the first symbol request */
 static int waiting;       /* delta profiles in progress */
 
-/* --- growable text -------------------------------------------------------- */
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} buf_t;
-
-static void buf_add(buf_t *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void buf_str(buf_t *b, const char *s)
-{
-    buf_add(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void buf_printf(buf_t *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof(tmp)) {
-        buf_add(b, tmp, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    buf_add(b, big, (size_t)n);
-    free(big);
-}
-
-/* html.EscapeString */
-static void buf_html(buf_t *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': buf_str(b, "&lt;"); break;
-        case '>': buf_str(b, "&gt;"); break;
-        case '&': buf_str(b, "&amp;"); break;
-        case '\'': buf_str(b, "&#39;"); break;
-        case '"': buf_str(b, "&#34;"); break;
-        default: buf_add(b, s, 1);
-        }
-    }
-}
-
 /* --- replies -------------------------------------------------------------- */
 
 int64_t pprof_now_ms(void)
@@ -137,31 +64,30 @@ void pprof_reply_clear(pprof_reply_t *rep)
     rep->fd = -1;
 }
 
-static void reply_text(pprof_reply_t *out, int status, const char *type, buf_t *b)
+static void reply_text(pprof_reply_t *out, int status, const char *type, sbuf_t *b)
 {
     out->status = status;
     out->content_type = type;
     out->nosniff = true;
     if (b->oom) {
-        free(b->p);
-        *b = (buf_t){0};
+        sb_free(b);
         out->status = 500;
         out->content_type = TEXT_PLAIN;
         out->go_error = true;
-        buf_str(b, "out of memory\n");
+        sb_puts(b, "out of memory\n");
     }
-    out->body = b->p;
+    out->body = b->s;
     out->len = b->len;
-    *b = (buf_t){0};
+    *b = (sbuf_t){0};
 }
 
 /* Go's serveError: text/plain, X-Go-Pprof, no Content-Disposition, the
  * text and a newline. */
 static void serve_error(pprof_reply_t *out, int status, const char *txt)
 {
-    buf_t b = {0};
-    buf_str(&b, txt);
-    buf_str(&b, "\n");
+    sbuf_t b = {0};
+    sb_puts(&b, txt);
+    sb_puts(&b, "\n");
     reply_text(out, status, TEXT_PLAIN, &b);
     out->disposition[0] = '\0';
     out->go_error = true;
@@ -170,26 +96,26 @@ static void serve_error(pprof_reply_t *out, int status, const char *txt)
 /* Go's http.NotFound, for paths outside /debug/pprof/. */
 static void not_found(pprof_reply_t *out)
 {
-    buf_t b = {0};
-    buf_str(&b, "404 page not found\n");
+    sbuf_t b = {0};
+    sb_puts(&b, "404 page not found\n");
     reply_text(out, 404, TEXT_PLAIN, &b);
 }
 
 /* Go's ServeMux redirect (301 with a small HTML body). */
 static void redirect(pprof_reply_t *out, const char *path, const char *query)
 {
-    buf_t loc = {0}, b = {0};
-    buf_str(&loc, path);
+    sbuf_t loc = {0}, b = {0};
+    sb_puts(&loc, path);
     if (query && *query) {
-        buf_str(&loc, "?");
-        buf_str(&loc, query);
+        sb_puts(&loc, "?");
+        sb_puts(&loc, query);
     }
-    buf_str(&b, "<a href=\"");
-    buf_html(&b, loc.p ? loc.p : "");
-    buf_str(&b, "\">Moved Permanently</a>.\n\n");
+    sb_puts(&b, "<a href=\"");
+    sb_html(&b, sb_cstr(&loc));
+    sb_puts(&b, "\">Moved Permanently</a>.\n\n");
     reply_text(out, 301, "text/html; charset=utf-8", &b);
     out->nosniff = false;
-    out->location = loc.p;
+    out->location = loc.s;
 }
 
 /* A new memfd for a body written through the runtime's fd writers. */
@@ -240,7 +166,7 @@ typedef struct endpoint endpoint_t;
 
 struct pprof_req {
     /* symbol */
-    buf_t out;
+    sbuf_t out;
     char word[SYMBOL_WORD_MAX + 1];
     size_t word_len;
     bool word_full; /* Go's ErrBufferFull: the rest of the body is ignored */
@@ -299,17 +225,17 @@ struct endpoint {
 /* Go's Cmdline: os.Args joined with NUL bytes (no trailing NUL). */
 static pprof_action_t serve_cmdline(const call_t *c)
 {
-    buf_t b = {0};
+    sbuf_t b = {0};
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         char chunk[4096];
         ssize_t n;
         while ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR))
             if (n > 0)
-                buf_add(&b, chunk, (size_t)n);
+                sb_putn(&b, chunk, (size_t)n);
         close(fd);
     }
-    if (b.len > 0 && b.p[b.len - 1] == '\0')
+    if (b.len > 0 && b.s[b.len - 1] == '\0')
         b.len--;
     reply_text(c->out, 200, TEXT_PLAIN, &b);
     return PPROF_REPLY;
@@ -636,7 +562,7 @@ static void symbol_word(pprof_req_t *r, const char *w, size_t n)
     }
     const char *name = symbols ? symtab_lookup(symbols, pc) : NULL;
     if (name)
-        buf_printf(&r->out, "%#llx %s\n", (unsigned long long)pc, name);
+        sb_printf(&r->out, "%#llx %s\n", (unsigned long long)pc, name);
 }
 
 /* Splits the request into '+'-separated words as Go's bufio loop does. */
@@ -657,7 +583,7 @@ static void symbol_feed(pprof_req_t *r, const char *data, size_t len)
 static void symbol_finish(pprof_req_t *r, pprof_reply_t *out)
 {
     if (r->word_full)
-        buf_str(&r->out, "reading request: bufio: buffer full\n");
+        sb_puts(&r->out, "reading request: bufio: buffer full\n");
     else
         symbol_word(r, r->word, r->word_len);
     reply_text(out, 200, TEXT_PLAIN, &r->out);
@@ -716,7 +642,7 @@ static bool method_is(const pprof_request_t *in, const char *m)
 
 static pprof_action_t serve_symbol(const call_t *c)
 {
-    buf_str(&c->r->out, "num_symbols: 1\n");
+    sb_puts(&c->r->out, "num_symbols: 1\n");
     if (method_is(c->in, "POST")) {
         if (c->in->content_length > (int64_t)PPROF_MAX_BODY) {
             serve_error(c->out, 413, "Request Entity Too Large");
@@ -781,8 +707,8 @@ static pprof_action_t serve_index(const call_t *c)
     pprof_reply_t *out = c->out;
     cprof_stats_t st = {0};
     ops->stats(&st);
-    buf_t b = {0};
-    buf_str(&b, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n.profile-name{\n"
+    sbuf_t b = {0};
+    sb_puts(&b, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n.profile-name{\n"
                 "\tdisplay:inline-block;\n\twidth:6rem;\n}\n</style>\n</head>\n<body>\n"
                 "/debug/pprof/<br>\n<br>\nTypes of profiles available:\n<table>\n"
                 "<thead><td>Count</td><td>Profile</td></thead>\n");
@@ -790,22 +716,22 @@ static pprof_action_t serve_index(const call_t *c)
         if (!x->desc)
             continue;
         unsigned long long count = x->count ? x->count(x, &st) : 0;
-        buf_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", count, x->name);
-        buf_html(&b, x->name);
-        buf_str(&b, "</a></td></tr>\n");
+        sb_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", count, x->name);
+        sb_html(&b, x->name);
+        sb_puts(&b, "</a></td></tr>\n");
     }
-    buf_str(&b, "</table>\n<a href=\"goroutine?debug=2\">full goroutine stack dump</a>\n"
+    sb_puts(&b, "</table>\n<a href=\"goroutine?debug=2\">full goroutine stack dump</a>\n"
                 "<br>\n<p>\nProfile Descriptions:\n<ul>\n");
     for (const endpoint_t *x = endpoints; x < END; x++) {
         if (!x->desc)
             continue;
-        buf_str(&b, "<li><div class=profile-name>");
-        buf_html(&b, x->name);
-        buf_str(&b, ": </div> ");
-        buf_html(&b, x->desc);
-        buf_str(&b, "</li>\n");
+        sb_puts(&b, "<li><div class=profile-name>");
+        sb_html(&b, x->name);
+        sb_puts(&b, ": </div> ");
+        sb_html(&b, x->desc);
+        sb_puts(&b, "</li>\n");
     }
-    buf_str(&b, "</ul>\n</p>\n</body>\n</html>");
+    sb_puts(&b, "</ul>\n</p>\n</body>\n</html>");
     reply_text(out, 200, "text/html; charset=utf-8", &b);
     return PPROF_REPLY;
 }
@@ -924,7 +850,7 @@ void pprof_req_free(pprof_req_t *r)
         ops->cpu_stop(r->cpu_id, true);
         close(r->cpu_fd);
     }
-    free(r->out.p);
+    sb_free(&r->out);
     free(r);
 }
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
+
 /* Small arrays (sample stacks, values, labels, location lines, strings) come
  * from chunks so that a 200,000-sample profile costs a few hundred mallocs,
  * not a million. */
@@ -77,21 +79,13 @@ struct profile_strtab {
     size_t mask;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static int strtab_rehash(profile_t *p, size_t nslots)
 {
     uint32_t *slots = calloc(nslots, sizeof(*slots));
     if (!slots)
         return -ENOMEM;
     for (size_t i = 0; i < p->n_strings; i++) {
-        size_t h = hash_bytes(p->strings[i], strlen(p->strings[i])) & (nslots - 1);
+        size_t h = hash_fnv1a(p->strings[i], strlen(p->strings[i])) & (nslots - 1);
         /* One slot per distinct string (the first index): a decoded table
          * may repeat a string many times, and equal strings share a probe
          * chain, so slots for repeats would make inserts quadratic. */
@@ -115,7 +109,7 @@ int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
     profile_strtab_t *t = p->strtab;
     if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
         return -1;
-    size_t h = hash_bytes(s, len) & t->mask;
+    size_t h = hash_fnv1a(s, len) & t->mask;
     for (; t->slots[h]; h = (h + 1) & t->mask) {
         const char *c = p->strings[t->slots[h] - 1];
         if (strncmp(c, s, len) == 0 && c[len] == '\0')
@@ -147,7 +141,7 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
     copy[len] = '\0';
     /* A repeat gets no slot of its own (see strtab_rehash): interning keeps
      * returning the first index of the string. */
-    size_t h = hash_bytes(copy, len) & t->mask;
+    size_t h = hash_fnv1a(copy, len) & t->mask;
     bool dup = false;
     for (; t->slots[h]; h = (h + 1) & t->mask)
         if (strcmp(p->strings[t->slots[h] - 1], copy) == 0) {

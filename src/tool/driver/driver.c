@@ -29,8 +29,7 @@
 /* Where driver_report_with also copies messages (the web UI's page). */
 static __thread FILE *msg_copy;
 
-static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void msg(const char *fmt, ...)
+void driver_msg(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -94,7 +93,7 @@ static int compile_opt(const char *name, const char *value, rx_t **out)
     char e[256];
     *out = rx_compile(value, e, sizeof(e));
     if (!*out) {
-        msg("parsing %s regexp: %s", name, e);
+        driver_msg("parsing %s regexp: %s", name, e);
         return -1;
     }
     return 0;
@@ -103,7 +102,7 @@ static int compile_opt(const char *name, const char *value, rx_t **out)
 static void warn_nomatch(bool matched, const char *option)
 {
     if (!matched)
-        msg("%s expression matched no samples", option);
+        driver_msg("%s expression matched no samples", option);
 }
 
 /* pprof's applyFocus. */
@@ -120,18 +119,18 @@ static int apply_focus(work_t *w, const config_t *c, const numunits_t *units)
         goto out;
     if (tagfilter_compile("tagfocus", c->tagfocus, w, units, &tf, note, sizeof(note), e,
                           sizeof(e)) < 0) {
-        msg("%s", e);
+        driver_msg("%s", e);
         goto out;
     }
     if (*note)
-        msg("%s", note);
+        driver_msg("%s", note);
     if (tagfilter_compile("tagignore", c->tagignore, w, units, &ti, note, sizeof(note), e,
                           sizeof(e)) < 0) {
-        msg("%s", e);
+        driver_msg("%s", e);
         goto out;
     }
     if (*note)
-        msg("%s", note);
+        driver_msg("%s", note);
     if (compile_opt("prune_from", c->prune_from, &prune) < 0)
         goto out;
 
@@ -155,7 +154,7 @@ static int apply_focus(work_t *w, const config_t *c, const numunits_t *units)
     if (tagshow || taghide) {
         bool sm, hm;
         if (filter_tags_by_name(w, tagshow, taghide, &sm, &hm) < 0) {
-            msg("out of memory");
+            driver_msg("out of memory");
             goto out;
         }
         warn_nomatch(!tagshow || sm, "TagShow");
@@ -197,7 +196,7 @@ static int aggregate(work_t *w, const config_t *c)
     } else if (strcmp(g, "filefunctions") == 0) {
         function = filename = true;
     } else {
-        msg("unexpected granularity");
+        driver_msg("unexpected granularity");
         return -1;
     }
     filter_aggregate(w, inlines, function, filename, linenumber, address);
@@ -246,11 +245,11 @@ static void show_file(const char *path, const char *viewer, bool interactive, bo
     bool browser = strcmp(viewer, "browser") == 0;
     int rc = browser_open(path, browser ? NULL : viewer, !interactive);
     if (rc == -ENOENT && browser)
-        msg("no browser found (set $BROWSER); the report is in %s", path);
+        driver_msg("no browser found (set $BROWSER); the report is in %s", path);
     else if (rc == -ENOENT)
-        msg("%s: not found; the report is in %s", viewer, path);
+        driver_msg("%s: not found; the report is in %s", viewer, path);
     else if (rc < 0)
-        msg("%s %s: %s", browser ? "browser" : viewer, path, strerror(-rc));
+        driver_msg("%s %s: %s", browser ? "browser" : viewer, path, strerror(-rc));
 }
 
 /* driver_report, to dest when given (then -output is not looked at),
@@ -260,16 +259,16 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
 {
     const command_t *cmd = command_find(cmdname);
     if (!cmd) {
-        msg("unrecognized command: \"%s\"", cmdname);
+        driver_msg("unrecognized command: \"%s\"", cmdname);
         return -1;
     }
     if (!cmd->render) {
-        msg("%s: not available in this version of cprof", cmd->name);
+        driver_msg("%s: not available in this version of cprof", cmd->name);
         return -1;
     }
     config_t cfg;
     if (config_copy(&cfg, cfg0) < 0) {
-        msg("out of memory");
+        driver_msg("out of memory");
         return -1;
     }
     command_apply_defaults(cmd, &cfg);
@@ -300,46 +299,46 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     size_t nfilters = 0;
 
     if (work_new(p, &w, err, sizeof(err)) < 0) {
-        msg("%s", err);
+        driver_msg("%s", err);
         goto done;
     }
     char *conflicts = NULL;
     if (numunits_compute(w, &units, &conflicts) < 0) {
-        msg("out of memory");
+        driver_msg("out of memory");
         goto done;
     }
     if (conflicts && *conflicts)
         fputs(conflicts, stderr);
     free(conflicts);
     if (filter_remove_uninteresting(w, err, sizeof(err)) < 0) {
-        msg("failed to compile regexp %s", err);
+        driver_msg("failed to compile regexp %s", err);
         goto done;
     }
     /* Before the filters, which may then match the label frames (pprof drops
      * the uninteresting frames earlier, when it fetches). */
     bool root_match, leaf_match;
     if (tagroot_add(w, cfg.tagroot, cfg.tagleaf, cfg.unit, &root_match, &leaf_match) < 0) {
-        msg("out of memory");
+        driver_msg("out of memory");
         goto done;
     }
     if (cfg.tagroot && *cfg.tagroot && !root_match)
-        msg("TagRoot expression matched no samples");
+        driver_msg("TagRoot expression matched no samples");
     if (cfg.tagleaf && *cfg.tagleaf && !leaf_match)
-        msg("TagLeaf expression matched no samples");
+        driver_msg("TagLeaf expression matched no samples");
     if (cfg.relative_percentages && apply_focus(w, &cfg, &units) < 0)
         goto done;
 
     if (p->n_sample_types == 0) {
-        msg("profile has no samples");
+        driver_msg("profile has no samples");
         goto done;
     }
     int vi = driver_sample_index(p, cfg.sample_index, err, sizeof(err));
     if (vi < 0) {
-        msg("%s", err);
+        driver_msg("%s", err);
         goto done;
     }
     if (cfg.divide_by == 0) {
-        msg("zero divisor specified");
+        driver_msg("zero divisor specified");
         goto done;
     }
     static const struct {
@@ -362,7 +361,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     if (param) {
         symbol = rx_compile(param, err, sizeof(err));
         if (!symbol) {
-            msg("parsing argument regexp %s: %s", param, err);
+            driver_msg("parsing argument regexp %s: %s", param, err);
             goto done;
         }
     }
@@ -393,10 +392,10 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     if (dest) {
         /* the caller's stream */
     } else if (cfg.output && *cfg.output) {
-        msg("Generating report in %s", cfg.output);
+        driver_msg("Generating report in %s", cfg.output);
         out = fopen(cfg.output, cmd->binary ? "wb" : "w");
         if (!out) {
-            msg("open %s: %s", cfg.output, strerror(errno));
+            driver_msg("open %s: %s", cfg.output, strerror(errno));
             goto done;
         }
         close_out = true;
@@ -406,7 +405,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
                  view_ext);
         int fd = mkstemps(view_path, (int)strlen(view_ext) + 1);
         if (fd < 0 || !(out = fdopen(fd, "w"))) {
-            msg("creating a temporary file: %s", strerror(errno));
+            driver_msg("creating a temporary file: %s", strerror(errno));
             if (fd >= 0)
                 close(fd);
             view_path[0] = '\0';
@@ -417,10 +416,10 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         char name[64];
         out = away_from_tty(cmd->dot.format ? cmd->dot.format : "pb.gz", name, sizeof(name));
         if (!out) {
-            msg("creating a temporary file: %s", strerror(errno));
+            driver_msg("creating a temporary file: %s", strerror(errno));
             goto done;
         }
-        msg("Generating report in %s", name);
+        driver_msg("Generating report in %s", name);
         close_out = true;
     }
     /* Like pprof, a report that fails prints nothing but its error. Only
@@ -430,7 +429,7 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     size_t tlen = 0;
     r.out = cmd->format == FMT_TREE && symbol ? open_memstream(&text, &tlen) : out;
     if (!r.out) {
-        msg("out of memory");
+        driver_msg("out of memory");
         goto done;
     }
     int grc = gen ? gen(&r, gen_arg, err, sizeof(err)) : report_generate(&r, err, sizeof(err));
@@ -442,14 +441,14 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     }
     free(text);
     if (grc < 0) {
-        msg("%s", err);
+        driver_msg("%s", err);
         goto done;
     }
     rc = 0;
 done:
     if (close_out) {
         if (fclose(out) != 0 && rc == 0) {
-            msg("writing %s: %s", cfg.output ? cfg.output : "report", strerror(errno));
+            driver_msg("writing %s: %s", cfg.output ? cfg.output : "report", strerror(errno));
             rc = -1;
         }
     } else {
@@ -527,14 +526,14 @@ static profile_t *combine_group(profile_t **ps, size_t got, size_t n, bool base)
 {
     char err[ERRLEN];
     if (got == 0) {
-        msg(base ? "failed to fetch any base profiles" : "failed to fetch any source profiles");
+        driver_msg(base ? "failed to fetch any base profiles" : "failed to fetch any source profiles");
         return NULL;
     }
     if (got != n)
-        msg("Fetched %zu %s profiles out of %zu", got, base ? "base" : "source", n);
+        driver_msg("Fetched %zu %s profiles out of %zu", got, base ? "base" : "source", n);
     profile_t *out;
     if (combine_profiles(ps, got, &out, err, sizeof(err)) < 0) {
-        msg("%s", err);
+        driver_msg("%s", err);
         return NULL;
     }
     return out;
@@ -554,7 +553,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     int rc = -1;
     *src = *base = NULL;
     if (!names || !ps || !tg || !is_url || !urls || !bodies) {
-        msg("out of memory");
+        driver_msg("out of memory");
         goto out;
     }
     for (size_t i = 0; i < s->n_sources; i++)
@@ -565,11 +564,11 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     for (size_t i = 0; i < n; i++) {
         if (!(is_url[i] = fetch_adjust_url(names[i], s->seconds, s->timeout, &tg[i])))
             continue;
-        msg("Fetching profile over HTTP from %s", tg[i].url);
+        driver_msg("Fetching profile over HTTP from %s", tg[i].url);
         if (s->seconds > 0) {
             char d[32];
             fetch_go_duration(d, sizeof(d), (long long)s->seconds * 1000);
-            msg("Please wait... (%s)", d);
+            driver_msg("Please wait... (%s)", d);
         }
         urls[nu++] = tg[i];
     }
@@ -595,12 +594,12 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
             for (char *c = err; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == 0x7f)
                     *c = '?';
-            msg("%s: %s", names[i], err);
+            driver_msg("%s: %s", names[i], err);
             continue;
         }
         if (override_mappings(p, s) < 0 ||
             (is_url[i] && symbolz_collect(p, tg[i].url, tg[i].timeout_ms, &f->zs) < 0)) {
-            msg("out of memory");
+            driver_msg("out of memory");
             profile_free(p);
             continue;
         }
@@ -644,9 +643,9 @@ static void save_fetched(const profile_t *p)
     if (*warn)
         fputs(warn, stderr);
     if (rc == 0)
-        msg("Saved profile in %s", path);
+        driver_msg("Saved profile in %s", path);
     else
-        msg("Could not save profile: %s", err);
+        driver_msg("Could not save profile: %s", err);
 }
 
 /* pprof's fetchProfiles: fetch, merge, subtract the base, symbolize
@@ -664,7 +663,7 @@ profile_t *driver_fetch(const source_opts_t *s)
     if (base) {
         profile_t *out;
         if (combine_base(p, base, s->diff_base, s->normalize, &out, err, sizeof(err)) < 0) {
-            msg("%s", err);
+            driver_msg("%s", err);
             symbolz_sources_free(&f.zs);
             return NULL;
         }
@@ -676,18 +675,18 @@ profile_t *driver_fetch(const source_opts_t *s)
         rc = symbolz_profile(p, s->symbolize, &f.zs, fetch_post, err, sizeof(err));
     symbolz_sources_free(&f.zs);
     if (rc < 0) {
-        msg("%s", err);
+        driver_msg("%s", err);
         profile_free(p);
         return NULL;
     }
     symbolz_unsource(p);
     if (s->comment && *s->comment && profile_add_comment(p, s->comment) < 0) {
-        msg("out of memory");
+        driver_msg("out of memory");
         profile_free(p);
         return NULL;
     }
     if (profile_index(p) < 0) {
-        msg("out of memory");
+        driver_msg("out of memory");
         profile_free(p);
         return NULL;
     }

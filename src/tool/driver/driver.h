@@ -32,6 +32,10 @@ typedef int (*driver_gen_fn)(report_t *r, void *arg, char *err, size_t errlen);
 int driver_report_with(profile_t *p, const char *cmd, const char *param, const config_t *cfg,
                        FILE *out, FILE *messages, driver_gen_fn gen, void *arg);
 
+/* A message line on stderr (and, inside driver_report_with, in its
+ * messages too). */
+void driver_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Fetches, merges (subtracting the base), symbolizes the sources of s as
  * the command line does; NULL after messages on stderr. */
 profile_t *driver_fetch(const source_opts_t *s);

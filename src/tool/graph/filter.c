@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "tool/graph/measure.h"
-#include "tool/graph/sbuf.h"
+#include "base/sbuf.h"
 
 /* --- numeric label units -------------------------------------------------- */
 

@@ -10,7 +10,8 @@
 
 #include "tool/graph/measure.h"
 #include "tool/symbolize/pathclean.h"
-#include "tool/graph/sbuf.h"
+#include "base/hash.h"
+#include "base/sbuf.h"
 
 static inline uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -364,10 +365,7 @@ static int build_adjacency(graph_t *g)
 
 static uint64_t str_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return hash_fnv1a(s, strlen(s));
 }
 
 static int tstr_rehash(graph_t *g, size_t nslots)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/graph/sbuf.h"
+#include "base/sbuf.h"
 
 struct rx {
     regex_t re;

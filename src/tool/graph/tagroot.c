@@ -9,7 +9,7 @@
 
 #include "tool/graph/filter.h"
 #include "tool/graph/measure.h"
-#include "tool/graph/sbuf.h"
+#include "base/sbuf.h"
 
 /* (name, file) of a new location, string indexes. */
 typedef struct {

@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "tool/report/report.h"
-#include "tool/graph/sbuf.h"
+#include "base/sbuf.h"
 
 #define FLAME_MAX_NODES 30000
 #define FLAME_MAX_BYTES (1536 * 1024)

@@ -17,7 +17,7 @@
 #include "tool/graph/graph.h"
 #include "tool/report/options.h"
 #include "tool/graph/rx.h"
-#include "tool/graph/sbuf.h"
+#include "base/sbuf.h"
 #include "tool/graph/work.h"
 
 /* report_t (commands.h): one report being made. */

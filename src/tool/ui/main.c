@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +19,6 @@
 #include "tool/ui/web.h"
 
 #define ERRLEN 1024
-
-static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void msg(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 /* --- cprof record ---------------------------------------------------------------------- */
 
@@ -67,7 +56,7 @@ static void record_leftovers(const char *dir, const char *mine)
     if (n == 0)
         rmdir(dir);
     else
-        msg("%d more profile%s, of processes started by the program, in %s", n,
+        driver_msg("%d more profile%s, of processes started by the program, in %s", n,
             n == 1 ? "" : "s", dir);
 }
 
@@ -76,8 +65,8 @@ static int record(int argc, char **argv)
     record_opts_t o;
     char err[ERRLEN];
     if (record_parse(argc, argv, &o, err, sizeof(err)) < 0) {
-        msg("cprof record: %s", err);
-        msg("Run 'cprof record -h' for usage.");
+        driver_msg("cprof record: %s", err);
+        driver_msg("Run 'cprof record -h' for usage.");
         return 125;
     }
     if (o.help) {
@@ -86,7 +75,7 @@ static int record(int argc, char **argv)
     }
     char lib[4096];
     if (record_find_runtime(lib, sizeof(lib), err, sizeof(err)) < 0) {
-        msg("cprof record: %s", err);
+        driver_msg("cprof record: %s", err);
         return 125;
     }
     /* Where the profile goes: -o, else a new pprof.PROG.TYPES.NNN.pb.gz. */
@@ -99,7 +88,7 @@ static int record(int argc, char **argv)
             created = true;
             close(fd);
         } else if (errno != EEXIST || access(final, W_OK) < 0) {
-            msg("cprof record: %s: %s", final, strerror(errno));
+            driver_msg("cprof record: %s: %s", final, strerror(errno));
             return 125;
         }
     } else {
@@ -108,7 +97,7 @@ static int record(int argc, char **argv)
         if (*warn)
             fputs(warn, stderr);
         if (trc < 0) {
-            msg("cprof record: failed to identify temp dir");
+            driver_msg("cprof record: failed to identify temp dir");
             return 125;
         }
         const char *b = strrchr(o.argv[0], '/');
@@ -117,7 +106,7 @@ static int record(int argc, char **argv)
                  "pprof.%s.alloc_objects.alloc_space.inuse_objects.inuse_space.", b);
         int fd = fetch_new_file(dir, prefix, ".pb.gz", final, sizeof(final));
         if (fd < 0) {
-            msg("cprof record: %s: %s", final, strerror(-fd));
+            driver_msg("cprof record: %s: %s", final, strerror(-fd));
             return 125;
         }
         close(fd);
@@ -127,7 +116,7 @@ static int record(int argc, char **argv)
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s/cprof-record.XXXXXX", td && *td ? td : "/tmp");
     if (!mkdtemp(tmp)) {
-        msg("cprof record: mkdtemp %s: %s", tmp, strerror(errno));
+        driver_msg("cprof record: mkdtemp %s: %s", tmp, strerror(errno));
         if (created)
             unlink(final);
         return 125;
@@ -135,7 +124,7 @@ static int record(int argc, char **argv)
     pid_t pid;
     int src = record_spawn(&o, lib, tmp, &pid, err, sizeof(err));
     if (src < 0) {
-        msg("cprof record: %s", err);
+        driver_msg("cprof record: %s", err);
         rmdir(tmp);
         if (created)
             unlink(final);
@@ -150,10 +139,10 @@ static int record(int argc, char **argv)
     struct stat st;
     if (stat(have, &st) < 0) {
         if (sig)
-            msg("cprof record: %s was killed by signal %d (%s) and wrote no profile", o.argv[0],
+            driver_msg("cprof record: %s was killed by signal %d (%s) and wrote no profile", o.argv[0],
                 sig, strsignal(sig));
         else
-            msg("cprof record: %s exited with status %d and wrote no profile (it ended without "
+            driver_msg("cprof record: %s exited with status %d and wrote no profile (it ended without "
                 "exit(), or profiling was off: CPROF_RATE=0?)",
                 o.argv[0], status);
         record_leftovers(tmp, mine);
@@ -163,7 +152,7 @@ static int record(int argc, char **argv)
     }
     int mrc = record_move(have, final);
     if (mrc < 0) {
-        msg("cprof record: moving the profile to %s: %s (it stays in %s)", final, strerror(-mrc),
+        driver_msg("cprof record: moving the profile to %s: %s (it stays in %s)", final, strerror(-mrc),
             have);
         if (created)
             unlink(final);
@@ -171,8 +160,8 @@ static int record(int argc, char **argv)
     }
     record_leftovers(tmp, mine);
     if (sig)
-        msg("cprof record: %s was killed by signal %d (%s)", o.argv[0], sig, strsignal(sig));
-    msg("Saved profile in %s", final);
+        driver_msg("cprof record: %s was killed by signal %d (%s)", o.argv[0], sig, strsignal(sig));
+    driver_msg("Saved profile in %s", final);
 
     /* The top 10 by in-use space, symbolized, on stderr. */
     source_opts_t so;
@@ -190,7 +179,7 @@ static int record(int argc, char **argv)
         for (size_t i = 0; i < p->n_sample_types; i++)
             has_inuse = has_inuse || strcmp(p->strings[p->sample_types[i].type], "inuse_space") == 0;
         if (has_inuse && config_set_str(&cfg.sample_index, "inuse_space") < 0)
-            msg("out of memory");
+            driver_msg("out of memory");
         else
             driver_report_with(p, "top", NULL, &cfg, stderr, NULL, NULL, NULL);
         config_free(&cfg);
@@ -215,8 +204,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (fr == FLAGS_ERROR) {
-        msg("cprof: %s", err);
-        msg("Run 'cprof -h' for usage.");
+        driver_msg("cprof: %s", err);
+        driver_msg("Run 'cprof -h' for usage.");
         config_free(&cfg);
         return 2;
     }

@@ -8,7 +8,8 @@
 
 #include "tool/driver/driver.h"
 #include "tool/graph/graph.h"
-#include "tool/graph/sbuf.h"
+#include "base/hash.h"
+#include "base/sbuf.h"
 
 /* --- the series ----------------------------------------------------------------- */
 
@@ -94,10 +95,7 @@ typedef struct {
 
 static uint64_t str_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return hash_fnv1a(s, strlen(s));
 }
 
 /* Index of key, or -1 (with *slot where it goes). */

@@ -15,19 +15,9 @@
 #include "tool/graph/filter.h"
 #include "tool/driver/flags.h"
 #include "tool/report/report.h"
-#include "tool/graph/sbuf.h"
+#include "base/sbuf.h"
 
 #define PROMPT "(cprof) "
-
-static void err_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err_line(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 /* A line from the user, or NULL at EOF. */
 static char *read_command(bool tty)
@@ -86,12 +76,12 @@ static void greetings(profile_t *p, const config_t *cfg)
         fputs(sb_cstr(&b), stderr);
         sb_free(&b);
         if (r.total == 0 && p->n_sample_types > 1) {
-            err_line("No samples were found with the default sample value type.");
-            err_line("Try \"sample_index\" command to analyze different sample values.\n");
+            driver_msg("No samples were found with the default sample value type.");
+            driver_msg("Try \"sample_index\" command to analyze different sample values.\n");
         }
         work_free(w);
     }
-    err_line("Entering interactive mode (type \"help\" for commands, \"o\" for options)");
+    driver_msg("Entering interactive mode (type \"help\" for commands, \"o\" for options)");
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -180,7 +170,7 @@ static void command_help(const char *arg)
         fprintf(stderr, "%s\n", h);
         return;
     }
-    err_line("Unknown command: %s", arg);
+    driver_msg("Unknown command: %s", arg);
 }
 
 static char *cat_regex(char *a, const char *b)
@@ -228,12 +218,12 @@ static void run_command(profile_t *p, const config_t *cur, char **tok, size_t nt
         if (config_help(name) && !command_find(name)) {
             bool ch;
             if (config_field(name, &ch) || config_help(name)) {
-                err_line("did you mean: %s=%s", name, na > 0 ? args[0] : "<val>");
+                driver_msg("did you mean: %s=%s", name, na > 0 ? args[0] : "<val>");
                 free(digits_arg);
                 return;
             }
         }
-        err_line("unrecognized command: \"%s\"", name);
+        driver_msg("unrecognized command: \"%s\"", name);
         free(digits_arg);
         return;
     }
@@ -248,7 +238,7 @@ static void run_command(profile_t *p, const config_t *cur, char **tok, size_t nt
     size_t i = 0;
     if (c->has_param && !c->param_is_file) {
         if (n == 0) {
-            err_line("command %s requires an argument", name);
+            driver_msg("command %s requires an argument", name);
             free(digits_arg);
             return;
         }
@@ -274,7 +264,7 @@ static void run_command(profile_t *p, const config_t *cur, char **tok, size_t nt
             const char *f = t + 1;
             if (!*f) {
                 if (++i >= n) {
-                    err_line("unexpected end of line after >");
+                    driver_msg("unexpected end of line after >");
                     ok = false;
                     break;
                 }
@@ -325,20 +315,20 @@ static bool handle(profile_t *p, config_t *cfg, char *input)
             *cm = '\0';
         value = trim(value);
         if (!eq && !is_choice && f->kind != OPT_BOOL) {
-            err_line("please specify a value, e.g. %s=<val>", nm);
+            driver_msg("please specify a value, e.g. %s=<val>", nm);
             return true;
         }
         char err[512];
         if (strcmp(nm, "sample_index") == 0) {
             int idx = driver_sample_index(p, value, err, sizeof(err));
             if (idx < 0) {
-                err_line("%s", err);
+                driver_msg("%s", err);
                 return true;
             }
             value = p->strings[p->sample_types[idx].type];
         }
         if (config_set(cfg, nm, value, err, sizeof(err)) < 0)
-            err_line("%s", err);
+            driver_msg("%s", err);
         return true;
     }
     char *tok[64];

@@ -20,7 +20,7 @@
 
 #include "profile/profile.h"
 #include "tool/report/options.h"
-#include "tool/graph/sbuf.h"
+#include "base/sbuf.h"
 
 /* --- URL parameters (pprof's urlparam table) ----------------------------------- */
 
@@ -101,9 +101,16 @@ void web_page_message(web_resp_t *r, const web_req_t *q, int status, const char 
 
 /* --- escaping and links --------------------------------------------------------- */
 
-/* Text into HTML (element content or a quoted attribute value). */
-void web_html(sbuf_t *b, const char *s);
-void web_html_n(sbuf_t *b, const char *s, size_t n);
+/* Text into HTML (element content or a quoted attribute value): the base
+ * escaper (sbuf.h), under the names the web UI's code uses. */
+static inline void web_html(sbuf_t *b, const char *s)
+{
+    sb_html(b, s);
+}
+static inline void web_html_n(sbuf_t *b, const char *s, size_t n)
+{
+    sb_html_n(b, s, n);
+}
 /* A URL query component (percent-encoding all but unreserved bytes). */
 void web_url_escape(sbuf_t *b, const char *s);
 /* A JSON string literal, safe inside <script> (no "</", no U+2028/9). */

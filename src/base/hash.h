@@ -1,0 +1,20 @@
+/* hash.h — the hash functions every part of cprof shares (base).
+ * All of them are pure arithmetic: async-signal-safe, usable in the
+ * runtime's hooks and signal handlers. */
+#ifndef CPROF_BASE_HASH_H
+#define CPROF_BASE_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* FNV-1a, 64 bits, of n bytes. */
+static inline uint64_t hash_fnv1a(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
+#endif
