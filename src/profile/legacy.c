@@ -28,6 +28,8 @@
 
 #include "decode.h"
 
+#include "base/hash.h"
+
 /* --- errors ------------------------------------------------------------------ */
 
 static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -127,14 +129,6 @@ static int oom(lp_t *lp)
     return lerr(lp->err, lp->errlen, -ENOMEM, "out of memory while parsing a legacy profile");
 }
 
-static uint64_t hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
 /* Index of the location at addr, created if new (pprof's locs map). */
 static int64_t loc_for(lp_t *lp, uint64_t addr)
 {
@@ -144,7 +138,7 @@ static int64_t loc_for(lp_t *lp, uint64_t addr)
         if (!s)
             return -1;
         for (size_t i = 0; i < lp->n_locs; i++) {
-            size_t h = hash64(lp->locs[i].addr) & (ns - 1);
+            size_t h = hash_mix64(lp->locs[i].addr) & (ns - 1);
             while (s[h])
                 h = (h + 1) & (ns - 1);
             s[h] = (uint32_t)i + 1;
@@ -153,7 +147,7 @@ static int64_t loc_for(lp_t *lp, uint64_t addr)
         lp->hslots = s;
         lp->hmask = ns - 1;
     }
-    size_t h = hash64(addr) & lp->hmask;
+    size_t h = hash_mix64(addr) & lp->hmask;
     for (; lp->hslots[h]; h = (h + 1) & lp->hmask)
         if (lp->locs[lp->hslots[h] - 1].addr == addr)
             return lp->hslots[h] - 1;

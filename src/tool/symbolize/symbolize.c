@@ -30,6 +30,7 @@
 
 #include "tool/symbolize/demangle.h"
 #include "tool/symbolize/elfobj.h"
+#include "base/hash.h"
 
 #define MAX_FRAMES 64 /* inline depth kept per address */
 
@@ -77,14 +78,6 @@ static int oom(ctx_t *c)
 {
     snprintf(c->err, c->errlen, "symbolize: out of memory");
     return -ENOMEM;
-}
-
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
 }
 
 /* --- object files ----------------------------------------------------------- */
@@ -151,7 +144,7 @@ static int fn_grow(ctx_t *c)
         fn_slot_t *s = &c->fns[i];
         if (!s->id)
             continue;
-        size_t h = mix((uint64_t)s->system_name * 31 + (uint64_t)s->filename * 7 +
+        size_t h = hash_mix64((uint64_t)s->system_name * 31 + (uint64_t)s->filename * 7 +
                        (uint64_t)s->start_line) & (ns - 1);
         while (t[h].id)
             h = (h + 1) & (ns - 1);
@@ -182,7 +175,7 @@ static uint64_t function_id(ctx_t *c, const elfobj_frame_t *fr, const char *file
         return 0;
     if ((c->fused + 1) * 2 > c->fmask + 1 && fn_grow(c) < 0)
         return 0;
-    size_t h = mix((uint64_t)y * 31 + (uint64_t)f * 7 + (uint64_t)start) & c->fmask;
+    size_t h = hash_mix64((uint64_t)y * 31 + (uint64_t)f * 7 + (uint64_t)start) & c->fmask;
     for (; c->fns[h].id; h = (h + 1) & c->fmask) {
         fn_slot_t *s = &c->fns[h];
         if (s->name == n && s->system_name == y && s->filename == f && s->start_line == start)
@@ -225,7 +218,7 @@ static int slots_grow(module_t *m)
     for (size_t i = 0; m->slots && i <= m->mask; i++) {
         if (!m->slots[i].used)
             continue;
-        size_t h = mix(m->slots[i].addr) & (ns - 1);
+        size_t h = hash_mix64(m->slots[i].addr) & (ns - 1);
         while (t[h].used)
             h = (h + 1) & (ns - 1);
         t[h] = m->slots[i];
@@ -244,7 +237,7 @@ static const addr_slot_t *resolve(ctx_t *c, module_t *m, uint64_t addr, int *rc)
         *rc = oom(c);
         return NULL;
     }
-    size_t h = mix(addr) & m->mask;
+    size_t h = hash_mix64(addr) & m->mask;
     for (; m->slots[h].used; h = (h + 1) & m->mask)
         if (m->slots[h].addr == addr)
             return &m->slots[h];
