@@ -277,6 +277,22 @@ static int flush(report_t *r, sbuf_t *b, char *err, size_t errlen)
     return 0;
 }
 
+const char *report_inline_label(const graph_t *g, uint32_t ni)
+{
+    const gnode_t *n = &g->nodes[ni];
+    bool inl = false, noinl = false;
+    for (uint32_t j = 0; j < n->in_n; j++) {
+        const gedge_t *e = &g->edges[g->in_refs[n->in_start + j]];
+        if (e->removed)
+            continue;
+        if (e->inl)
+            inl = true;
+        else
+            noinl = true;
+    }
+    return inl ? (noinl ? "(partial-inline)" : "(inline)") : "";
+}
+
 int report_text(report_t *r, char *err, size_t errlen)
 {
     graph_t *g;
@@ -293,24 +309,15 @@ int report_text(report_t *r, char *err, size_t errlen)
     for (size_t i = 0; i < g->n_sel; i++) {
         uint32_t ni = g->sel[i];
         const gnode_t *n = &g->nodes[ni];
-        bool inl = false, noinl = false;
-        for (uint32_t j = 0; j < n->in_n; j++) {
-            const gedge_t *e = &g->edges[g->in_refs[n->in_start + j]];
-            if (e->removed)
-                continue;
-            if (e->inl)
-                inl = true;
-            else
-                noinl = true;
-        }
+        const char *inl = report_inline_label(g, ni);
         int64_t flat = graph_flat_value(n), cum = graph_cum_value(n);
         flat_sum += flat;
-        sb_printf(&b, "%10s %s %s %10s %s  %s%s\n", report_format_value(r, flat, fv, sizeof(fv)),
+        sb_printf(&b, "%10s %s %s %10s %s  %s%s%s\n", report_format_value(r, flat, fv, sizeof(fv)),
                   measure_percentage(p1, sizeof(p1), flat, r->total),
                   measure_percentage(p2, sizeof(p2), flat_sum, r->total),
                   report_format_value(r, cum, cv, sizeof(cv)),
                   measure_percentage(p3, sizeof(p3), cum, r->total), graph_node_name(g, ni),
-                  inl ? (noinl ? " (partial-inline)" : " (inline)") : "");
+                  *inl ? " " : "", inl);
         if (b.len > (1 << 16) && flush(r, &b, err, errlen) < 0) {
             graph_free(g);
             return -EIO;

@@ -61,6 +61,10 @@ int report_trimmed_graph(report_t *r, bool visual, graph_t **g, trim_result_t *t
 void report_graph_labels(const report_t *r, graph_t *g, const trim_result_t *t, bool full,
                          sbuf_t *out);
 
+/* pprof's InlineLabel: "(inline)" when every call into node ni of g is
+ * inlined, "(partial-inline)" when some are, else "". */
+const char *report_inline_label(const graph_t *g, uint32_t ni);
+
 /* Generates r->cmd's report with the command's renderer. 0 or negative
  * errno (message in err). */
 int report_generate(report_t *r, char *err, size_t errlen);

@@ -134,16 +134,6 @@ static int gen_top(report_t *r, void *arg, char *err, size_t errlen)
     for (size_t i = 0; i < g->n_sel; i++) {
         uint32_t ni = g->sel[i];
         const gnode_t *n = &g->nodes[ni];
-        bool inl = false, noinl = false;
-        for (uint32_t j = 0; j < n->in_n; j++) {
-            const gedge_t *e = &g->edges[g->in_refs[n->in_start + j]];
-            if (e->removed)
-                continue;
-            if (e->inl)
-                inl = true;
-            else
-                noinl = true;
-        }
         int64_t flat = graph_flat_value(n), cum = graph_cum_value(n);
         sum += flat;
         const char *name = graph_node_name(g, ni);
@@ -161,8 +151,7 @@ static int gen_top(report_t *r, void *arg, char *err, size_t errlen)
         pct(b, cum, r->total);
         sb_puts(b, "</td><td class=\"name\">");
         web_html(b, name ? name : "?");
-        sb_printf(b, "</td><td>%s</td></tr>\n",
-                  inl ? (noinl ? "(partial-inline)" : "(inline)") : "");
+        sb_printf(b, "</td><td>%s</td></tr>\n", report_inline_label(g, ni));
         t->funcs[t->n++] = strdup(work_str(r->w, n->info.name));
     }
     graph_free(g);
