@@ -101,8 +101,8 @@ $(B)/asan/lib/%.a: $$(call layer_obj,$$*,$(B)/asan/obj)
 
 # Shared objects are linked to a temporary name and renamed: a test that
 # preloads the library never sees half a file.
-$(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/lib/profile.a
-	$(CC) -shared -o $@.tmp $(RUNTIME_OBJ) $(B)/lib/profile.a $(RUNTIME_LIBS) \
+$(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a
+	$(CC) -shared -o $@.tmp $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(RUNTIME_LIBS) \
 	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
 
 $(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(B)/libcprof.so
@@ -145,9 +145,9 @@ $(B)/tests/asan/%: tests/unit/%.c $(ASAN_LAYER_LIBS)
 	$(CC) $(BASE_CFLAGS) $(SAN) -Itests -o $@ $< $(call link_args,$(call unit_links,$<),$(B)/asan) $(UNIT_LIBS)
 
 # Test tools of the format library: profgen (random profiles), profdump.
-$(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/lib/profile.a
+$(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/lib/profile.a $(B)/lib/base.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/lib/profile.a -lz -lm
+	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/lib/profile.a $(B)/lib/base.a -lz -lm
 
 # cprof itself under ASan/UBSan, for the hostile-input tests (tool_hostile.sh).
 TOOL_ASAN_OBJ := $(foreach l,$(LAYERS),$(call layer_obj,$(l),$(B)/asan/obj))
