@@ -2,7 +2,6 @@
 #include "tool/fetch/combine.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,31 +12,6 @@
 static const char *str(const profile_t *p, int64_t i)
 {
     return i > 0 && (size_t)i < p->n_strings ? p->strings[i] : "";
-}
-
-void combine_scale_n(profile_t *p, const double *ratios)
-{
-    bool ones = true;
-    for (size_t i = 0; i < p->n_sample_types; i++)
-        if (ratios[i] != 1)
-            ones = false;
-    if (ones)
-        return;
-    size_t k = 0;
-    for (size_t s = 0; s < p->n_samples; s++) {
-        profile_sample_t *sm = &p->samples[s];
-        bool keep = false;
-        for (size_t i = 0; i < p->n_sample_types; i++) {
-            if (ratios[i] == 1)
-                continue;
-            int64_t v = (int64_t)round((double)sm->values[i] * ratios[i]);
-            sm->values[i] = v;
-            keep = keep || v != 0;
-        }
-        if (keep)
-            p->samples[k++] = *sm;
-    }
-    p->n_samples = k;
 }
 
 /* The finest of n compatible value types (pprof's CommonValueType);
@@ -133,7 +107,7 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
             ratios[c] = measure_scale(1, str(p, p->sample_types[c].unit), units[c], &u);
             p->sample_types[c].unit = profile_intern(p, units[c]);
         }
-        combine_scale_n(p, ratios);
+        profile_scale_n(p, ratios, p->n_sample_types);
     }
     for (size_t k = 0; k < nst; k++)
         free(units[k]);
@@ -211,11 +185,11 @@ int combine_base(profile_t *p, profile_t *base, bool diff, bool normalize, profi
                 sv += p->samples[i].values[c];
             r[c] = sv == 0 ? 0.0 : (double)bv / (double)sv;
         }
-        combine_scale_n(p, r);
+        profile_scale_n(p, r, p->n_sample_types);
     }
     for (size_t c = 0; c < base->n_sample_types; c++)
         r[c] = -1;
-    combine_scale_n(base, r);
+    profile_scale_n(base, r, base->n_sample_types);
     free(r);
     profile_t *two[2] = {p, base};
     return combine_profiles(two, 2, out, err, errlen);

@@ -10,10 +10,6 @@
 
 #include "profile/profile.h"
 
-/* Multiplies each sample's value i by ratios[i] (rounded), dropping samples
- * whose scaled values are all zero — pprof's Profile.ScaleN. */
-void combine_scale_n(profile_t *p, const double *ratios);
-
 /* ScaleProfiles + Merge of ps[0..n) into *out (ps are freed). */
 int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen);
 
