@@ -20,6 +20,8 @@
 #include "stackprof.h"
 #include "threadhook.h"
 
+#include "base/hash.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -269,17 +271,6 @@ typedef struct {
 } ctable_t;
 
 static ctable_t tab;
-
-static uint64_t hash_pcs(const uintptr_t *pcs, uint32_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    for (uint32_t i = 0; i < n; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
 
 static void table_free(ctable_t *t)
 {

@@ -1,11 +1,9 @@
 /* stackprof.c — building and writing stack profiles (see stackprof.h). */
 #include "stackprof.h"
 
-#include "outfile.h"
-
 #include "config.h"
-#include "http/symtab.h"
 #include "outfile.h"
+#include "runtime/symtab.h"
 #include "procmaps.h"
 
 #include <dlfcn.h>

@@ -4,6 +4,8 @@
 #include "arena.h"
 #include "rt.h"
 
+#include "base/hash.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -181,7 +183,7 @@ static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth)
 
 bucket_t *stacks_intern(const uintptr_t *pcs, int depth)
 {
-    uint64_t h = stacks_hash(pcs, depth);
+    uint64_t h = hash_pcs(pcs, (size_t)depth);
     bucket_t **head = &heads[h & (NHEADS - 1)];
     bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth);
     if (b)

@@ -42,18 +42,6 @@ int stacks_capture(uintptr_t *pcs);
  * table is full. Never NULL after a successful stacks_init. */
 bucket_t *stacks_intern(const uintptr_t *pcs, int depth);
 
-/* The hash of a stack, for the tables keyed by stacks (here and stktab.h). */
-static inline uint64_t stacks_hash(const uintptr_t *pcs, int depth)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)depth;
-    for (int i = 0; i < depth; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
-
 uint32_t stacks_count(void);
 bucket_t *stacks_get(uint32_t index);
 

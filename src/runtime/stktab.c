@@ -4,6 +4,8 @@
 #include "arena.h"
 #include "stacks.h"
 
+#include "base/hash.h"
+
 #include <string.h>
 
 #define STKTAB_HEADS (1u << 12)
@@ -29,7 +31,7 @@ static void publish_locked(stktab_t *t, stkent_t *e)
 
 stkent_t *stktab_intern(stktab_t *t, const uintptr_t *pcs, int depth)
 {
-    uint64_t h = stacks_hash(pcs, depth);
+    uint64_t h = hash_pcs(pcs, (size_t)depth);
     stkent_t **heads = __atomic_load_n(&t->heads, __ATOMIC_ACQUIRE);
     stkent_t *e;
     if (heads && (e = find(__atomic_load_n(&heads[h & (STKTAB_HEADS - 1)], __ATOMIC_ACQUIRE), h,

@@ -12,8 +12,8 @@
 
 #include "profile/decode.h"
 #include "profile/merge.h"
-#include "tool/combine.h"
-#include "tool/driver.h"
+#include "tool/fetch/combine.h"
+#include "tool/driver/driver.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
