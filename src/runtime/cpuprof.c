@@ -17,7 +17,7 @@
 #include "outfile.h"
 #include "profile/profile.h"
 #include "rt.h"
-#include "stackprof.h"
+#include "profwriter.h"
 #include "threadhook.h"
 
 #include "base/hash.h"
@@ -402,11 +402,11 @@ static int add_marker(profile_t *p, const char *name, int64_t periods, int64_t p
 }
 
 /* The profile of table t, Go's CPU profile layout (see cpuprof.h), built
- * on stackprof (mappings, one location per address at pc - 1: the leaf was
+ * on profwriter (mappings, one location per address at pc - 1: the leaf was
  * stored as the interrupted PC + 1, so it stands at that instruction). */
-static int build(stackprof_t *b, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
+static int build(profwriter_t *b, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
 {
-    profile_t *p = stackprof_profile(b);
+    profile_t *p = profwriter_profile(b);
     int64_t period = 1000000000LL / hz;
     if (profile_add_sample_type(p, "samples", "count") < 0 ||
         profile_add_sample_type(p, "cpu", "nanoseconds") < 0)
@@ -421,7 +421,7 @@ static int build(stackprof_t *b, const ctable_t *t, int64_t time_ns, int64_t dur
         const centry_t *e = &t->slots[i];
         int64_t v[2] = {e->count, e->count * period};
         if (e->count)
-            rc = stackprof_add(b, t->pool + e->off, e->depth, v, NULL, 0);
+            rc = profwriter_add(b, t->pool + e->off, e->depth, v, NULL, 0);
     }
     if (rc == 0)
         rc = add_marker(p, "cprof_lost_samples", t->lost, period);
@@ -455,13 +455,13 @@ static uint64_t file_seq;
 static int write_session(int fd, void *arg)
 {
     (void)arg;
-    stackprof_t *b = stackprof_new();
+    profwriter_t *b = profwriter_new();
     if (!b)
         return -errno;
     int rc = build(b, &tab, sess.start_real_ns, sess.duration_ns);
     if (rc == 0)
-        rc = stackprof_write(b, fd);
-    stackprof_free(b);
+        rc = profwriter_write(b, fd);
+    profwriter_free(b);
     return rc;
 }
 

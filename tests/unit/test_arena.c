@@ -1,6 +1,6 @@
-// links: src/runtime/arena.c src/runtime/rt.c src/runtime/threadstats.c
+// links: src/runtime/arena.c src/runtime/rt.c src/runtime/counters.c
 /* test_arena.c — the bump allocator honours the alignment a type asks
- * for: struct tstats (64, a cache line each against false sharing) used to
+ * for: struct counters (64, a cache line each against false sharing) used to
  * get the 16 every object gets, whatever was allocated before it. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include "runtime/arena.h"
 #include "runtime/rt.h"
-#include "runtime/threadstats.h"
+#include "runtime/counters.h"
 
 static void test_aligned_after_odd_sizes(void **state)
 {
@@ -28,16 +28,16 @@ static void test_aligned_after_odd_sizes(void **state)
     }
 }
 
-static void test_tstats_block_aligned(void **state)
+static void test_counters_block_aligned(void **state)
 {
     (void)state;
     for (int i = 0; i < 5; i++) {
         arena_alloc(48); /* leave the cursor at 16 mod 64 */
         rt_thread_t t = {0};
-        tstats_t *s = tstats_acquire(&t);
+        counters_t *s = counters_acquire(&t);
         assert_non_null(s);
-        assert_int_equal((uintptr_t)s % _Alignof(tstats_t), 0);
-        assert_int_equal(_Alignof(tstats_t), 64);
+        assert_int_equal((uintptr_t)s % _Alignof(counters_t), 0);
+        assert_int_equal(_Alignof(counters_t), 64);
     }
 }
 
@@ -45,7 +45,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aligned_after_odd_sizes),
-        cmocka_unit_test(test_tstats_block_aligned),
+        cmocka_unit_test(test_counters_block_aligned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

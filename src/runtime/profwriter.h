@@ -1,4 +1,4 @@
-/* stackprof.h — what the runtime's profiles other than the heap's share
+/* profwriter.h — what the runtime's profiles other than the heap's share
  * when they are written (threads, threadcreate, mutex, block): a
  * profile.proto builder whose samples are stacks of return addresses, and
  * the pieces of Go's legacy text forms (frame lines aligned as Go's
@@ -12,30 +12,30 @@
  *
  * Runs with the guard set, in ordinary threads (it allocates, reads /proc
  * and ELF files); one builder per thread at a time. */
-#ifndef CPROF_STACKPROF_H
-#define CPROF_STACKPROF_H
+#ifndef CPROF_PROFWRITER_H
+#define CPROF_PROFWRITER_H
 
 #include "profile/profile.h"
 
 #include <stdint.h>
 #include <stdio.h>
 
-typedef struct stackprof stackprof_t;
+typedef struct profwriter profwriter_t;
 
 /* A builder with the process's mappings and the current time; NULL on
  * failure (errno set). Set sample types, period and the rest on
- * stackprof_profile(). */
-stackprof_t *stackprof_new(void);
-profile_t *stackprof_profile(stackprof_t *b);
+ * profwriter_profile(). */
+profwriter_t *profwriter_new(void);
+profile_t *profwriter_profile(profwriter_t *b);
 
 /* Adds a sample: pcs are return addresses, leaf first. labels may be NULL.
  * 0 or -ENOMEM. */
-int stackprof_add(stackprof_t *b, const uintptr_t *pcs, uint32_t depth, const int64_t *values,
+int profwriter_add(profwriter_t *b, const uintptr_t *pcs, uint32_t depth, const int64_t *values,
                   const profile_label_t *labels, size_t nlabels);
 
 /* Gzipped profile.proto to fd; 0 or a negative errno. */
-int stackprof_write(stackprof_t *b, int fd);
-void stackprof_free(stackprof_t *b);
+int profwriter_write(profwriter_t *b, int fd);
+void profwriter_free(profwriter_t *b);
 
 /* --- text forms --------------------------------------------------------- */
 
@@ -55,15 +55,15 @@ void stacknames_frame(stacknames_t *n, uintptr_t pc, char *fn, size_t fnlen, cha
 /* Go's printStackRecord: a "#\t0xPC\tfunction+0xoff\tobject+0xaddr" line per
  * frame (PC = return address - 1), aligned as Go's tabwriter does, then an
  * empty line. */
-void stackprof_frame_lines(FILE *f, stacknames_t *n, const uintptr_t *pcs, uint32_t depth);
+void profwriter_frame_lines(FILE *f, stacknames_t *n, const uintptr_t *pcs, uint32_t depth);
 
 /* "\n--- Memory map: ---\n" and the executable lines of /proc/self/maps, so
  * that pprof finds the binaries of a text profile by itself. */
-void stackprof_memory_map(FILE *f);
+void profwriter_memory_map(FILE *f);
 
 /* Writes a profile to the file named by pattern (config.h's patterns: %p
  * pid, %e program, %t time, %n sequence, %%), through a temporary name and
  * rename, so a reader never sees half a file. 0 or a negative errno. */
-int stackprof_write_file(const char *pattern, int (*write)(int fd, int debug));
+int profwriter_write_file(const char *pattern, int (*write)(int fd, int debug));
 
 #endif

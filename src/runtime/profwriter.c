@@ -1,5 +1,5 @@
-/* stackprof.c — building and writing stack profiles (see stackprof.h). */
-#include "stackprof.h"
+/* profwriter.c — building and writing stack profiles (see profwriter.h). */
+#include "profwriter.h"
 
 #include "config.h"
 #include "outfile.h"
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct stackprof {
+struct profwriter {
     profile_t *p;
     procmap_t *maps;
     size_t nmaps;
@@ -24,14 +24,14 @@ struct stackprof {
     size_t mask, n;
 };
 
-stackprof_t *stackprof_new(void)
+profwriter_t *profwriter_new(void)
 {
-    stackprof_t *b = calloc(1, sizeof(*b));
+    profwriter_t *b = calloc(1, sizeof(*b));
     if (!b)
         return NULL;
     int rc = procmaps_read(&b->maps, &b->nmaps);
     if (rc < 0 || !(b->p = profile_new())) {
-        stackprof_free(b);
+        profwriter_free(b);
         errno = rc < 0 ? -rc : ENOMEM;
         return NULL;
     }
@@ -41,7 +41,7 @@ stackprof_t *stackprof_new(void)
     for (size_t i = 0; i < b->nmaps; i++) {
         profile_mapping_t *m = profile_add_mapping(b->p);
         if (!m) {
-            stackprof_free(b);
+            profwriter_free(b);
             errno = ENOMEM;
             return NULL;
         }
@@ -55,12 +55,12 @@ stackprof_t *stackprof_new(void)
     return b;
 }
 
-profile_t *stackprof_profile(stackprof_t *b)
+profile_t *profwriter_profile(profwriter_t *b)
 {
     return b->p;
 }
 
-void stackprof_free(stackprof_t *b)
+void profwriter_free(profwriter_t *b)
 {
     if (!b)
         return;
@@ -77,7 +77,7 @@ static size_t slot_of(uint64_t pc, size_t mask)
     return (pc * 0x9e3779b97f4a7c15ull >> 20) & mask;
 }
 
-static int grow(stackprof_t *b)
+static int grow(profwriter_t *b)
 {
     size_t nslots = b->keys ? (b->mask + 1) * 2 : 1024;
     uint64_t *k = calloc(nslots, sizeof(*k)), *v = calloc(nslots, sizeof(*v));
@@ -104,7 +104,7 @@ static int grow(stackprof_t *b)
 }
 
 /* The location id of return address pc, made if new; 0 when out of memory. */
-static uint64_t location_for(stackprof_t *b, uint64_t pc)
+static uint64_t location_for(profwriter_t *b, uint64_t pc)
 {
     if ((b->n + 1) * 2 > (b->keys ? b->mask + 1 : 0) && grow(b) < 0)
         return 0;
@@ -125,7 +125,7 @@ static uint64_t location_for(stackprof_t *b, uint64_t pc)
     return l->id;
 }
 
-int stackprof_add(stackprof_t *b, const uintptr_t *pcs, uint32_t depth, const int64_t *values,
+int profwriter_add(profwriter_t *b, const uintptr_t *pcs, uint32_t depth, const int64_t *values,
                   const profile_label_t *labels, size_t nlabels)
 {
     uint64_t locs[256];
@@ -143,7 +143,7 @@ int stackprof_add(stackprof_t *b, const uintptr_t *pcs, uint32_t depth, const in
     return 0;
 }
 
-int stackprof_write(stackprof_t *b, int fd)
+int profwriter_write(profwriter_t *b, int fd)
 {
     return profile_write_fd(b->p, fd);
 }
@@ -248,7 +248,7 @@ static void emit_aligned(FILE *f, char **lines, size_t n)
     free(c);
 }
 
-void stackprof_frame_lines(FILE *f, stacknames_t *n, const uintptr_t *pcs, uint32_t depth)
+void profwriter_frame_lines(FILE *f, stacknames_t *n, const uintptr_t *pcs, uint32_t depth)
 {
     char *lines[256];
     size_t k = 0;
@@ -267,7 +267,7 @@ void stackprof_frame_lines(FILE *f, stacknames_t *n, const uintptr_t *pcs, uint3
     fputc('\n', f);
 }
 
-void stackprof_memory_map(FILE *f)
+void profwriter_memory_map(FILE *f)
 {
     char *maps = procmaps_slurp("/proc/self/maps", NULL);
     if (!maps)
@@ -293,7 +293,7 @@ static int write_debug0(int fd, void *arg)
     return ((file_writer_t *)arg)->write(fd, 0);
 }
 
-int stackprof_write_file(const char *pattern, int (*write)(int fd, int debug))
+int profwriter_write_file(const char *pattern, int (*write)(int fd, int debug))
 {
     static uint64_t sequence;
     char path[4096];

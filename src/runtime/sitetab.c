@@ -1,19 +1,19 @@
-/* stktab.c — tables of stacks with two counters (see stktab.h). */
-#include "stktab.h"
+/* sitetab.c — tables of stacks with two counters (see sitetab.h). */
+#include "sitetab.h"
 
 #include "arena.h"
-#include "stacks.h"
+#include "buckets.h"
 
 #include "base/hash.h"
 
 #include <string.h>
 
-#define STKTAB_HEADS (1u << 12)
+#define SITETAB_HEADS (1u << 12)
 
-/* stacks.c: the one frame of an overflow entry. */
+/* buckets.c: the one frame of an overflow entry. */
 void cprof_stack_table_full(void);
 
-static stkent_t *find(stkent_t *e, uint64_t h, const uintptr_t *pcs, int depth)
+static site_t *find(site_t *e, uint64_t h, const uintptr_t *pcs, int depth)
 {
     for (; e; e = __atomic_load_n(&e->chain, __ATOMIC_ACQUIRE))
         if (e->hash == h && e->depth == (uint32_t)depth &&
@@ -23,28 +23,28 @@ static stkent_t *find(stkent_t *e, uint64_t h, const uintptr_t *pcs, int depth)
 }
 
 /* Links a new entry into the iteration list (lock held). */
-static void publish_locked(stktab_t *t, stkent_t *e)
+static void publish_locked(sitetab_t *t, site_t *e)
 {
     e->next_all = t->all;
     __atomic_store_n(&t->all, e, __ATOMIC_RELEASE);
 }
 
-stkent_t *stktab_intern(stktab_t *t, const uintptr_t *pcs, int depth)
+site_t *sitetab_intern(sitetab_t *t, const uintptr_t *pcs, int depth)
 {
     uint64_t h = hash_pcs(pcs, (size_t)depth);
-    stkent_t **heads = __atomic_load_n(&t->heads, __ATOMIC_ACQUIRE);
-    stkent_t *e;
-    if (heads && (e = find(__atomic_load_n(&heads[h & (STKTAB_HEADS - 1)], __ATOMIC_ACQUIRE), h,
+    site_t **heads = __atomic_load_n(&t->heads, __ATOMIC_ACQUIRE);
+    site_t *e;
+    if (heads && (e = find(__atomic_load_n(&heads[h & (SITETAB_HEADS - 1)], __ATOMIC_ACQUIRE), h,
                            pcs, depth)))
         return e;
     rt_lock(&t->lock);
     if (!t->heads)
-        __atomic_store_n(&t->heads, arena_map(STKTAB_HEADS * sizeof(*heads)), __ATOMIC_RELEASE);
+        __atomic_store_n(&t->heads, arena_map(SITETAB_HEADS * sizeof(*heads)), __ATOMIC_RELEASE);
     heads = t->heads;
     e = NULL;
     if (heads) {
-        stkent_t **head = &heads[h & (STKTAB_HEADS - 1)];
-        stkent_t *first = *head;
+        site_t **head = &heads[h & (SITETAB_HEADS - 1)];
+        site_t *first = *head;
         e = find(first, h, pcs, depth);
         if (!e && t->count < t->max &&
             (e = arena_alloc(sizeof(*e) + (size_t)depth * sizeof(uintptr_t)))) {
@@ -70,20 +70,20 @@ stkent_t *stktab_intern(stktab_t *t, const uintptr_t *pcs, int depth)
     return e;
 }
 
-void stktab_reset(stktab_t *t)
+void sitetab_reset(sitetab_t *t)
 {
-    for (stkent_t *e = stktab_first(t); e; e = stktab_next(e)) {
+    for (site_t *e = sitetab_first(t); e; e = sitetab_next(e)) {
         __atomic_store_n(&e->v[0], 0, __ATOMIC_RELAXED);
         __atomic_store_n(&e->v[1], 0, __ATOMIC_RELAXED);
     }
 }
 
-void stktab_fork_prepare(stktab_t *t)
+void sitetab_fork_prepare(sitetab_t *t)
 {
     rt_lock(&t->lock);
 }
 
-void stktab_fork_release(stktab_t *t)
+void sitetab_fork_release(sitetab_t *t)
 {
     rt_unlock(&t->lock);
 }

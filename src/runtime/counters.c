@@ -1,20 +1,20 @@
-/* threadstats.c — per-thread allocation counters (see threadstats.h). */
-#include "threadstats.h"
+/* counters.c — per-thread allocation counters (see counters.h). */
+#include "counters.h"
 
 #include "arena.h"
 
 #include <pthread.h>
 
 static rt_lock_t lock = RT_LOCK_INIT;
-static tstats_t *all_blocks;  /* append-only list, published with release */
-static tstats_t *free_blocks; /* under lock */
-static tstats_sum_t orphan;   /* atomically updated */
+static counters_t *all_blocks;  /* append-only list, published with release */
+static counters_t *free_blocks; /* under lock */
+static counters_sum_t orphan;   /* atomically updated */
 static pthread_key_t exit_key;
 static bool have_key;
 
 static void on_thread_exit(void *arg)
 {
-    tstats_t *s = arg;
+    counters_t *s = arg;
     rt_self.stats = NULL;
     rt_self.exited = 1;
     rt_lock(&lock);
@@ -23,12 +23,12 @@ static void on_thread_exit(void *arg)
     rt_unlock(&lock);
 }
 
-void tstats_init(void)
+void counters_init(void)
 {
     have_key = pthread_key_create(&exit_key, on_thread_exit) == 0;
 }
 
-tstats_t *tstats_acquire(rt_thread_t *t)
+counters_t *counters_acquire(rt_thread_t *t)
 {
     /* After its exit hook a thread may still allocate (other destructors);
      * taking a block then would leak it, so count into the orphans. */
@@ -40,10 +40,10 @@ tstats_t *tstats_acquire(rt_thread_t *t)
         return NULL;
     uint32_t g = rt_guard_enter();
     rt_lock(&lock);
-    tstats_t *s = free_blocks;
+    counters_t *s = free_blocks;
     if (s) {
         free_blocks = s->next_free;
-    } else if ((s = arena_alloc_aligned(sizeof(*s), _Alignof(tstats_t)))) {
+    } else if ((s = arena_alloc_aligned(sizeof(*s), _Alignof(counters_t)))) {
         s->next_all = all_blocks;
         __atomic_store_n(&all_blocks, s, __ATOMIC_RELEASE);
     }
@@ -56,7 +56,7 @@ tstats_t *tstats_acquire(rt_thread_t *t)
     return s;
 }
 
-void tstats_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t fb)
+void counters_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t fb)
 {
     __atomic_add_fetch(&orphan.mallocs, mallocs, __ATOMIC_RELAXED);
     __atomic_add_fetch(&orphan.frees, frees, __ATOMIC_RELAXED);
@@ -64,13 +64,13 @@ void tstats_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t f
     __atomic_add_fetch(&orphan.free_bytes, fb, __ATOMIC_RELAXED);
 }
 
-void tstats_sum(tstats_sum_t *out)
+void counters_sum(counters_sum_t *out)
 {
     out->mallocs = __atomic_load_n(&orphan.mallocs, __ATOMIC_RELAXED);
     out->frees = __atomic_load_n(&orphan.frees, __ATOMIC_RELAXED);
     out->alloc_bytes = __atomic_load_n(&orphan.alloc_bytes, __ATOMIC_RELAXED);
     out->free_bytes = __atomic_load_n(&orphan.free_bytes, __ATOMIC_RELAXED);
-    for (tstats_t *s = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE); s; s = s->next_all) {
+    for (counters_t *s = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE); s; s = s->next_all) {
         out->mallocs += __atomic_load_n(&s->mallocs, __ATOMIC_RELAXED);
         out->frees += __atomic_load_n(&s->frees, __ATOMIC_RELAXED);
         out->alloc_bytes += __atomic_load_n(&s->alloc_bytes, __ATOMIC_RELAXED);
@@ -78,12 +78,12 @@ void tstats_sum(tstats_sum_t *out)
     }
 }
 
-void tstats_fork_prepare(void)
+void counters_fork_prepare(void)
 {
     rt_lock(&lock);
 }
 
-void tstats_fork_release(void)
+void counters_fork_release(void)
 {
     rt_unlock(&lock);
 }

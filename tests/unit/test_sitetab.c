@@ -1,5 +1,5 @@
-// links: src/runtime/stktab.c src/runtime/arena.c src/runtime/rt.c
-/* test_stktab.c — the stack tables of the threadcreate, mutex and block
+// links: src/runtime/sitetab.c src/runtime/arena.c src/runtime/rt.c
+/* test_sitetab.c — the stack tables of the threadcreate, mutex and block
  * profiles: one entry per distinct stack, iteration over all of them, the
  * overflow entry when full, reset, and inserts from many threads. */
 #include <setjmp.h>
@@ -10,17 +10,17 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "runtime/stktab.h"
+#include "runtime/sitetab.h"
 
 /* stacks.c's overflow frame, which the tables name too. */
 void cprof_stack_table_full(void)
 {
 }
 
-static size_t count_entries(stktab_t *t)
+static size_t count_entries(sitetab_t *t)
 {
     size_t n = 0;
-    for (stkent_t *e = stktab_first(t); e; e = stktab_next(e))
+    for (site_t *e = sitetab_first(t); e; e = sitetab_next(e))
         n++;
     return n;
 }
@@ -28,21 +28,21 @@ static size_t count_entries(stktab_t *t)
 static void test_intern(void **state)
 {
     (void)state;
-    static stktab_t t = STKTAB_INIT(100);
+    static sitetab_t t = SITETAB_INIT(100);
     uintptr_t a[3] = {1, 2, 3}, b[3] = {1, 2, 4};
-    stkent_t *ea = stktab_intern(&t, a, 3), *eb = stktab_intern(&t, b, 3);
+    site_t *ea = sitetab_intern(&t, a, 3), *eb = sitetab_intern(&t, b, 3);
     assert_non_null(ea);
     assert_non_null(eb);
     assert_ptr_not_equal(ea, eb);
-    assert_ptr_equal(stktab_intern(&t, a, 3), ea);
-    assert_ptr_not_equal(stktab_intern(&t, a, 2), ea); /* a prefix is another stack */
+    assert_ptr_equal(sitetab_intern(&t, a, 3), ea);
+    assert_ptr_not_equal(sitetab_intern(&t, a, 2), ea); /* a prefix is another stack */
     assert_int_equal(ea->depth, 3);
     assert_memory_equal(ea->pcs, a, sizeof(a));
     assert_int_equal(count_entries(&t), 3);
-    assert_ptr_not_equal(stktab_intern(&t, a, 0), NULL); /* empty stacks are stacks */
+    assert_ptr_not_equal(sitetab_intern(&t, a, 0), NULL); /* empty stacks are stacks */
     ea->v[0] = 5;
     ea->v[1] = 7;
-    stktab_reset(&t);
+    sitetab_reset(&t);
     assert_int_equal(ea->v[0], 0);
     assert_int_equal(ea->v[1], 0);
 }
@@ -50,12 +50,12 @@ static void test_intern(void **state)
 static void test_full(void **state)
 {
     (void)state;
-    static stktab_t t = STKTAB_INIT(4);
+    static sitetab_t t = SITETAB_INIT(4);
     uintptr_t pc[1];
-    stkent_t *last = NULL;
+    site_t *last = NULL;
     for (uintptr_t i = 1; i <= 10; i++) {
         pc[0] = i;
-        last = stktab_intern(&t, pc, 1);
+        last = sitetab_intern(&t, pc, 1);
         assert_non_null(last);
     }
     /* four real entries, then the one overflow entry for all the rest */
@@ -63,19 +63,19 @@ static void test_full(void **state)
     assert_int_equal(last->depth, 1);
     assert_int_equal(last->pcs[0], (uintptr_t)cprof_stack_table_full + 1);
     pc[0] = 9;
-    assert_ptr_equal(stktab_intern(&t, pc, 1), last);
+    assert_ptr_equal(sitetab_intern(&t, pc, 1), last);
     pc[0] = 2;
-    assert_ptr_not_equal(stktab_intern(&t, pc, 1), last); /* old entries stay found */
+    assert_ptr_not_equal(sitetab_intern(&t, pc, 1), last); /* old entries stay found */
 }
 
-static stktab_t shared = STKTAB_INIT(1u << 16);
+static sitetab_t shared = SITETAB_INIT(1u << 16);
 
 static void *inserter(void *arg)
 {
     uintptr_t base = (uintptr_t)arg;
     for (uintptr_t i = 0; i < 2000; i++) {
         uintptr_t pcs[2] = {i % 500, base};
-        stkent_t *e = stktab_intern(&shared, pcs, 2);
+        site_t *e = sitetab_intern(&shared, pcs, 2);
         __atomic_add_fetch(&e->v[0], 1, __ATOMIC_RELAXED);
     }
     return NULL;
@@ -91,7 +91,7 @@ static void test_threads(void **state)
         pthread_join(t[i], NULL);
     /* 2 bases x 500 stacks, each hit 4 threads x 4 times */
     assert_int_equal(count_entries(&shared), 1000);
-    for (stkent_t *e = stktab_first(&shared); e; e = stktab_next(e))
+    for (site_t *e = sitetab_first(&shared); e; e = sitetab_next(e))
         assert_int_equal(e->v[0], 16);
 }
 
