@@ -31,8 +31,8 @@ static void *ring[2][RING];
 /* Each call frees one of its blocks and mallocs another of the same small
  * size. The main loop's blocks are larger than glibc's tcache holds and the
  * ring starts full, so glibc serves the handler from its per-thread cache
- * alone and never from the arena the main loop may be in the middle of:
- * glibc itself runs this cleanly. */
+ * alone and never from the arena the main loop may be in the middle of
+ * (and the handlers do not nest): glibc itself runs this cleanly. */
 static void handler(int sig)
 {
     int k = sig == SIGPROF;
@@ -64,6 +64,10 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = handler;
     sa.sa_flags = SA_RESTART;
+    /* One handler at a time: nested, they would race in glibc's cache. */
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGALRM);
+    sigaddset(&sa.sa_mask, SIGPROF);
     sigaction(SIGALRM, &sa, NULL);
     sigaction(SIGPROF, &sa, NULL);
     struct itimerval it = {{0, 200}, {0, 200}};
