@@ -6,7 +6,7 @@
  * before everything it needs exists. Allocations before that are counted
  * but not sampled.
  * Exit: a destructor writes CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE,
- * CPROF_BLOCK_PROFILE and CPROF_HEAP_PROFILE.
+ * CPROF_BLOCK_PROFILE, CPROF_PEAK_PROFILE and CPROF_HEAP_PROFILE.
  * Tables are never torn down: threads still running during exit keep
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
@@ -21,6 +21,7 @@
 #include "httpctl.h"
 #include "lockprof.h"
 #include "output.h"
+#include "peak.h"
 #include "rt.h"
 #include "stackprof.h"
 #include "stacks.h"
@@ -128,6 +129,11 @@ __attribute__((destructor)) static void cprof_fini(void)
         if (rc < 0)
             rt_warn("cannot write block profile %s: %s", cfg.block_profile, strerror(-rc));
     }
+    if (ready && cfg.peak_profile) {
+        int rc = stackprof_write_file(cfg.peak_profile, output_write_peak_fd);
+        if (rc < 0)
+            rt_warn("cannot write peak profile %s: %s", cfg.peak_profile, strerror(-rc));
+    }
     if (ready && cfg.heap_profile) {
         int rc = output_write_heap(cfg.heap_profile);
         if (rc < 0)
@@ -208,6 +214,33 @@ static int write_guarded(int (*write)(int fd, int debug), int fd, int debug, int
     int rc = write(fd, debug);
     rt_guard_leave(g);
     return rc;
+}
+
+RT_EXPORT int cprof_peak_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(output_write_peak_fd, fd, debug, 1);
+}
+
+RT_EXPORT int cprof_peak_profile_write(const char *path)
+{
+    if (!path || config_check_pattern(path) < 0)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    int rc = stackprof_write_file(path, output_write_peak_fd);
+    rt_guard_leave(g);
+    return rc;
+}
+
+RT_EXPORT int cprof_peak_reset(void)
+{
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    peak_reset();
+    rt_guard_leave(g);
+    return 0;
 }
 
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)

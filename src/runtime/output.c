@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "heapprof.h"
+#include "peak.h"
 #include "stackprof.h"
 #include "rt.h"
 
@@ -18,6 +19,17 @@ int output_write_heap_fd(int fd, int debug)
 {
     heap_snapshot_t s;
     int rc = heap_snapshot(&s);
+    if (rc == 0) {
+        rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
+        heap_snapshot_free(&s);
+    }
+    return rc;
+}
+
+int output_write_peak_fd(int fd, int debug)
+{
+    heap_snapshot_t s;
+    int rc = peak_snapshot(&s);
     if (rc == 0) {
         rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
         heap_snapshot_free(&s);
