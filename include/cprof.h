@@ -64,6 +64,19 @@ int cprof_peak_profile_write(const char *path);
 int cprof_peak_profile_write_fd(int fd, int debug);
 int cprof_peak_reset(void);
 
+/* Leak profile: the sampled objects still live that no pointer reaches, found
+ * by a conservative scan of the roots (writable data of every loaded object,
+ * thread stacks, registers and static TLS) and of the live sampled objects,
+ * as LeakSanitizer defines a leak; the other threads are stopped while
+ * memory is read. Go's heap profile layout: alloc_* and inuse_* both count
+ * the unreachable objects (scaled as in the heap profile); a comment counts
+ * the reachable ones and says how the scan went. CPROF_LEAK_SUPPRESS applies.
+ * README says what is exact and what is conservative. write: path patterns
+ * as cprof_heap_profile_write; write_fd: debug 0 gzipped profile.proto, 1
+ * the legacy text. */
+int cprof_leak_profile_write(const char *path);
+int cprof_leak_profile_write_fd(int fd, int debug);
+
 /* CPU profile, as Go's pprof.StartCPUProfile: every thread sampled
  * CPROF_CPU_HZ times per second of the CPU time it uses (default 100), on
  * its own CPU-time clock. cprof_cpu_start begins profiling into path (the

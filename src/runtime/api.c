@@ -6,7 +6,8 @@
  * before everything it needs exists. Allocations before that are counted
  * but not sampled.
  * Exit: a destructor writes CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE,
- * CPROF_BLOCK_PROFILE, CPROF_PEAK_PROFILE and CPROF_HEAP_PROFILE.
+ * CPROF_LEAK_PROFILE, CPROF_BLOCK_PROFILE, CPROF_PEAK_PROFILE and
+ * CPROF_HEAP_PROFILE.
  * Tables are never torn down: threads still running during exit keep
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
@@ -19,6 +20,7 @@
 #include "cpuprof.h"
 #include "heap.h"
 #include "httpctl.h"
+#include "leaks.h"
 #include "lockprof.h"
 #include "output.h"
 #include "peak.h"
@@ -39,7 +41,7 @@ static void fork_prepare(void)
 {
     rt_self.guard++;
     stacks_fork_prepare();
-    livemap_fork_prepare();
+    livemap_lock_all();
     tstats_fork_prepare();
     threadprof_fork_prepare();
     lockprof_fork_prepare();
@@ -48,7 +50,7 @@ static void fork_prepare(void)
 static void release(void)
 {
     tstats_fork_release();
-    livemap_fork_release();
+    livemap_unlock_all();
     stacks_fork_release();
     rt_self.guard--;
 }
@@ -92,6 +94,8 @@ __attribute__((constructor(101))) static void cprof_init(void)
     } else {
         ready = true;
         pthread_atfork(fork_prepare, fork_parent, fork_child);
+        leaks_note_rate(cfg.rate);
+        leaks_set_suppressions(cfg.leak_suppress);
         sampler_set_rate(cfg.rate);
         if (threadprof_init(cfg.depth) < 0)
             rt_warn("cannot track thread creation; no threadcreate profile");
@@ -119,6 +123,11 @@ __attribute__((destructor)) static void cprof_fini(void)
     uint32_t g = rt_guard_enter();
     cpu_fini();
     output_stop_periodic();
+    if (ready && cfg.leak_profile) {
+        int rc = stackprof_write_file(cfg.leak_profile, leaks_write);
+        if (rc < 0)
+            rt_warn("cannot write leak profile %s: %s", cfg.leak_profile, strerror(-rc));
+    }
     if (ready && cfg.mutex_profile) {
         int rc = stackprof_write_file(cfg.mutex_profile, lockprof_write_mutex);
         if (rc < 0)
@@ -148,6 +157,7 @@ RT_EXPORT int cprof_set_rate(int64_t rate)
         return -EINVAL;
     if (!ready)
         return -ENOMEM;
+    leaks_note_rate(rate);
     sampler_set_rate(rate);
     return 0;
 }
@@ -241,6 +251,23 @@ RT_EXPORT int cprof_peak_reset(void)
     peak_reset();
     rt_guard_leave(g);
     return 0;
+}
+
+RT_EXPORT int cprof_leak_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(leaks_write, fd, debug, 1);
+}
+
+RT_EXPORT int cprof_leak_profile_write(const char *path)
+{
+    if (!path || config_check_pattern(path) < 0)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    int rc = stackprof_write_file(path, leaks_write);
+    rt_guard_leave(g);
+    return rc;
 }
 
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)

@@ -26,7 +26,7 @@ typedef struct {
     size_t n;
     int64_t rate;        /* the sampling rate when taken */
     bool temp;           /* write the temp_* sample types too */
-    char comment[256];   /* a comment for the profile, or "" */
+    char comment[512];   /* a comment for the profile, or "" */
 } heap_snapshot_t;
 
 int heap_snapshot(heap_snapshot_t *s);

@@ -33,9 +33,10 @@ static const sizes_t big = {10000, 1000, 1000000, 200, 600, 100000, 3334, 3000,
                             10, 1 << 20, 2 << 20, 2 << 20};
 static const sizes_t *z;
 
-static void **steady;        /* the global that keeps the steady set */
-static void **holder;        /* a heap block pointing to the children */
-static char *interior;       /* points into the middle of its block */
+/* Not static: the compiler must keep every store to them. */
+void **steady;               /* the global that keeps the steady set */
+void **holder;               /* a heap block pointing to the children */
+char *interior;              /* points into the middle of its block */
 static int never[2];         /* a pipe nobody writes: the thread waits on it */
 static sem_t thread_ready;
 
