@@ -6,6 +6,10 @@
 #   estimate lies within five standard errors, and kept sites are 0;
 # - the peak profile (CPROF_PEAK_PROFILE): exactly the spike and what was
 #   live with it at rate 1, within five standard errors at the default rate;
+# - the leak profile (CPROF_LEAK_PROFILE): exactly the dropped blocks at
+#   rate 1, within five standard errors at the default rate, and never a
+#   block kept by a global, a heap block, another thread's stack or an
+#   interior pointer; CPROF_LEAK_SUPPRESS leaves them out and counts them;
 # - the heap profile still opens on inuse_space, and cprof's own tool
 #   shows the new sample types by name.
 # CPROF_SEED makes each default-rate run reproducible.
@@ -33,6 +37,14 @@ exact() {
       if (go != $4 || gb != $5) { printf "%s %s %s: profile %s objects %s B, truth %s / %s\n", prof, kind, $3, go, gb, $4, $5; bad=1 }
     }
     END { exit bad }' "$T/flat.o" "$T/flat.b" "$truth" || fail "$prof: $kind differs from the truth"
+}
+
+# kept PROFILE TRUTH: no "TRUTH KEPT fn" site in the profile.
+kept() {
+  pprof_flat inuse_space "$1" "$T/life" > "$T/flat.b"
+  awk -v prof="$1" 'FILENAME ~ /flat.b$/ { b[$1]=$2; next }
+    $1 == "TRUTH" && $2 == "KEPT" && b[$3] + 0 != 0 { printf "%s: %s is reachable, reported with %s B\n", prof, $3, b[$3]; bad=1 }
+    END { exit bad }' "$T/flat.b" "$2" || fail "$1: reachable blocks in the leak profile"
 }
 
 # estimate KIND BYTES_INDEX PROFILE TRUTH: within 5 standard errors of the
@@ -63,21 +75,60 @@ for a in $allocs; do
     tcmalloc) pre="$LIB $TCMALLOC" ;;
   esac
   # Rate 1: exact.
-  env CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/$a.heap" CPROF_PEAK_PROFILE="$T/$a.peak" LD_PRELOAD="$pre" "$T/life" small > "$T/$a.truth" ||
+  env CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/$a.heap" CPROF_PEAK_PROFILE="$T/$a.peak" \
+      CPROF_LEAK_PROFILE="$T/$a.leak" LD_PRELOAD="$pre" "$T/life" small > "$T/$a.truth" ||
     fail "$a: program failed"
   exact TEMP temp_objects temp_space "$T/$a.heap" "$T/$a.truth"
   go tool pprof -raw "$T/$a.heap" 2>/dev/null | grep -q 'inuse_space/bytes\[dflt\] temp_objects/count temp_space/bytes$' ||
     fail "$a: the sample types are not Go's four (inuse_space the default) and the temporaries"
   exact PEAK inuse_objects inuse_space "$T/$a.peak" "$T/$a.truth"
-  note "$a rate 1: temporaries and peak exact"
+  exact LEAK inuse_objects inuse_space "$T/$a.leak" "$T/$a.truth"
+  kept "$T/$a.leak" "$T/$a.truth"
+  note "$a rate 1: temporaries, peak and leaks exact"
 
   # The default rate: estimates.
-  env CPROF_SEED=7 CPROF_HEAP_PROFILE="$T/$a.bheap" CPROF_PEAK_PROFILE="$T/$a.bpeak" LD_PRELOAD="$pre" "$T/life" big > "$T/$a.btruth" ||
+  env CPROF_SEED=7 CPROF_HEAP_PROFILE="$T/$a.bheap" CPROF_PEAK_PROFILE="$T/$a.bpeak" \
+      CPROF_LEAK_PROFILE="$T/$a.bleak" LD_PRELOAD="$pre" "$T/life" big > "$T/$a.btruth" ||
     fail "$a: program failed (big)"
   estimate TEMP temp_space "$T/$a.bheap" "$T/$a.btruth"
   estimate PEAK inuse_space "$T/$a.bpeak" "$T/$a.btruth"
-  note "$a default rate: temporaries and peak within bounds"
+  estimate LEAK inuse_space "$T/$a.bleak" "$T/$a.btruth"
+  kept "$T/$a.bleak" "$T/$a.btruth"
+  note "$a default rate: temporaries, peak and leaks within bounds"
 done
+
+# Suppressions in LeakSanitizer's format: by function, and by object file.
+printf '# known\nleak:drop_bl*\n\nleak:^/no/such/lib.so$\ncalled_from_lib:x\n' > "$T/supp"
+env CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/supp.leak" CPROF_LEAK_SUPPRESS="$T/supp" LD_PRELOAD="$LIB" \
+  "$T/life" small > /dev/null || fail "suppressed: program failed"
+[ "$(pprof_flat inuse_space "$T/supp.leak" "$T/life" | awk '$1 == "drop_blocks" { print $2 }')" = "" ] ||
+  fail "suppressed leaks are in the profile"
+go tool pprof -raw "$T/supp.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: 0 unreachable .* 20 suppressed;' ||
+  fail "the leak profile does not count the suppressed leaks"
+printf 'leak:libc.so\n' > "$T/supp2" # every stack passes through __libc_start_main
+env CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/supp2.leak" CPROF_LEAK_SUPPRESS="$T/supp2" LD_PRELOAD="$LIB" \
+  "$T/life" small > /dev/null || fail "suppressed by library: program failed"
+go tool pprof -raw "$T/supp2.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: 0 unreachable .* 20 suppressed;' ||
+  fail "a suppression by object file does not apply"
+note "suppressions apply"
+
+# C++ (read with cprof: go tool pprof cannot read DWARF with <vector>):
+# a vector's buffer kept through the heap vector object, a base subobject
+# and a new[] array past its cookie are reachable; a dropped vector is
+# leaked, object and buffer.
+cc_prog "$T/life_cpp" "$PROGS/heaplife_cpp.cc"
+env CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/cpp.leak" LD_PRELOAD="$LIB" "$T/life_cpp" > "$T/cpp.truth" ||
+  fail "C++: program failed"
+for idx in inuse_objects inuse_space; do
+  "$CPROF" -top -cum -unit=byte -nodefraction=0 -nodecount=100000 -sample_index=$idx "$T/cpp.leak" > "$T/cpp.$idx" 2>&1 ||
+    { cat "$T/cpp.$idx"; fail "C++: cprof cannot read the leak profile"; }
+done
+awk 'FILENAME ~ /objects$/ && /^ / { v=$4; sub(/(B|byte)$/, "", v); o[$6]=v; next }
+     FILENAME ~ /space$/ && /^ / { v=$4; sub(/(B|byte)$/, "", v); b[$6]=v; next }
+     $2 == "LEAK" && (o[$3] != $4 || b[$3] != $5) { printf "%s: %s objects %s B leaked, truth %s / %s\n", $3, o[$3], b[$3], $4, $5; bad=1 }
+     $2 == "KEPT" && ($3 in b) { printf "%s: reachable, reported\n", $3; bad=1 }
+     END { exit bad }' "$T/cpp.inuse_objects" "$T/cpp.inuse_space" "$T/cpp.truth" || fail "C++: the leak profile differs from the truth"
+note "C++: vector buffers and interior pointers"
 
 # cprof's tool names the new sample types.
 "$CPROF" -top -sample_index=temp_objects "$T/glibc.heap" > "$T/cprof.top" 2>&1 || { cat "$T/cprof.top"; fail "cprof -sample_index=temp_objects failed"; }
