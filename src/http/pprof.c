@@ -287,7 +287,11 @@ static const entry_t entries[] = {
     {"goroutine", "Stack traces of all current threads", COUNT_THREADS},
     {"heap", "A sampling of memory allocations of live objects. You can specify the gc GET "
              "parameter to run GC before taking the heap sample.", COUNT_BUCKETS},
+    {"leaks", "Sampled objects still live that no pointer reaches (a conservative scan of memory; "
+              "the other threads are stopped while it reads)", COUNT_NONE},
     {"mutex", "Stack traces of threads waiting for contended mutexes", COUNT_MUTEX},
+    {"peak", "The heap profile as it was when the live bytes were at their highest. You can "
+             "specify reset=1 to start a new window after this one.", COUNT_BUCKETS},
     {"profile", "CPU profile. You can specify the duration in the seconds GET parameter. After "
                 "you get the profile file, use the go tool pprof command to investigate the "
                 "profile.", COUNT_NONE},
@@ -525,6 +529,25 @@ static int set_duration(int fd, int64_t time_ns, int64_t duration_ns)
     }
     profile_free(p);
     return rc;
+}
+
+/* --- peak and leaks (cprof's own: no delta, no seconds) ---------------------------- */
+
+static void serve_peak_leaks(bool peak, const char *query, pprof_reply_t *out)
+{
+    int64_t debug = 0, reset = 0;
+    if (int_param(query, "debug", &debug, out) < 0 || (peak && int_param(query, "reset", &reset, out) < 0))
+        return;
+    int fd = body_fd();
+    int rc = fd < 0           ? -errno
+             : peak           ? ops->peak_write(fd, debug != 0, reset != 0)
+                              : ops->leaks_write(fd, debug != 0);
+    if (rc == 0)
+        rc = reply_fd(out, fd, debug ? TEXT_PLAIN : OCTETS, debug ? NULL : peak ? "peak" : "leaks");
+    else if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        serve_error(out, 500, "failed to collect profile");
 }
 
 /* --- threads (goroutine), threadcreate, mutex and block ---------------------------- */
@@ -830,6 +853,8 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
     } else if (strcmp(name, "heap") == 0 || strcmp(name, "allocs") == 0) {
         return serve_profile(r, name[0] == 'a' ? PROF_ALLOCS : PROF_HEAP, in->query, out,
                              until_ms);
+    } else if (strcmp(name, "peak") == 0 || strcmp(name, "leaks") == 0) {
+        serve_peak_leaks(name[0] == 'p', in->query, out);
     } else if (sp_kind(name) >= 0) {
         return serve_stackprof(r, sp_kind(name), in->query, out, until_ms);
     } else {

@@ -12,7 +12,10 @@
 #include "cpuprof.h"
 #include "heapprof.h"
 #include "httpops.h"
+#include "leaks.h"
 #include "lockprof.h"
+#include "output.h"
+#include "peak.h"
 #include "rt.h"
 #include "sampler.h"
 #include "threadprof.h"
@@ -50,6 +53,14 @@ static int64_t op_rate(void)
     return __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
 }
 
+static int op_peak_write(int fd, int debug, bool reset)
+{
+    int rc = output_write_peak_fd(fd, debug);
+    if (rc == 0 && reset)
+        peak_reset();
+    return rc;
+}
+
 static const cprof_http_ops_t ops = {
     .version = CPROF_HTTP_OPS_VERSION,
     .size = sizeof(cprof_http_ops_t),
@@ -72,6 +83,8 @@ static const cprof_http_ops_t ops = {
     .threadcreate_count = threadprof_count_threadcreate,
     .mutex_count = lockprof_count_mutex,
     .block_count = lockprof_count_block,
+    .peak_write = op_peak_write,
+    .leaks_write = leaks_write,
 };
 
 /* --- state ----------------------------------------------------------------- */

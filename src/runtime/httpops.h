@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CPROF_HTTP_OPS_VERSION 3
+#define CPROF_HTTP_OPS_VERSION 4
 
 typedef struct {
     uint32_t version; /* CPROF_HTTP_OPS_VERSION */
@@ -69,6 +69,12 @@ typedef struct {
     size_t (*threadcreate_count)(void);
     size_t (*mutex_count)(void);
     size_t (*block_count)(void);
+
+    /* The peak and leak profiles (peak.h, leaks.h): debug 0 gzipped
+     * profile.proto, 1 the legacy heap text; peak_write with reset starts
+     * a new window once written. 0 or a negative errno. */
+    int (*peak_write)(int fd, int debug, bool reset);
+    int (*leaks_write)(int fd, int debug);
 } cprof_http_ops_t;
 
 typedef struct {
