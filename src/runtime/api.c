@@ -12,7 +12,9 @@
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
  * both processes (lock order: stacks, livemap stripes, threadstats, the
- * threadcreate table and thread registry, the mutex and block tables). */
+ * threadcreate table and thread registry, the mutex and block tables, the
+ * peak lock). A leak scan that another thread runs at fork holds its locks
+ * in the child for good: the child frees them. */
 #include "cprof.h"
 
 #include "arena.h"
@@ -45,6 +47,7 @@ static void fork_prepare(void)
     tstats_fork_prepare();
     threadprof_fork_prepare();
     lockprof_fork_prepare();
+    peak_fork_prepare();
 }
 
 static void release(void)
@@ -57,6 +60,7 @@ static void release(void)
 
 static void fork_parent(void)
 {
+    peak_fork_release();
     lockprof_fork_release();
     threadprof_fork_parent();
     release();
@@ -64,6 +68,8 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    peak_fork_release();
+    leaks_fork_child();
     lockprof_fork_release();
     threadprof_fork_child(); /* the parent's other threads are gone */
     release();

@@ -87,6 +87,12 @@ void leaks_note_rate(long long rate)
         all_sampled = 0;
 }
 
+void leaks_fork_child(void)
+{
+    scan_lock = (rt_lock_t)RT_LOCK_INIT;
+    stopworld_fork_child();
+}
+
 void leaks_set_suppressions(const char *path)
 {
     supp_path = path;

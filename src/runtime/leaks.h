@@ -51,4 +51,8 @@ void leaks_set_suppressions(const char *path);
  * saying how the scan went; 1 Go's legacy heap text. 0 or -errno. */
 int leaks_write(int fd, int debug);
 
+/* In a fork child: a scan another thread of the parent was running holds
+ * locks nobody in the child will release. */
+void leaks_fork_child(void);
+
 #endif

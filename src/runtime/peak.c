@@ -109,3 +109,13 @@ int peak_snapshot(heap_snapshot_t *s)
              "sampled objects live then", (unsigned long long)live, when);
     return 0;
 }
+
+void peak_fork_prepare(void)
+{
+    rt_lock(&lock);
+}
+
+void peak_fork_release(void)
+{
+    rt_unlock(&lock);
+}

@@ -49,4 +49,8 @@ int peak_snapshot(heap_snapshot_t *s);
 /* Starts a new window: the peak becomes the heap now. */
 void peak_reset(void);
 
+/* fork: hold / release the lock around fork(). */
+void peak_fork_prepare(void);
+void peak_fork_release(void);
+
 #endif

@@ -190,3 +190,8 @@ void stopworld_resume(void)
     syscall(SYS_futex, &released, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     rt_unlock(&stop_lock);
 }
+
+void stopworld_fork_child(void)
+{
+    stop_lock = (rt_lock_t)RT_LOCK_INIT;
+}

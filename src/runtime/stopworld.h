@@ -51,4 +51,7 @@ const sw_slot_t *stopworld_slot(size_t i);
 /* Lets every stopped thread run again. */
 void stopworld_resume(void);
 
+/* In a fork child: frees the lock a stopping thread of the parent held. */
+void stopworld_fork_child(void);
+
 #endif
