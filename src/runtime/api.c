@@ -194,16 +194,22 @@ RT_EXPORT int cprof_stats(cprof_stats_t *st)
     return 0;
 }
 
-RT_EXPORT int cprof_heap_profile_write(const char *path)
+/* A profile to the file a pattern names, for the cprof_*_write(path). */
+static int write_file_guarded(const char *path, int (*write)(int fd, int debug))
 {
     if (!path || config_check_pattern(path) < 0)
         return -EINVAL;
     if (!ready)
         return -ENOMEM;
     uint32_t g = rt_guard_enter();
-    int rc = output_write_heap(path);
+    int rc = stackprof_write_file(path, write);
     rt_guard_leave(g);
     return rc;
+}
+
+RT_EXPORT int cprof_heap_profile_write(const char *path)
+{
+    return write_file_guarded(path, output_write_heap_fd);
 }
 
 RT_EXPORT int cprof_heap_profile_write_fd(int fd, int debug)
@@ -239,14 +245,7 @@ RT_EXPORT int cprof_peak_profile_write_fd(int fd, int debug)
 
 RT_EXPORT int cprof_peak_profile_write(const char *path)
 {
-    if (!path || config_check_pattern(path) < 0)
-        return -EINVAL;
-    if (!ready)
-        return -ENOMEM;
-    uint32_t g = rt_guard_enter();
-    int rc = stackprof_write_file(path, output_write_peak_fd);
-    rt_guard_leave(g);
-    return rc;
+    return write_file_guarded(path, output_write_peak_fd);
 }
 
 RT_EXPORT int cprof_peak_reset(void)
@@ -266,14 +265,7 @@ RT_EXPORT int cprof_leak_profile_write_fd(int fd, int debug)
 
 RT_EXPORT int cprof_leak_profile_write(const char *path)
 {
-    if (!path || config_check_pattern(path) < 0)
-        return -EINVAL;
-    if (!ready)
-        return -ENOMEM;
-    uint32_t g = rt_guard_enter();
-    int rc = stackprof_write_file(path, leaks_write);
-    rt_guard_leave(g);
-    return rc;
+    return write_file_guarded(path, leaks_write);
 }
 
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)

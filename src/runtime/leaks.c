@@ -21,6 +21,7 @@
 #include "stopworld.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -332,26 +333,16 @@ static void scan_root(scan_t *s, uintptr_t lo, uintptr_t hi)
     }
 }
 
-/* The first index of a sorted range array whose end lies above a. */
-static size_t first_above_excl(const scan_t *s, uintptr_t a)
+/* The first element of a sorted array (n elements of `stride` bytes)
+ * whose end, the uintptr_t at `end_off`, lies above a: for the excluded
+ * ranges and the objects alike. */
+static size_t first_ending_above(const void *base, size_t n, size_t stride, size_t end_off,
+                                 uintptr_t a)
 {
-    size_t lo = 0, hi = s->nexcl;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->excl[mid].hi <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static size_t first_above_blk(const scan_t *s, uintptr_t a)
-{
-    size_t lo = 0, hi = s->nblk;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->blk[mid].end <= a)
+        if (*(const uintptr_t *)((const char *)base + mid * stride + end_off) <= a)
             lo = mid + 1;
         else
             hi = mid;
@@ -363,7 +354,8 @@ static size_t first_above_blk(const scan_t *s, uintptr_t a)
  * objects (which count only when reached). */
 static void scan_unsampled(scan_t *s, uintptr_t lo, uintptr_t hi)
 {
-    size_t e = first_above_excl(s, lo), b = first_above_blk(s, lo);
+    size_t e = first_ending_above(s->excl, s->nexcl, sizeof(range_t), offsetof(range_t, hi), lo);
+    size_t b = first_ending_above(s->blk, s->nblk, sizeof(blk_t), offsetof(blk_t, end), lo);
     uintptr_t cur = lo;
     while (cur < hi) {
         uintptr_t hole_lo = hi, hole_hi = hi;

@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-int output_write_heap_fd(int fd, int debug)
+static int write_snapshot(int (*take)(heap_snapshot_t *s), int fd, int debug)
 {
     heap_snapshot_t s;
-    int rc = heap_snapshot(&s);
+    int rc = take(&s);
     if (rc == 0) {
         rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
         heap_snapshot_free(&s);
@@ -26,15 +26,14 @@ int output_write_heap_fd(int fd, int debug)
     return rc;
 }
 
+int output_write_heap_fd(int fd, int debug)
+{
+    return write_snapshot(heap_snapshot, fd, debug);
+}
+
 int output_write_peak_fd(int fd, int debug)
 {
-    heap_snapshot_t s;
-    int rc = peak_snapshot(&s);
-    if (rc == 0) {
-        rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
-        heap_snapshot_free(&s);
-    }
-    return rc;
+    return write_snapshot(peak_snapshot, fd, debug);
 }
 
 int output_write_heap(const char *pattern)
