@@ -130,6 +130,16 @@ awk 'FILENAME ~ /objects$/ && /^ / { v=$4; sub(/(B|byte)$/, "", v); o[$6]=v; nex
      END { exit bad }' "$T/cpp.inuse_objects" "$T/cpp.inuse_space" "$T/cpp.truth" || fail "C++: the leak profile differs from the truth"
 note "C++: vector buffers and interior pointers"
 
+# The C API of a linked program: peak, reset, leaks.
+cc_prog "$T/life_api" "$PROGS/heaplife_api.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+mkdir "$T/api"
+CPROF_RATE=1 "$T/life_api" "$T/api" || fail "API: program failed"
+flat() { pprof_flat inuse_space "$2" "$T/life_api" | awk -v f="$1" '$1 == f { print $2 }'; }
+[ "$(flat api_spike "$T/api/peak1.pb.gz")" = 1000000 ] || fail "API: the peak is not the spike"
+[ "$(flat api_spike "$T/api/peak2.pb.gz")" = "" ] || fail "API: the spike is in the peak after the reset"
+[ "$(flat api_dropped "$T/api/leak.pb.gz")" = 4321 ] || fail "API: the dropped block is not in the leak profile"
+note "C API: peak, reset, leaks"
+
 # cprof's tool names the new sample types.
 "$CPROF" -top -sample_index=temp_objects "$T/glibc.heap" > "$T/cprof.top" 2>&1 || { cat "$T/cprof.top"; fail "cprof -sample_index=temp_objects failed"; }
 grep -q '^Type: temp_objects$' "$T/cprof.top" && grep -qE '^ +1000 .* temp_blocks$' "$T/cprof.top" ||
