@@ -7,6 +7,9 @@
 # exactly the dropped blocks and none that a global, a heap block, an
 # interior pointer or the other thread's stack keeps; debug=1 is the
 # legacy text; the index lists both; go tool pprof reads them over HTTP.
+# Then scans while four threads allocate and free without pause (at rate 1
+# and the default rate): every one answers, finds no leak (every live block
+# is on a thread's stack), stops the five threads (main too), and they go on.
 # timeout: 300
 . "$(dirname "$0")/http_common.inc"
 need_go
@@ -66,4 +69,25 @@ note "text, index, go tool pprof"
 echo >&3
 exec 3>&-
 wait "$PID" || fail "the program failed"
+
+cc_prog "$T/churn" "$PROGS/leak_churn.c"
+for rate in 1 524288; do
+  rm -f "$T/caddr"
+  env CPROF_RATE=$rate CPROF_HTTP=127.0.0.1:0 CPROF_HTTP_ADDR_FILE="$T/caddr" LD_PRELOAD="$LIB" \
+    "$T/churn" 2> "$T/churn.err" &
+  CP=$!
+  PIDS="$PIDS $CP"
+  wait_file "$T/caddr" || fail "churn: no address file"
+  CURL="http://$(cat "$T/caddr")/debug/pprof"
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    curl -sf --max-time 60 -o "$T/c.leak" "$CURL/leaks" || fail "churn rate $rate: scan $i failed"
+    curl -sf --max-time 60 -o /dev/null "$CURL/peak?reset=1" || fail "churn rate $rate: peak $i failed"
+    go tool pprof -raw "$T/c.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: 0 unreachable .* 5 threads stopped, 0 missed;' ||
+      { go tool pprof -raw "$T/c.leak" 2>&1 | grep Comment; fail "churn rate $rate: scan $i"; }
+  done
+  n1=$(tail -n 1 "$T/churn.err"); sleep 0.5; n2=$(tail -n 1 "$T/churn.err")
+  [ "$n2" -gt "$n1" ] || fail "churn rate $rate: the threads stopped working"
+  kill "$CP"; wait "$CP" 2>/dev/null
+  note "churn rate $rate: 10 scans, no false leak"
+done
 exit 0
