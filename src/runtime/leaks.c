@@ -470,6 +470,29 @@ static void scan_thread(scan_t *s, const thr_t *t)
     }
 }
 
+/* The stack pointer of a thread that was not stopped (it blocks the
+ * signal), from /proc/self/task/TID/syscall ("NR args... SP PC" while it
+ * sleeps in the kernel, "running" otherwise); 0 if unknown. No
+ * allocation: runs while the others are stopped. */
+static uintptr_t missed_sp(pid_t tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0 || buf[0] < '-' || buf[0] > '9')
+        return 0;
+    buf[n] = '\0';
+    char *tok[9];
+    int nt = 0;
+    for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t && nt < 9; t = strtok_r(NULL, " \n", &save))
+        tok[nt++] = t;
+    return nt >= 3 ? (uintptr_t)strtoull(tok[nt - 2], NULL, 16) : 0;
+}
+
 /* Everything the stop is for. self_sp: the scanning thread's stack from
  * the entry point of cprof up. Returns the threads stopped. */
 static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
@@ -490,7 +513,18 @@ static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
     for (size_t i = 0; stopped >= 0 && i < s->ntids; i++) {
         const sw_slot_t *sl = stopworld_slot(i);
         if (!sl) {
-            *missed += s->tids[i] != (pid_t)gettid();
+            if (s->tids[i] == (pid_t)gettid())
+                continue;
+            /* Not stopped: its stack from where it sleeps, if it does,
+             * without its registers (at rates other than 1 an unknown
+             * stack is scanned whole below, as unsampled memory). */
+            (*missed)++;
+            thr_t t = {missed_sp(s->tids[i]), 0, NULL, 0, true};
+            const range_t *r = t.sp ? rw_of(s, t.sp) : NULL;
+            if (r && nstacks < sizeof(stacks) / sizeof(stacks[0])) {
+                scan_thread(s, &t);
+                stacks[nstacks++] = r;
+            }
             continue;
         }
         thr_t t = {sl->sp, sl->tp, sl->regs, SW_NREGS, true};

@@ -6,6 +6,7 @@
 #include "stopworld.h"
 
 #include "arena.h"
+#include "procmaps.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -138,7 +139,8 @@ int stopworld_stop(const pid_t *tids, size_t n, int timeout_ms)
     for (size_t i = 0; i < n; i++) {
         sw_slot_t *s = &slots[i];
         __atomic_store_n(&s->tag, tag_sigsafe(gen, IDLE), __ATOMIC_RELEASE);
-        if (tids[i] == self)
+        /* A thread that blocks the signal would only be waited for. */
+        if (tids[i] == self || procmaps_task_signal(tids[i], sig) != 0)
             continue;
         __atomic_store_n(&s->tag, tag_sigsafe(gen, PENDING), __ATOMIC_RELEASE);
         siginfo_t si;

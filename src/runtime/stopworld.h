@@ -4,10 +4,11 @@
  * Each thread is sent a real-time signal (rt_tgsigqueueinfo, carrying a
  * generation and a slot number); its handler copies the interrupted
  * registers, stack pointer and thread pointer into the slot, answers, and
- * waits on a futex until stopworld_resume. A thread that does not answer
- * in time (it blocks the signal, or is stopped) is left running and
- * reported as missed; a late answer to an earlier generation finds its
- * slot withdrawn and returns at once.
+ * waits on a futex until stopworld_resume. A thread that blocks the
+ * signal (its /proc status says so, or a request is still pending) is not
+ * asked; one that does not answer in time (stopped, exiting) is left
+ * running. Both are reported as missed; a late answer to an earlier
+ * generation finds its slot withdrawn and returns at once.
  *
  * The signal: the highest real-time signal from SIGRTMAX-4 down whose
  * disposition is the default, installed at the first stop (threaddump.h

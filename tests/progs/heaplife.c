@@ -12,12 +12,15 @@
 //   drop_blocks   allocated during the spike, last pointer dropped (leaks)
 //   heap_children reachable only through another heap block (holder)
 //   thread_block  reachable only from another thread's stack
+//   masked_block  the same, in a thread that blocks every signal (the
+//                 scan cannot stop it: it reads where it sleeps)
 //   interior_block reachable only through a pointer into its middle
 // Prints "TRUTH kind function objects bytes" lines: kind is TEMP (temporaries),
 // PEAK (live at the peak), LEAK (unreachable at exit) or KEPT (reachable at
 // exit: never in the leak profile).
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +28,13 @@
 
 typedef struct {
     int steady_n, steady_size, temp_n, temp_size, spike_n, spike_size, drop_n, drop_size;
-    int child_n, child_size, thread_size, interior_size;
+    int child_n, child_size, thread_size, interior_size, masked_size;
 } sizes_t;
 
-static const sizes_t small = {100, 1000, 1000, 200, 50, 100000, 20, 3000, 10, 5000, 7000, 11000};
+static const sizes_t small = {100, 1000, 1000, 200, 50, 100000, 20, 3000, 10, 5000, 7000, 11000,
+                              13000};
 static const sizes_t big = {10000, 1000, 1000000, 200, 600, 100000, 3334, 3000,
-                            10, 1 << 20, 2 << 20, 2 << 20};
+                            10, 1 << 20, 2 << 20, 2 << 20, 2 << 20};
 static const sizes_t *z;
 
 /* Not static: the compiler must keep every store to them. */
@@ -110,6 +114,21 @@ __attribute__((noinline)) static void *thread_block(void *arg)
     return p;
 }
 
+__attribute__((noinline)) static void *masked_block(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    char *volatile p = malloc((size_t)z->masked_size);
+    memset(p, 3, 64);
+    sem_post(&thread_ready);
+    char c;
+    while (read(never[0], &c, 1) != 0)
+        ;
+    return p;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "small") && strcmp(argv[1], "big"))) {
@@ -128,11 +147,13 @@ int main(int argc, char **argv)
     spike();
     heap_children();
     interior_block();
-    pthread_t th;
-    if (pthread_create(&th, NULL, thread_block, NULL) != 0)
+    pthread_t th, th2;
+    if (pthread_create(&th, NULL, thread_block, NULL) != 0 ||
+        pthread_create(&th2, NULL, masked_block, NULL) != 0)
         return 1;
-    while (sem_wait(&thread_ready) != 0)
-        ;
+    for (int i = 0; i < 2; i++)
+        while (sem_wait(&thread_ready) != 0)
+            ;
 
     long sn = z->steady_n, ss = z->steady_size;
     printf("TRUTH TEMP temp_blocks %d %ld\n", z->temp_n, (long)z->temp_n * z->temp_size);
@@ -144,7 +165,7 @@ int main(int argc, char **argv)
     printf("TRUTH PEAK temp_blocks 0 0\nTRUTH PEAK heap_children 0 0\n");
     printf("TRUTH LEAK drop_blocks %d %ld\n", z->drop_n, (long)z->drop_n * z->drop_size);
     printf("TRUTH KEPT keep_steady\nTRUTH KEPT heap_children\nTRUTH KEPT interior_block\n"
-           "TRUTH KEPT thread_block\n");
+           "TRUTH KEPT thread_block\nTRUTH KEPT masked_block\n");
     if (argc > 2 && strcmp(argv[2], "hold") == 0) {
         printf("READY\n");
         char line[64];
