@@ -26,9 +26,9 @@ typedef struct {
     const char *peak_profile; /* CPROF_PEAK_PROFILE: written at exit, or NULL */
     const char *leak_profile; /* CPROF_LEAK_PROFILE: written at exit, or NULL */
     const char *leak_suppress; /* CPROF_LEAK_SUPPRESS: LSan suppressions file, or NULL */
-} config_t;
+} rt_config_t;
 
-void config_read(config_t *c);
+void config_read(rt_config_t *c);
 
 /* Checks a file-name pattern (%p %e %t %n %%); 0 or -EINVAL. */
 int config_check_pattern(const char *pattern);

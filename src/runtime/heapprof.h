@@ -21,6 +21,10 @@ typedef struct {
     int64_t temp_objects, temp_bytes; /* temporaries (heap.c) */
 } heap_record_t;
 
+/* The snapshot crosses into libcprof-http.so (httpops.h): bump the version
+ * when it or heap_record_t changes. */
+#define HEAP_SNAPSHOT_VERSION 2
+
 typedef struct {
     heap_record_t *recs; /* recs[i] is bucket i */
     size_t n;

@@ -10,24 +10,24 @@
 #include "leaks.h"
 
 #include "arena.h"
+#include "buckets.h"
 #include "heapprof.h"
 #include "livemap.h"
 #include "ownheap.h"
 #include "procmaps.h"
+#include "profwriter.h"
 #include "rt.h"
 #include "sampler.h"
-#include "stackprof.h"
-#include "stacks.h"
 #include "stopworld.h"
 
 #include <dirent.h>
-#include <stddef.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -632,7 +632,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
 
     out->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     out->temp = false;
-    out->n = stacks_count();
+    out->n = buckets_count();
     out->recs = calloc(out->n ? out->n : 1, sizeof(*out->recs));
     int64_t *reach = calloc(out->n ? out->n * 2 : 2, sizeof(*reach));
     if (!out->recs || !reach) {
@@ -661,7 +661,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     int64_t lo = 0, lb = 0, so = 0, ro = 0, rb = 0, elo = 0, elb = 0, ero = 0, erb = 0;
     for (size_t i = 0; i < out->n; i++) {
         heap_record_t *r = &out->recs[i];
-        bucket_t *bk = stacks_get((uint32_t)i);
+        bucket_t *bk = buckets_get((uint32_t)i);
         r->pcs = bk->pcs;
         r->depth = bk->depth;
         int64_t c, bytes;

@@ -1,8 +1,8 @@
 /* peak.c — the heap at its highest (see peak.h). */
 #include "peak.h"
 
+#include "counters.h"
 #include "sampler.h"
-#include "threadstats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,8 +29,8 @@ void peak_save(bucket_t *b)
 
 static uint64_t live_now(void)
 {
-    tstats_sum_t t;
-    tstats_sum(&t);
+    counters_sum_t t;
+    counters_sum(&t);
     return t.alloc_bytes - t.free_bytes;
 }
 
@@ -73,13 +73,13 @@ int peak_snapshot(heap_snapshot_t *s)
 {
     s->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     s->temp = false;
-    s->n = stacks_count();
+    s->n = buckets_count();
     s->recs = calloc(s->n ? s->n : 1, sizeof(*s->recs));
     if (!s->recs)
         return -ENOMEM;
     rt_lock(&lock);
     for (size_t i = 0; i < s->n; i++) {
-        bucket_t *b = stacks_get((uint32_t)i);
+        bucket_t *b = buckets_get((uint32_t)i);
         heap_record_t *r = &s->recs[i];
         int64_t fo, fb;
         if (__atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE) == peak_epoch_now) {

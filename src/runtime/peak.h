@@ -1,5 +1,5 @@
 /* peak.h — the heap at its highest: the sampled live set at the moment the
- * exact live bytes (threadstats.h) last reached a new high, for the peak
+ * exact live bytes (counters.h) last reached a new high, for the peak
  * profile (CPROF_PEAK_PROFILE, /debug/pprof/peak, cprof_peak_profile_*).
  *
  * Nothing is copied when a new high is set — a growing heap sets one at
@@ -22,8 +22,8 @@
 #ifndef CPROF_PEAK_H
 #define CPROF_PEAK_H
 
+#include "buckets.h"
 #include "heapprof.h"
-#include "stacks.h"
 
 #include <stdint.h>
 
