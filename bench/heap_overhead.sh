@@ -5,6 +5,10 @@
 # default rate and at rate 1, and under the peer profilers that are
 # installed (heaptrack; jemalloc's sampling profiler; gperftools'
 # HEAPPROFILE). Prints median wall time and peak RSS, and their ratios.
+# "cprof + peak" is the default rate with CPROF_PEAK_PROFILE (and
+# CPROF_LEAK_PROFILE: the scan at exit) written too; BENCH_REF_LIB=PATH adds
+# another libcprof.so (say, an older build) as "cprof ref", to see what a
+# change costs.
 #
 #   bench/heap_overhead.sh            (see bench/README.md for the knobs)
 #
@@ -60,11 +64,18 @@ libpath() { ldconfig -p | awk -v n="$1" '$1 == n { print $NF; exit }'; }
 # --- the configurations ---------------------------------------------------
 # CONFIGS: name, in run order. For each: LABEL, BASE (the configuration its
 # "x own" ratio is against, or empty), SLOW (1: only $SLOW_RUNS runs).
-CONFIGS="plain cprof cprof1"
+CONFIGS="plain cprof cprofpeak cprof1"
 declare -A LABEL BASE SLOW
 LABEL[plain]="plain"
 LABEL[cprof]="cprof (default rate)"
+LABEL[cprofpeak]="cprof + peak, leaks at exit"
 LABEL[cprof1]="cprof CPROF_RATE=1"
+if [ -n "${BENCH_REF_LIB:-}" ]; then
+  [ -r "$BENCH_REF_LIB" ] || die "BENCH_REF_LIB=$BENCH_REF_LIB: no such file"
+  CONFIGS="plain cprofref cprof cprofpeak cprof1"
+  LABEL[cprofref]="cprof ref (default rate)"
+  cp "$BENCH_REF_LIB" "$W/libcprof-ref.so"
+fi
 for p in $PEERS; do
   case $p in
   heaptrack)
@@ -104,6 +115,9 @@ config_cmd() {
   case $1 in
   plain) ;;
   cprof) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
+  cprofpeak) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz" CPROF_PEAK_PROFILE="$O/peak.pb.gz"
+                   CPROF_LEAK_PROFILE="$O/leak.pb.gz") ;;
+  cprofref) CENV=(LD_PRELOAD="$W/libcprof-ref.so" CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   cprof1) CENV=(LD_PRELOAD="$LIB" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   heaptrack) WRAP=(heaptrack -o "$O/heaptrack") ;;
   jemalloc) CENV=(LD_PRELOAD="$JE") ;;
@@ -116,7 +130,8 @@ config_cmd() {
 # config_wrote NAME: the profiler's output exists (it really profiled).
 config_wrote() {
   case $1 in
-  cprof | cprof1) [ -s "$O/cprof.pb.gz" ] ;;
+  cprof | cprof1 | cprofref) [ -s "$O/cprof.pb.gz" ] ;;
+  cprofpeak) [ -s "$O/peak.pb.gz" ] && [ -s "$O/leak.pb.gz" ] ;;
   heaptrack) ls "$O"/heaptrack* >/dev/null 2>&1 ;;
   jeprof) ls "$O"/jeprof.*.heap >/dev/null 2>&1 ;;
   gperf) ls "$O"/gperf.*.heap >/dev/null 2>&1 ;;
@@ -253,6 +268,8 @@ echo "target: cprof at the default rate <= 1.05x plain wall time"
 for prog in $progs; do
   r=$(ratio "$prog" cprof)
   line="  $prog: $r $(awk -v r="$r" 'BEGIN { print r <= 1.05 ? "ok" : "MISSED" }')"
+  line="$line; with peak and leaks at exit: $(ratio "$prog" cprofpeak)"
+  case " $CONFIGS " in *" cprofref "*) line="$line (ref $(ratio "$prog" cprofref))" ;; esac
   line="$line; at rate 1: $(ratio "$prog" cprof1)"
   case " $CONFIGS " in *" heaptrack "*) line="$line (heaptrack $(ratio "$prog" heaptrack))" ;; esac
   echo "$line"

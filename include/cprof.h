@@ -52,6 +52,31 @@ int cprof_heap_profile_write(const char *path);
  * block. */
 int cprof_heap_profile_write_fd(int fd, int debug);
 
+/* Peak profile: the heap profile (Go's four sample types) as it was when
+ * the exact live bytes were at their highest since the start or the last
+ * cprof_peak_reset — the sampled objects live at that moment, scaled as in
+ * the heap profile; a comment gives the exact peak bytes and its time.
+ * Exact at CPROF_RATE=1 in a single-threaded program (README: how close it
+ * is otherwise). write: path patterns as cprof_heap_profile_write; write_fd:
+ * debug 0 gzipped profile.proto, 1 the legacy text. reset: the peak becomes
+ * the heap now. */
+int cprof_peak_profile_write(const char *path);
+int cprof_peak_profile_write_fd(int fd, int debug);
+int cprof_peak_reset(void);
+
+/* Leak profile: the sampled objects still live that no pointer reaches, found
+ * by a conservative scan of the roots (writable data of every loaded object,
+ * thread stacks, registers and static TLS) and of the live sampled objects,
+ * as LeakSanitizer defines a leak; the other threads are stopped while
+ * memory is read. Go's heap profile layout: alloc_* and inuse_* both count
+ * the unreachable objects (scaled as in the heap profile); a comment counts
+ * the reachable ones and says how the scan went. CPROF_LEAK_SUPPRESS applies.
+ * README says what is exact and what is conservative. write: path patterns
+ * as cprof_heap_profile_write; write_fd: debug 0 gzipped profile.proto, 1
+ * the legacy text. */
+int cprof_leak_profile_write(const char *path);
+int cprof_leak_profile_write_fd(int fd, int debug);
+
 /* CPU profile, as Go's pprof.StartCPUProfile: every thread sampled
  * CPROF_CPU_HZ times per second of the CPU time it uses (default 100), on
  * its own CPU-time clock. cprof_cpu_start begins profiling into path (the

@@ -193,11 +193,13 @@ enum {
     P_SECONDS = 2, /* seconds=N: the CPU profile's duration, 30 by default */
     P_GC = 4,      /* gc=N: checked, nothing to collect in C */
     P_DEBUG = 8,   /* debug=N: the text forms */
+    P_RESET = 16,  /* reset=N: N != 0 starts the profile anew once answered */
 };
 
 typedef struct {
     int64_t seconds; /* delta (or CPU) profile duration; 0 for a profile now */
     int64_t debug;
+    int64_t reset;
 } params_t;
 
 /* One request to one endpoint. */
@@ -456,6 +458,8 @@ static pprof_action_t serve_stackprof(const call_t *c)
     int64_t debug = c->prm.debug;
     int fd = body_fd();
     int rc = fd < 0 ? -errno : sp_write(sp, fd, debug);
+    if (rc == 0 && c->prm.reset && sp->reset)
+        sp->reset();
     /* As Go: the content type follows debug != 0, the body debug > 0. */
     if (rc == 0)
         rc = reply_fd(out, fd, debug ? TEXT_PLAIN : OCTETS, debug ? NULL : sp->name);
@@ -665,7 +669,7 @@ static unsigned long long count_runtime(const endpoint_t *e, const cprof_stats_t
 {
     (void)st;
     const cprof_http_profile_t *sp = sp_find(e->name);
-    return sp ? sp->count() : 0;
+    return sp && sp->count ? sp->count() : 0;
 }
 
 static pprof_action_t serve_index(const call_t *c);
@@ -690,8 +694,17 @@ static const endpoint_t endpoints[] = {
      "A sampling of memory allocations of live objects. You can specify the gc GET "
      "parameter to run GC before taking the heap sample.",
      serve_profile, count_buckets, P_DELTA | P_GC | P_DEBUG, false, NULL},
+    /* cprof's own: no delta (a scan, a high) */
+    {"leaks",
+     "Sampled objects still live that no pointer reaches (a conservative scan of memory; the "
+     "other threads are stopped while it reads)",
+     serve_stackprof, NULL, P_DEBUG, false, NULL},
     {"mutex", "Stack traces of threads waiting for contended mutexes", serve_stackprof,
      count_runtime, P_DELTA | P_DEBUG, false, NULL},
+    {"peak",
+     "The heap profile as it was when the live bytes were at their highest. You can specify "
+     "reset=1 to start a new window after this one.",
+     serve_stackprof, count_buckets, P_DEBUG | P_RESET, false, NULL},
     {"profile",
      "CPU profile. You can specify the duration in the seconds GET parameter. After you get "
      "the profile file, use the go tool pprof command to investigate the profile.",
@@ -779,6 +792,8 @@ static int read_params(const endpoint_t *e, const char *query, pprof_reply_t *ou
     if ((e->params & P_GC) && int_param(query, "gc", &gc, out) < 0)
         return -1;
     if ((e->params & P_DEBUG) && int_param(query, "debug", &p->debug, out) < 0)
+        return -1;
+    if ((e->params & P_RESET) && int_param(query, "reset", &p->reset, out) < 0)
         return -1;
     return 0;
 }

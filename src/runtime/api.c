@@ -6,12 +6,15 @@
  * before everything it needs exists. Allocations before that are counted
  * but not sampled.
  * Exit: a destructor writes CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE,
- * CPROF_BLOCK_PROFILE and CPROF_HEAP_PROFILE.
+ * CPROF_LEAK_PROFILE, CPROF_BLOCK_PROFILE, CPROF_PEAK_PROFILE and
+ * CPROF_HEAP_PROFILE.
  * Tables are never torn down: threads still running during exit keep
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
  * both processes (lock order: buckets, livemap stripes, counters, the
- * threadcreate table and thread registry, the mutex and block tables). */
+ * threadcreate table and thread registry, the mutex and block tables, the
+ * peak lock). A leak scan that another thread runs at fork holds its locks
+ * in the child for good: the child frees them. */
 #include "cprof.h"
 
 #include "arena.h"
@@ -19,9 +22,11 @@
 #include "cpuprof.h"
 #include "heap.h"
 #include "httpctl.h"
+#include "leaks.h"
 #include "lockprof.h"
 #include "output.h"
 #include "outfile.h"
+#include "peak.h"
 #include "rt.h"
 #include "profwriter.h"
 #include "buckets.h"
@@ -40,22 +45,24 @@ static void fork_prepare(void)
 {
     rt_self.guard++;
     buckets_fork_prepare();
-    livemap_fork_prepare();
+    livemap_lock_all();
     counters_fork_prepare();
     threadprof_fork_prepare();
     lockprof_fork_prepare();
+    peak_fork_prepare();
 }
 
 static void release(void)
 {
     counters_fork_release();
-    livemap_fork_release();
+    livemap_unlock_all();
     buckets_fork_release();
     rt_self.guard--;
 }
 
 static void fork_parent(void)
 {
+    peak_fork_release();
     lockprof_fork_release();
     threadprof_fork_parent();
     release();
@@ -63,6 +70,8 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    peak_fork_release();
+    leaks_fork_child();
     lockprof_fork_release();
     threadprof_fork_child(); /* the parent's other threads are gone */
     release();
@@ -94,6 +103,8 @@ __attribute__((constructor(101))) static void cprof_init(void)
     } else {
         ready = true;
         pthread_atfork(fork_prepare, fork_parent, fork_child);
+        leaks_note_rate(cfg.rate);
+        leaks_set_suppressions(cfg.leak_suppress);
         sampler_set_rate(cfg.rate);
         if (threadprof_init(cfg.depth) < 0)
             rt_warn("cannot track thread creation; no threadcreate profile");
@@ -121,6 +132,11 @@ __attribute__((destructor)) static void cprof_fini(void)
     uint32_t g = rt_guard_enter();
     cpu_fini();
     output_stop_periodic();
+    if (ready && cfg.leak_profile) {
+        int rc = profwriter_write_file(cfg.leak_profile, leaks_write);
+        if (rc < 0)
+            rt_warn("cannot write leak profile %s: %s", cfg.leak_profile, outfile_strerror(rc));
+    }
     if (ready && cfg.mutex_profile) {
         int rc = profwriter_write_file(cfg.mutex_profile, lockprof_write_mutex);
         if (rc < 0)
@@ -130,6 +146,11 @@ __attribute__((destructor)) static void cprof_fini(void)
         int rc = profwriter_write_file(cfg.block_profile, lockprof_write_block);
         if (rc < 0)
             rt_warn("cannot write block profile %s: %s", cfg.block_profile, outfile_strerror(rc));
+    }
+    if (ready && cfg.peak_profile) {
+        int rc = profwriter_write_file(cfg.peak_profile, output_write_peak_fd);
+        if (rc < 0)
+            rt_warn("cannot write peak profile %s: %s", cfg.peak_profile, outfile_strerror(rc));
     }
     if (ready && cfg.heap_profile) {
         int rc = output_write_heap(cfg.heap_profile);
@@ -145,6 +166,7 @@ RT_EXPORT int cprof_set_rate(int64_t rate)
         return -EINVAL;
     if (!ready)
         return -ENOMEM;
+    leaks_note_rate(rate);
     sampler_set_rate(rate);
     return 0;
 }
@@ -157,16 +179,22 @@ RT_EXPORT int cprof_stats(cprof_stats_t *st)
     return 0;
 }
 
-RT_EXPORT int cprof_heap_profile_write(const char *path)
+/* A profile to the file a pattern names, for the cprof_*_write(path). */
+static int write_file_guarded(const char *path, int (*write)(int fd, int debug))
 {
     if (!path || config_check_pattern(path) < 0)
         return -EINVAL;
     if (!ready)
         return -ENOMEM;
     uint32_t g = rt_guard_enter();
-    int rc = output_write_heap(path);
+    int rc = profwriter_write_file(path, write);
     rt_guard_leave(g);
     return rc;
+}
+
+RT_EXPORT int cprof_heap_profile_write(const char *path)
+{
+    return write_file_guarded(path, output_write_heap_fd);
 }
 
 RT_EXPORT int cprof_heap_profile_write_fd(int fd, int debug)
@@ -193,6 +221,36 @@ static int write_guarded(int (*write)(int fd, int debug), int fd, int debug, int
     int rc = write(fd, debug);
     rt_guard_leave(g);
     return rc;
+}
+
+RT_EXPORT int cprof_peak_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(output_write_peak_fd, fd, debug, 1);
+}
+
+RT_EXPORT int cprof_peak_profile_write(const char *path)
+{
+    return write_file_guarded(path, output_write_peak_fd);
+}
+
+RT_EXPORT int cprof_peak_reset(void)
+{
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    peak_reset();
+    rt_guard_leave(g);
+    return 0;
+}
+
+RT_EXPORT int cprof_leak_profile_write_fd(int fd, int debug)
+{
+    return write_guarded(leaks_write, fd, debug, 1);
+}
+
+RT_EXPORT int cprof_leak_profile_write(const char *path)
+{
+    return write_file_guarded(path, leaks_write);
 }
 
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)

@@ -19,6 +19,47 @@ static size_t page_round(size_t n)
 
 static uint64_t own_mapped; /* the private heap's, outside the limit */
 
+/* The live mappings (arena_ranges). Tables grow by doubling and the bump
+ * chunks are 1 MiB, so a few thousand cover the largest limit. */
+#define MAX_RANGES 8192
+static arena_range_t ranges[MAX_RANGES];
+static size_t nranges;
+static bool ranges_lost; /* a mapping went unrecorded: never cleared */
+static rt_lock_t ranges_lock = RT_LOCK_INIT;
+
+static void note_range(void *p, size_t size)
+{
+    rt_lock(&ranges_lock);
+    if (nranges < MAX_RANGES)
+        ranges[nranges++] = (arena_range_t){(uintptr_t)p, (uintptr_t)p + size};
+    else
+        ranges_lost = true;
+    rt_unlock(&ranges_lock);
+}
+
+static void forget_range(void *p)
+{
+    rt_lock(&ranges_lock);
+    for (size_t i = 0; i < nranges; i++) {
+        if (ranges[i].lo == (uintptr_t)p) {
+            ranges[i] = ranges[--nranges];
+            break;
+        }
+    }
+    rt_unlock(&ranges_lock);
+}
+
+size_t arena_ranges(arena_range_t *out, size_t max, bool *complete)
+{
+    rt_lock(&ranges_lock);
+    size_t n = nranges < max ? nranges : max;
+    for (size_t i = 0; i < n; i++)
+        out[i] = ranges[i];
+    *complete = !ranges_lost && n == nranges;
+    rt_unlock(&ranges_lock);
+    return n;
+}
+
 void arena_account(int64_t bytes)
 {
     __atomic_add_fetch(&own_mapped, (uint64_t)bytes, __ATOMIC_RELAXED);
@@ -36,12 +77,14 @@ void *arena_map(size_t size)
         __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
         return NULL;
     }
+    note_range(p, size);
     return p;
 }
 
 void arena_unmap(void *p, size_t size)
 {
     size = page_round(size);
+    forget_range(p);
     munmap(p, size);
     __atomic_sub_fetch(&mapped, size, __ATOMIC_RELAXED);
 }

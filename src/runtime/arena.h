@@ -6,6 +6,7 @@
 #ifndef CPROF_ARENA_H
 #define CPROF_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,17 @@ void arena_unmap(void *p, size_t size);
  * space, as large as the profile being written, and the limit must not
  * stop cprof from writing what its tables hold. Negative to give back. */
 void arena_account(int64_t bytes);
+
+/* The address ranges arena_map has mapped and not unmapped, for the leak
+ * scan (leaks.h), whose conservative scan must not take cprof's tables
+ * (the live map holds every sampled address) for the program's memory.
+ * Copies at most max into out; returns the number of ranges, and false in
+ * *complete if some mapping could not be recorded (more than the registry
+ * holds). */
+typedef struct {
+    uintptr_t lo, hi;
+} arena_range_t;
+size_t arena_ranges(arena_range_t *out, size_t max, bool *complete);
 
 uint64_t arena_bytes(void);
 uint64_t arena_limit(void);

@@ -15,6 +15,12 @@
 typedef struct bucket {
     /* atomically updated; bytes are the sizes the program asked for */
     uint64_t alloc_objects, alloc_bytes, free_objects, free_bytes;
+    /* freed by the allocating thread before it allocated again (heap.c) */
+    uint64_t temp_objects, temp_bytes;
+    /* the four counters above as they were at the heap's last high, valid
+     * when peak_epoch is the current epoch (peak.h) */
+    uint64_t peak_epoch;
+    uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
     struct bucket *chain; /* next in the hash chain */
     uint64_t hash;
     uint32_t index;       /* position in the table, for the live map */

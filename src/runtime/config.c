@@ -202,6 +202,23 @@ void config_read(rt_config_t *c)
             bad("CPROF_BLOCK_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no block profile is written");
     }
+    static char peak_buf[4096], leak_buf[4096], supp_buf[4096];
+    if ((v = getenv("CPROF_PEAK_PROFILE"))) {
+        if (config_check_pattern(v) == 0)
+            c->peak_profile = absolute(v, peak_buf, sizeof(peak_buf));
+        else
+            bad("CPROF_PEAK_PROFILE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no peak profile is written");
+    }
+    if ((v = getenv("CPROF_LEAK_PROFILE"))) {
+        if (config_check_pattern(v) == 0)
+            c->leak_profile = absolute(v, leak_buf, sizeof(leak_buf));
+        else
+            bad("CPROF_LEAK_PROFILE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no leak profile is written");
+    }
+    if ((v = getenv("CPROF_LEAK_SUPPRESS")) && *v)
+        c->leak_suppress = absolute(v, supp_buf, sizeof(supp_buf));
     if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         char *end;
         errno = 0;

@@ -23,6 +23,9 @@ typedef struct {
     int64_t block_rate;       /* CPROF_BLOCK_RATE: nanoseconds blocked per sample, 0 off */
     const char *mutex_profile; /* CPROF_MUTEX_PROFILE: written at exit, or NULL */
     const char *block_profile; /* CPROF_BLOCK_PROFILE: written at exit, or NULL */
+    const char *peak_profile; /* CPROF_PEAK_PROFILE: written at exit, or NULL */
+    const char *leak_profile; /* CPROF_LEAK_PROFILE: written at exit, or NULL */
+    const char *leak_suppress; /* CPROF_LEAK_SUPPRESS: LSan suppressions file, or NULL */
 } rt_config_t;
 
 void config_read(rt_config_t *c);

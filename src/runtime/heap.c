@@ -1,9 +1,21 @@
-/* heap.c — recording sampled allocations and their frees (see heap.h). */
+/* heap.c — recording sampled allocations and their frees (see heap.h).
+ *
+ * Temporary allocations (heaptrack's): a block freed by the thread that
+ * allocated it before that thread allocated anything else. Only sampled
+ * blocks are judged, so the common path pays nothing: a sampled
+ * allocation notes its address and the thread's allocation count
+ * (counters.h, which counts every allocation); a free of a sampled
+ * block on the same thread with the count unchanged is a temporary. A
+ * block is sampled independently of how long it lives, so scaling the
+ * sampled temporaries as the allocations are scaled gives an unbiased
+ * estimate; at rate 1 the count is exact. realloc is not a free in this
+ * sense: growing a block just made is not wasted work. */
 #include "heap.h"
 
-#include "buckets.h"
-#include "unwind.h"
 #include "arena.h"
+#include "buckets.h"
+#include "peak.h"
+#include "unwind.h"
 
 #include <string.h>
 
@@ -13,6 +25,7 @@ static uint64_t dropped; /* samples lost to a full live map, or taken in a
 static void credit_free(uint32_t index, uint64_t size)
 {
     bucket_t *b = buckets_get(index);
+    peak_touch(b);
     __atomic_add_fetch(&b->free_objects, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&b->free_bytes, size, __ATOMIC_RELAXED);
 }
@@ -40,8 +53,15 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
             credit_free(old_bucket, old_size);
         /* Allocation counted after the live entry exists: a snapshot never
          * sees more frees than allocations for a bucket. */
+        peak_touch(b);
         __atomic_add_fetch(&b->alloc_objects, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&b->alloc_bytes, size, __ATOMIC_RELAXED);
+        peak_check();
+        rt_thread_t *t = &rt_self;
+        if (t->stats) {
+            t->temp_cand = ~(uintptr_t)p;
+            t->temp_mark = t->stats->mallocs;
+        }
     }
     rt_self.guard--;
 }
@@ -49,6 +69,7 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
 __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out)
 {
     heap_freed_t mine;
+    bool is_free = !out; /* realloc passes out, free() does not */
     if (!out)
         out = &mine;
     /* In a signal handler that interrupted cprof holding a lock (heap.h),
@@ -59,6 +80,13 @@ __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out
     if (livemap_remove(p, &out->bucket, &out->size)) {
         out->sampled = true;
         credit_free(out->bucket, out->size);
+        rt_thread_t *t = &rt_self;
+        if (is_free && t->temp_cand == ~(uintptr_t)p && t->stats &&
+            t->stats->mallocs == t->temp_mark) {
+            bucket_t *b = buckets_get(out->bucket);
+            __atomic_add_fetch(&b->temp_objects, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&b->temp_bytes, out->size, __ATOMIC_RELAXED);
+        }
     }
 }
 
@@ -68,6 +96,7 @@ void heap_undo_free(void *p, const heap_freed_t *f)
     if (!f->sampled)
         return;
     bucket_t *b = buckets_get(f->bucket);
+    peak_touch(b);
     __atomic_sub_fetch(&b->free_objects, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&b->free_bytes, f->size, __ATOMIC_RELAXED);
     uint32_t ob;

@@ -16,6 +16,8 @@
 int heap_snapshot(heap_snapshot_t *s)
 {
     s->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
+    s->temp = true;
+    s->comment[0] = '\0';
     s->n = buckets_count();
     s->recs = calloc(s->n ? s->n : 1, sizeof(*s->recs));
     if (!s->recs)
@@ -31,6 +33,8 @@ int heap_snapshot(heap_snapshot_t *s)
         r->alloc_bytes = (int64_t)__atomic_load_n(&b->alloc_bytes, __ATOMIC_ACQUIRE);
         r->inuse_objects = r->alloc_objects - fo;
         r->inuse_bytes = r->alloc_bytes - fb;
+        r->temp_objects = (int64_t)__atomic_load_n(&b->temp_objects, __ATOMIC_RELAXED);
+        r->temp_bytes = (int64_t)__atomic_load_n(&b->temp_bytes, __ATOMIC_RELAXED);
         r->pcs = b->pcs;
         r->depth = b->depth;
     }
@@ -51,6 +55,8 @@ void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base)
         cur->recs[i].alloc_bytes -= base->recs[i].alloc_bytes;
         cur->recs[i].inuse_objects -= base->recs[i].inuse_objects;
         cur->recs[i].inuse_bytes -= base->recs[i].inuse_bytes;
+        cur->recs[i].temp_objects -= base->recs[i].temp_objects;
+        cur->recs[i].temp_bytes -= base->recs[i].temp_bytes;
     }
 }
 
@@ -68,20 +74,23 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
         profile_add_sample_type(p, "alloc_space", "bytes") < 0 ||
         profile_add_sample_type(p, "inuse_objects", "count") < 0 ||
         profile_add_sample_type(p, "inuse_space", "bytes") < 0 || bytes_key < 0 ||
+        (s->temp && (profile_add_sample_type(p, "temp_objects", "count") < 0 ||
+                     profile_add_sample_type(p, "temp_space", "bytes") < 0)) ||
+        (s->comment[0] && profile_add_comment(p, s->comment) < 0) ||
         profile_reserve_samples(p, s->n) < 0)
         rc = -ENOMEM;
     p->period_type.type = profile_intern(p, "space");
     p->period_type.unit = bytes_key;
     p->period = s->rate;
-    if (default_type)
-        p->default_sample_type = profile_intern(p, default_type);
+    p->default_sample_type = profile_intern(p, default_type ? default_type : "inuse_space");
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const heap_record_t *r = &s->recs[i];
         if (r->alloc_objects == 0 && r->inuse_objects == 0)
             continue;
-        int64_t v[4];
+        int64_t v[6];
         sampler_scale(r->alloc_objects, r->alloc_bytes, s->rate, &v[0], &v[1]);
         sampler_scale(r->inuse_objects, r->inuse_bytes, s->rate, &v[2], &v[3]);
+        sampler_scale(r->temp_objects, r->temp_bytes, s->rate, &v[4], &v[5]);
         /* As Go: the average object size as the numeric label "bytes". */
         profile_label_t l = {.key = bytes_key};
         if (r->alloc_objects > 0)

@@ -9,6 +9,7 @@
 #ifndef CPROF_HEAPPROF_H
 #define CPROF_HEAPPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,16 +18,19 @@ typedef struct {
     uint32_t depth;
     /* raw sampled numbers; bytes as the program asked */
     int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
+    int64_t temp_objects, temp_bytes; /* temporaries (heap.c) */
 } heap_record_t;
 
 /* The snapshot crosses into libcprof-http.so (httpops.h): bump the version
  * when it or heap_record_t changes. */
-#define HEAP_SNAPSHOT_VERSION 1
+#define HEAP_SNAPSHOT_VERSION 2
 
 typedef struct {
     heap_record_t *recs; /* recs[i] is bucket i */
     size_t n;
     int64_t rate;        /* the sampling rate when taken */
+    bool temp;           /* write the temp_* sample types too */
+    char comment[512];   /* a comment for the profile, or "" */
 } heap_snapshot_t;
 
 int heap_snapshot(heap_snapshot_t *s);
@@ -35,8 +39,11 @@ void heap_snapshot_free(heap_snapshot_t *s);
 /* cur -= base, record by record (for delta profiles). */
 void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base);
 
-/* Gzipped profile.proto with Go's four heap sample types.
- * default_type: NULL for "heap" (inuse_space), "alloc_space" for "allocs". */
+/* Gzipped profile.proto with Go's four heap sample types, then
+ * temp_objects/count and temp_space/bytes when s->temp.
+ * default_type: NULL for "heap" (inuse_space), "alloc_space" for "allocs".
+ * The default type is always written: pprof would otherwise take the last
+ * type, which is not Go's inuse_space once temp_space follows it. */
 int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type);
 
 /* The legacy text form of Go's /debug/pprof/heap?debug=1. */

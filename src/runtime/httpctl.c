@@ -12,8 +12,11 @@
 #include "cpuprof.h"
 #include "heapprof.h"
 #include "httpops.h"
+#include "leaks.h"
 #include "lockprof.h"
 #include "outfile.h"
+#include "output.h"
+#include "peak.h"
 #include "rt.h"
 #include "sampler.h"
 #include "threadprof.h"
@@ -53,10 +56,12 @@ static int64_t op_rate(void)
 
 /* The profiles served as they are written (httpops.h). */
 static const cprof_http_profile_t profiles[] = {
-    {"goroutine", threadprof_write_threads, threadprof_count_threads, 2},
-    {"threadcreate", threadprof_write_threadcreate, threadprof_count_threadcreate, 1},
-    {"mutex", lockprof_write_mutex, lockprof_count_mutex, 1},
-    {"block", lockprof_write_block, lockprof_count_block, 1},
+    {"goroutine", threadprof_write_threads, threadprof_count_threads, 2, NULL},
+    {"threadcreate", threadprof_write_threadcreate, threadprof_count_threadcreate, 1, NULL},
+    {"mutex", lockprof_write_mutex, lockprof_count_mutex, 1, NULL},
+    {"block", lockprof_write_block, lockprof_count_block, 1, NULL},
+    {"peak", output_write_peak_fd, NULL, 1, peak_reset},
+    {"leaks", leaks_write, NULL, 1, NULL},
 };
 
 static const cprof_http_ops_t ops = {

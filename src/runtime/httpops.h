@@ -26,14 +26,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CPROF_HTTP_OPS_VERSION 4
+#define CPROF_HTTP_OPS_VERSION 5
 
 /* A profile the runtime writes whole, served as /debug/pprof/NAME (the
  * threads ("goroutine"), threadcreate, mutex and block profiles of
- * threadprof.h and lockprof.h). write: debug 0 gzipped profile.proto, 1
- * Go's text, 2 (up to max_debug) one block per thread; 0 or a negative
- * errno. count: what the index page shows (the program's threads now, the
- * live threads threadcreate counts, the records of mutex and block).
+ * threadprof.h and lockprof.h; the peak and leak profiles of peak.h and
+ * leaks.h). write: debug 0 gzipped profile.proto, 1 Go's text, 2 (up to
+ * max_debug) one block per thread; 0 or a negative errno. count: what the
+ * index page shows (the program's threads now, the live threads
+ * threadcreate counts, the records of mutex and block), or NULL. reset, or
+ * NULL: starts the profile anew (the peak's ?reset=1).
  * Adding one: a row in httpctl.c's profiles[] and one in the server's
  * endpoints[] (src/http/pprof.c). */
 typedef struct {
@@ -41,6 +43,7 @@ typedef struct {
     int (*write)(int fd, int debug);
     size_t (*count)(void);
     int max_debug;
+    void (*reset)(void);
 } cprof_http_profile_t;
 
 typedef struct {

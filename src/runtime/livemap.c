@@ -142,13 +142,26 @@ uint64_t livemap_count(void)
     return n;
 }
 
-void livemap_fork_prepare(void)
+size_t livemap_copy_locked(livemap_entry_t *out, size_t max)
+{
+    size_t n = 0;
+    for (int i = 0; i < NSTRIPES; i++) {
+        const stripe_t *s = &stripes[i];
+        for (uint64_t j = 0; s->slots && j <= s->mask && n < max; j++)
+            if (s->slots[j].key)
+                out[n++] = (livemap_entry_t){s->slots[j].key, s->slots[j].val & LIVE_SIZE_MAX,
+                                             (uint32_t)(s->slots[j].val >> LIVE_SIZE_BITS)};
+    }
+    return n;
+}
+
+void livemap_lock_all(void)
 {
     for (int i = 0; i < NSTRIPES; i++)
         rt_lock(&stripes[i].lock);
 }
 
-void livemap_fork_release(void)
+void livemap_unlock_all(void)
 {
     for (int i = 0; i < NSTRIPES; i++)
         rt_unlock(&stripes[i].lock);

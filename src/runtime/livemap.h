@@ -13,6 +13,7 @@
 #define CPROF_LIVEMAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Values pack the bucket index (24 bits) above the size (40 bits). */
@@ -56,7 +57,18 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size);
 
 uint64_t livemap_count(void);
 
-void livemap_fork_prepare(void);
-void livemap_fork_release(void);
+/* Holds every stripe (around fork, and for the leak scan: no sampled
+ * object is recorded or freed meanwhile), and lets go again. */
+void livemap_lock_all(void);
+void livemap_unlock_all(void);
+
+/* With every stripe held: copies up to max live objects into out;
+ * returns how many. */
+typedef struct {
+    uintptr_t addr;
+    uint64_t size;   /* bytes the program asked for */
+    uint32_t bucket;
+} livemap_entry_t;
+size_t livemap_copy_locked(livemap_entry_t *out, size_t max);
 
 #endif

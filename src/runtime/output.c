@@ -4,6 +4,7 @@
 #include "config.h"
 #include "heapprof.h"
 #include "outfile.h"
+#include "peak.h"
 #include "profwriter.h"
 #include "rt.h"
 
@@ -15,15 +16,25 @@
 #include <time.h>
 #include <unistd.h>
 
-int output_write_heap_fd(int fd, int debug)
+static int write_snapshot(int (*take)(heap_snapshot_t *s), int fd, int debug)
 {
     heap_snapshot_t s;
-    int rc = heap_snapshot(&s);
+    int rc = take(&s);
     if (rc == 0) {
         rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
         heap_snapshot_free(&s);
     }
     return rc;
+}
+
+int output_write_heap_fd(int fd, int debug)
+{
+    return write_snapshot(heap_snapshot, fd, debug);
+}
+
+int output_write_peak_fd(int fd, int debug)
+{
+    return write_snapshot(peak_snapshot, fd, debug);
 }
 
 int output_write_heap(const char *pattern)

@@ -12,6 +12,9 @@
  * 1 the legacy text. 0 or -errno. */
 int output_write_heap_fd(int fd, int debug);
 
+/* The heap profile at its peak (peak.h), as output_write_heap_fd. */
+int output_write_peak_fd(int fd, int debug);
+
 /* Writes the heap profile (gzipped proto) to the expanded pattern. The
  * sequence number is taken from a process-wide counter. 0 or -errno. */
 int output_write_heap(const char *pattern);

@@ -190,3 +190,27 @@ const procmap_t *procmaps_find(const procmap_t *m, size_t n, uint64_t addr)
             return &m[i];
     return NULL;
 }
+
+int procmaps_task_signal(pid_t tid, int sig)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *st = strstr(buf, "\nState:");
+    if (st && (strstr(st, "\tZ") == st + 7 || strstr(st, "\tX") == st + 7))
+        return -1;
+    int r = 0;
+    const char *blk = strstr(buf, "\nSigBlk:"), *pnd = strstr(buf, "\nSigPnd:");
+    if (blk && (strtoull(blk + 8, NULL, 16) >> (sig - 1)) & 1)
+        r |= PROCMAPS_SIG_BLOCKED;
+    if (pnd && (strtoull(pnd + 8, NULL, 16) >> (sig - 1)) & 1)
+        r |= PROCMAPS_SIG_PENDING;
+    return r;
+}

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct {
     uint64_t start, limit, offset;
@@ -26,5 +27,11 @@ const procmap_t *procmaps_find(const procmap_t *m, size_t n, uint64_t addr);
 /* Reads the whole of a /proc file (they report size 0) into a malloc'd,
  * NUL-terminated buffer. */
 char *procmaps_slurp(const char *path, size_t *len);
+
+/* Whether thread tid blocks signal sig (PROCMAPS_SIG_BLOCKED) and has it
+ * pending already (PROCMAPS_SIG_PENDING), from its /proc status; -1 if the
+ * thread is gone or a zombie. Does not allocate. */
+enum { PROCMAPS_SIG_BLOCKED = 1, PROCMAPS_SIG_PENDING = 2 };
+int procmaps_task_signal(pid_t tid, int sig);
 
 #endif

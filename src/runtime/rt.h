@@ -42,6 +42,10 @@ typedef struct {
     uint8_t exited;       /* thread-exit destructors ran: no new stats block */
     uint8_t unwinding;    /* inside libunwind (unwind_capture): a SIGPROF
                              handler must not unwind this thread (cpuring.h) */
+    uintptr_t temp_cand;  /* ~address of this thread's last sampled allocation
+                           * (inverted: a leak scan must not take it for a
+                           * pointer), and this thread's allocation count */
+    uint64_t temp_mark;   /*   right after it: a temporary if freed unchanged */
 } rt_thread_t;
 
 extern __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));

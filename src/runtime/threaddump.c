@@ -14,6 +14,7 @@
 #include "threaddump.h"
 
 #include "arena.h"
+#include "procmaps.h"
 #include "rt.h"
 #include "unwind.h"
 
@@ -236,34 +237,6 @@ static slot_t *slot_get(size_t idx)
     return &(*c)[idx % CHUNK_SLOTS];
 }
 
-enum { MASK_BLOCKED = 1, MASK_PENDING = 2 };
-
-/* Whether tid blocks sig (MASK_BLOCKED) and has it pending already
- * (MASK_PENDING), or -1 if the thread is gone or a zombie. */
-static int mask_state(pid_t tid, int sig)
-{
-    char path[64], buf[2048];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    const char *st = strstr(buf, "\nState:");
-    if (st && (strstr(st, "\tZ") == st + 7 || strstr(st, "\tX") == st + 7))
-        return -1;
-    int r = 0;
-    const char *blk = strstr(buf, "\nSigBlk:"), *pnd = strstr(buf, "\nSigPnd:");
-    if (blk && (strtoull(blk + 8, NULL, 16) >> (sig - 1)) & 1)
-        r |= MASK_BLOCKED;
-    if (pnd && (strtoull(pnd + 8, NULL, 16) >> (sig - 1)) & 1)
-        r |= MASK_PENDING;
-    return r;
-}
-
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -335,8 +308,8 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
          * not asked again, so that at most one request waits in each
          * such thread. Otherwise it may only be passing through a signal
          * handler: it is asked, with GRACE_MS to answer. */
-        int m = mask_state(th[i].tid, sig);
-        if (m < 0 || (m & MASK_PENDING)) {
+        int m = procmaps_task_signal(th[i].tid, sig);
+        if (m < 0 || (m & PROCMAPS_SIG_PENDING)) {
             th[i].status = m < 0 ? TD_GONE : TD_BLOCKED;
             continue;
         }
@@ -362,7 +335,7 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
         slot_of[i] = idx;
         asks[i] = 1;
         expected++;
-        if (m & MASK_BLOCKED) {
+        if (m & PROCMAPS_SIG_BLOCKED) {
             graced[i] = true;
             ngraced++;
         }

@@ -16,7 +16,7 @@ TCMALLOC=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 # summed over the samples of go tool pprof -raw; fails if pprof cannot load it.
 raw_totals() {
   go tool pprof -symbolize=none -raw "$1" > "$T/raw" 2> "$T/raw.err" || { cat "$T/raw.err"; fail "$1: go tool pprof cannot load it"; }
-  awk '/^ *-?[0-9]+ +-?[0-9]+ +-?[0-9]+ +-?[0-9]+: / { sub(/:.*/, ""); a+=$1; b+=$2; c+=$3; d+=$4 }
+  awk '/^ *-?[0-9]+( +-?[0-9]+)+: / { sub(/:.*/, ""); a+=$1; b+=$2; c+=$3; d+=$4 }
        END { printf "%.0f %.0f %.0f %.0f\n", a, b, c, d }' "$T/raw"
 }
 

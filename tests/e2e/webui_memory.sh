@@ -49,6 +49,12 @@ start_ui mem $(echo "$snaps" | sort -r)
 expect "/ui/memory" 200 "inuse_space over $n profiles"
 grep -q '<svg id="chart"' "$T/body" || fail "no chart"
 grep -q '<polyline' "$T/body" || fail "no line in the chart"
+# The peak is marked: the snapshot with the highest total (the heap only
+# grows here: the newest one's total).
+peak=$(sed -n 's|^<g id="peak"><title>peak: \([^:]*\): .*|\1|p' "$T/body")
+[ -n "$peak" ] || fail "no peak marker"
+tot() { "$CPROF" -top -sample_index=inuse_space "$1" 2>/dev/null | sed -n 's/.* of \(.*\) total$/\1/p'; }
+[ "$(tot "$peak")" = "$(tot "$newest")" ] || fail "the peak marker is at $peak ($(tot "$peak")), not at the highest total ($(tot "$newest"))"
 html_part "$T/body" sites > "$T/sites"
 [ "$(sed -n 1p "$T/sites")" = leaky_cache_insert ] || { cat "$T/sites"; fail "the leak is not the top grower"; }
 [ "$(sed -n 2p "$T/sites")" = slow_growth ] || { cat "$T/sites"; fail "slow_growth is not second"; }

@@ -1,6 +1,7 @@
 // links: src/runtime/livemap.c src/runtime/arena.c src/runtime/rt.c
 /* test_livemap.c — the live sampled-object map against a reference, through
- * growth and backward-shift deletion, and its behaviour when full. */
+ * growth and backward-shift deletion, the leak scan's copy, and its
+ * behaviour when full. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,6 +70,53 @@ static void test_against_reference(void **state)
         assert_false(livemap_maybe((void *)keys[i]));
 }
 
+/* The leak scan's copy: every live object once, with its bucket and size;
+ * and the tables lie in the ranges the arena reports (which the scan
+ * leaves out). */
+static int by_addr(const void *a, const void *b)
+{
+    const livemap_entry_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void test_copy(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    enum { M = 5000 };
+    uint32_t ob;
+    uint64_t os;
+    for (uintptr_t i = 0; i < M; i++)
+        assert_int_equal(livemap_insert((void *)(0x7f0000001000 + i * 48), (uint32_t)i % 7, i, &ob, &os), 1);
+    static livemap_entry_t out[M + 10];
+    livemap_lock_all();
+    size_t n = livemap_copy_locked(out, M + 10);
+    size_t few = livemap_copy_locked(out + M, 3); /* max is respected */
+    livemap_unlock_all();
+    assert_int_equal(n, M);
+    assert_int_equal(few, 3);
+    qsort(out, n, sizeof(*out), by_addr);
+    for (uintptr_t i = 0; i < M; i++) {
+        assert_int_equal(out[i].addr, 0x7f0000001000 + i * 48);
+        assert_int_equal(out[i].size, i);
+        assert_int_equal(out[i].bucket, (uint32_t)i % 7);
+    }
+    static arena_range_t r[8192];
+    bool complete;
+    size_t nr = arena_ranges(r, 8192, &complete);
+    assert_true(complete);
+    assert_true(nr > 0);
+    /* the filter is arena memory: it must be in a range */
+    bool found = false;
+    for (size_t i = 0; i < nr; i++)
+        found = found || ((uintptr_t)livemap_filter >= r[i].lo && (uintptr_t)livemap_filter < r[i].hi);
+    assert_true(found);
+    uint32_t bucket;
+    uint64_t size;
+    for (uintptr_t i = 0; i < M; i++)
+        assert_true(livemap_remove((void *)(0x7f0000001000 + i * 48), &bucket, &size));
+}
+
 /* Past the memory limit an insert fails cleanly instead of crashing. */
 static void test_full(void **state)
 {
@@ -88,6 +136,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_reference),
+        cmocka_unit_test(test_copy),
         cmocka_unit_test(test_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -535,8 +535,23 @@ static void chart(sbuf_t *b, const memtable_t *t, const int64_t *const *series,
             sb_printf(b, "#%zu", k == 0 ? (size_t)1 : t->n_snaps);
         sb_puts(b, "</text>\n");
     }
-    if (with_total)
+    if (with_total) {
+        /* The peak: the first snapshot with the highest total (for the
+         * peak between snapshots, CPROF_PEAK_PROFILE). */
+        size_t pk = 0;
+        for (size_t i = 1; i < t->n_snaps; i++)
+            pk = t->total[i] > t->total[pk] ? i : pk;
+        double x = cx(&c, pk);
+        sb_printf(b, "<g id=\"peak\"><title>peak: ");
+        web_html(b, t->snaps[pk].name);
+        sb_puts(b, ": ");
+        web_html(b, measure_label(buf, sizeof(buf), t->total[pk], t->unit));
+        sb_printf(b, "</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"10\" y2=\"%d\" stroke=\"#555\" "
+                     "stroke-dasharray=\"4 3\"/><text class=\"axis\" x=\"%.1f\" y=\"%.1f\" "
+                     "text-anchor=\"middle\">peak</text></g>\n",
+                  x, x, CHART_H - CHART_B, x, cy(&c, t->total[pk]) - 8);
         chart_line(b, &c, t->total, "#555", 2.5, "total");
+    }
     for (size_t k = 0; k < n; k++)
         chart_line(b, &c, series[k], colors[k % CHART_SERIES], 1.8, labels[k]);
     sb_puts(b, "</svg>\n<div id=\"chart-legend\">");

@@ -1,0 +1,725 @@
+/* leaks.c — the leak scan and the leak profile (see leaks.h).
+ *
+ * Order of work, so that nothing while the threads are stopped allocates
+ * or takes a lock a stopped thread may hold:
+ *   1. threads, loaded objects, cprof's own mappings, the suppressions;
+ *   2. the live map held; its objects copied, sorted, their pages marked;
+ *   3. threads stopped; /proc/self/maps read into a buffer made in 1;
+ *      roots scanned and the reached objects marked, transitively;
+ *   4. threads resumed, the live map let go; the profile built. */
+#include "leaks.h"
+
+#include "arena.h"
+#include "buckets.h"
+#include "heapprof.h"
+#include "livemap.h"
+#include "ownheap.h"
+#include "procmaps.h"
+#include "profwriter.h"
+#include "rt.h"
+#include "sampler.h"
+#include "stopworld.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <link.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STOP_TIMEOUT_MS 1000
+#define PAGE_BITS 22    /* the page filter: 4 Mi bits, pages modulo 16 GiB */
+#define RED_ZONE 128    /* below the stack pointer, x86-64's leaf scratch */
+#define TCB_SPAN 4096   /* glibc's struct pthread and the DTV pointer, above tp */
+#define MAX_ROOTS 1024  /* writable segments of loaded objects */
+
+typedef struct {
+    uintptr_t lo, hi;
+} range_t;
+
+typedef struct {
+    uintptr_t addr, end; /* [addr, end); end = addr + 1 for a 0-byte block */
+    uintptr_t header;    /* glibc: the next chunk's header, if inside; or 0 */
+    uint64_t size;
+    uint32_t bucket;
+    uint32_t reached;
+} blk_t;
+
+typedef struct {
+    blk_t *blk;
+    size_t nblk;
+    uint64_t *pages; /* bit per page (mod 2^PAGE_BITS) holding some object */
+    uintptr_t min, span;
+    uint32_t *stack; /* objects reached, not yet scanned */
+    size_t nstack;
+    range_t *excl;   /* cprof's own memory, sorted */
+    size_t nexcl;
+    range_t roots[MAX_ROOTS];
+    size_t nroots;
+    size_t tls_size; /* static TLS of the loaded objects, an upper estimate */
+    pid_t *tids;
+    size_t ntids;
+    char *maps;      /* /proc/self/maps, read while stopped */
+    size_t mapscap;
+    range_t *rw;     /* its writable mappings */
+    uint8_t *rw_anon;
+    size_t nrw, rwcap;
+    bool all_sampled;
+} scan_t;
+
+static rt_lock_t scan_lock = RT_LOCK_INIT;
+static int all_sampled = -1; /* -1 until the first rate is noted */
+static const char *supp_path;
+static char **supp;          /* fnmatch patterns, NULL-terminated */
+static bool supp_read;
+
+void leaks_note_rate(long long rate)
+{
+    if (all_sampled < 0)
+        all_sampled = rate == 1;
+    else if (rate != 1)
+        all_sampled = 0;
+}
+
+void leaks_fork_child(void)
+{
+    scan_lock = (rt_lock_t)RT_LOCK_INIT;
+    stopworld_fork_child();
+}
+
+void leaks_set_suppressions(const char *path)
+{
+    supp_path = path;
+}
+
+/* --- suppressions -------------------------------------------------------- */
+
+/* LSan's pattern as an fnmatch one: unanchored ends match anything. */
+static char *supp_pattern(const char *p, size_t len)
+{
+    bool head = len && p[0] == '^', tail = len > (size_t)head && p[len - 1] == '$';
+    const char *body = p + head;
+    size_t blen = len - head - tail;
+    char *out = malloc(blen + 3);
+    if (out)
+        snprintf(out, blen + 3, "%s%.*s%s", head ? "" : "*", (int)blen, body, tail ? "" : "*");
+    return out;
+}
+
+static void read_suppressions(void)
+{
+    supp_read = true;
+    if (!supp_path)
+        return;
+    FILE *f = fopen(supp_path, "re");
+    if (!f) {
+        rt_warn("cannot read CPROF_LEAK_SUPPRESS=%s: %s; no leak is suppressed", supp_path,
+                strerror(errno));
+        return;
+    }
+    size_t n = 0, cap = 0;
+    char line[4096];
+    while (fgets(line, sizeof(line), f)) {
+        char *s = line, *e;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        for (e = s + strlen(s); e > s && strchr(" \t\r\n", e[-1]); e--)
+            ;
+        *e = '\0';
+        if (!*s || *s == '#')
+            continue;
+        if (strncmp(s, "leak:", 5) != 0 || !s[5])
+            continue; /* LSan's other kinds do not apply */
+        if (n + 2 > cap) {
+            char **m = realloc(supp, (cap = cap ? cap * 2 : 8) * sizeof(*supp));
+            if (!m)
+                break;
+            supp = m;
+        }
+        if ((supp[n] = supp_pattern(s + 5, strlen(s + 5))))
+            supp[++n] = NULL;
+    }
+    fclose(f);
+}
+
+static bool supp_match(const char *s)
+{
+    for (char **p = supp; p && *p && *s; p++)
+        if (fnmatch(*p, s, 0) == 0)
+            return true;
+    return false;
+}
+
+/* Whether a frame of the stack names a suppressed function or object. */
+static bool suppressed(stacknames_t *names, const uintptr_t *pcs, uint32_t depth)
+{
+    static char *(*demangle)(const char *, char *, size_t *, int *);
+    static bool looked;
+    if (!supp || !supp[0])
+        return false;
+    if (!looked) {
+        demangle = (char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT,
+                                                                           "__cxa_demangle");
+        looked = true;
+    }
+    for (uint32_t i = 0; i < depth; i++) {
+        char fn[1024], where[1024];
+        stacknames_frame(names, pcs[i] - 1, fn, sizeof(fn), where, sizeof(where));
+        char *cut = strstr(fn, "+0x");
+        if (cut)
+            *cut = '\0';
+        if ((cut = strrchr(where, '+')))
+            *cut = '\0';
+        if (supp_match(fn) || supp_match(where))
+            return true;
+        int st = -1;
+        char *d = demangle && fn[0] ? demangle(fn, NULL, NULL, &st) : NULL;
+        bool m = d && st == 0 && supp_match(d);
+        free(d);
+        if (m)
+            return true;
+    }
+    return false;
+}
+
+/* --- before the stop ------------------------------------------------------ */
+
+static int read_tids(scan_t *s)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -errno;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        if (s->ntids == cap) {
+            pid_t *m = realloc(s->tids, (cap = cap ? cap * 2 : 64) * sizeof(*m));
+            if (!m) {
+                closedir(d);
+                return -ENOMEM;
+            }
+            s->tids = m;
+        }
+        s->tids[s->ntids++] = (pid_t)atoi(e->d_name);
+    }
+    closedir(d);
+    return 0;
+}
+
+/* The writable segments of every loaded object but cprof's own (its
+ * tables point at every sampled object), and the static TLS size. */
+static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    scan_t *s = arg;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    bool ours = strncmp(base, "libcprof.so", 11) == 0 || strncmp(base, "libcprof-http.so", 16) == 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_TLS)
+            s->tls_size += ph->p_memsz + ph->p_align;
+        if (ours || ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || s->nroots == MAX_ROOTS)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        s->roots[s->nroots++] = (range_t){lo, lo + ph->p_memsz};
+    }
+    return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const range_t *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+    const blk_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int read_excluded(scan_t *s)
+{
+    size_t cap = 256;
+    for (;;) {
+        range_t *m = realloc(s->excl, (cap + 1) * sizeof(*m));
+        if (!m)
+            return -ENOMEM;
+        s->excl = m;
+        bool complete;
+        size_t n = arena_ranges((arena_range_t *)s->excl, cap, &complete);
+        if (n < cap || complete) {
+            s->nexcl = n;
+            break;
+        }
+        cap *= 2;
+    }
+    if (ownheap_base)
+        s->excl[s->nexcl++] = (range_t){ownheap_base, ownheap_base + ownheap_size};
+    qsort(s->excl, s->nexcl, sizeof(*s->excl), by_lo);
+    return 0;
+}
+
+static void mark_pages(scan_t *s)
+{
+    const uint64_t mask = (1ull << PAGE_BITS) - 1;
+    uintptr_t min = UINTPTR_MAX, max = 0;
+    for (size_t i = 0; i < s->nblk; i++) {
+        const blk_t *b = &s->blk[i];
+        min = b->addr < min ? b->addr : min;
+        max = b->end > max ? b->end : max;
+        uintptr_t first = b->addr >> 12, last = (b->end - 1) >> 12;
+        if (last - first >= mask) {
+            memset(s->pages, 0xff, (mask + 1) / 8);
+            continue;
+        }
+        for (uintptr_t pg = first; pg <= last; pg++)
+            s->pages[(pg & mask) >> 6] |= 1ull << (pg & 63);
+    }
+    s->min = min;
+    s->span = max > min ? max - min : 0;
+}
+
+/* --- while stopped: no allocation, no lock --------------------------------- */
+
+static void consider(scan_t *s, uintptr_t w)
+{
+    if (w - s->min >= s->span)
+        return;
+    uintptr_t pg = (w >> 12) & ((1ull << PAGE_BITS) - 1);
+    if (!(s->pages[pg >> 6] >> (pg & 63) & 1))
+        return;
+    size_t lo = 0, hi = s->nblk;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->blk[mid].addr <= w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return;
+    blk_t *b = &s->blk[lo - 1];
+    if (w >= b->end || b->reached || w == b->header)
+        return;
+    b->reached = 1;
+    s->stack[s->nstack++] = (uint32_t)(lo - 1);
+}
+
+static void scan_words(scan_t *s, uintptr_t lo, uintptr_t hi)
+{
+    for (uintptr_t p = (lo + 7) & ~(uintptr_t)7; p + 8 <= hi; p += 8)
+        consider(s, *(const uintptr_t *)p);
+}
+
+/* Scans a root range, then everything it reached. */
+static void scan_root(scan_t *s, uintptr_t lo, uintptr_t hi)
+{
+    scan_words(s, lo, hi);
+    while (s->nstack) {
+        const blk_t *b = &s->blk[s->stack[--s->nstack]];
+        scan_words(s, b->addr, b->addr + b->size);
+    }
+}
+
+/* The first element of a sorted array (n elements of `stride` bytes)
+ * whose end, the uintptr_t at `end_off`, lies above a: for the excluded
+ * ranges and the objects alike. */
+static size_t first_ending_above(const void *base, size_t n, size_t stride, size_t end_off,
+                                 uintptr_t a)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (*(const uintptr_t *)((const char *)base + mid * stride + end_off) <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Scans [lo, hi) as a root, skipping cprof's memory and the sampled
+ * objects (which count only when reached). */
+static void scan_unsampled(scan_t *s, uintptr_t lo, uintptr_t hi)
+{
+    size_t e = first_ending_above(s->excl, s->nexcl, sizeof(range_t), offsetof(range_t, hi), lo);
+    size_t b = first_ending_above(s->blk, s->nblk, sizeof(blk_t), offsetof(blk_t, end), lo);
+    uintptr_t cur = lo;
+    while (cur < hi) {
+        uintptr_t hole_lo = hi, hole_hi = hi;
+        if (e < s->nexcl && s->excl[e].lo < hole_lo) {
+            hole_lo = s->excl[e].lo;
+            hole_hi = s->excl[e].hi;
+        }
+        if (b < s->nblk && s->blk[b].addr < hole_lo) {
+            hole_lo = s->blk[b].addr;
+            hole_hi = s->blk[b].end;
+        }
+        if (hole_lo > cur)
+            scan_root(s, cur, hole_lo < hi ? hole_lo : hi);
+        if (hole_hi > cur)
+            cur = hole_hi;
+        if (e < s->nexcl && s->excl[e].hi <= cur)
+            e++;
+        if (b < s->nblk && s->blk[b].end <= cur)
+            b++;
+    }
+}
+
+static uintptr_t hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return v;
+        v = v << 4 | (uintptr_t)d;
+    }
+}
+
+/* /proc/self/maps into s->maps, its writable mappings into s->rw. */
+static void read_maps_stopped(scan_t *s)
+{
+    s->nrw = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    size_t len = 0;
+    ssize_t n;
+    while (len + 1 < s->mapscap && (n = read(fd, s->maps + len, s->mapscap - 1 - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    s->maps[len] = '\0';
+    for (const char *p = s->maps; *p && s->nrw < s->rwcap;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            break; /* a truncated last line */
+        uintptr_t lo = hex(&p);
+        p++;
+        uintptr_t hi = hex(&p);
+        p++;
+        if (p[0] == 'r' && p[1] == 'w') {
+            /* fields: perms offset dev inode path */
+            const char *q = p;
+            for (int f = 0; f < 3 && q < eol; f++) {
+                while (q < eol && *q != ' ')
+                    q++;
+                while (q < eol && *q == ' ')
+                    q++;
+            }
+            bool anon = q < eol && *q == '0' && (q[1] == ' ' || q + 1 == eol);
+            const char *path = q;
+            while (path < eol && *path != ' ')
+                path++;
+            while (path < eol && *path == ' ')
+                path++;
+            anon = anon && (path == eol || *path == '[');
+            if (anon && path < eol && strncmp(path, "[heap]", 6) != 0 &&
+                strncmp(path, "[stack]", 7) != 0 && strncmp(path, "[anon:", 6) != 0)
+                anon = false; /* [vvar] and the like */
+            s->rw_anon[s->nrw] = anon;
+            s->rw[s->nrw++] = (range_t){lo, hi};
+        }
+        p = eol + 1;
+    }
+}
+
+static const range_t *rw_of(const scan_t *s, uintptr_t a)
+{
+    for (size_t i = 0; i < s->nrw; i++)
+        if (a >= s->rw[i].lo && a < s->rw[i].hi)
+            return &s->rw[i];
+    return NULL;
+}
+
+typedef struct {
+    uintptr_t sp, tp;
+    const uintptr_t *regs;
+    size_t nregs;
+    bool red_zone; /* interrupted: the words just below sp may be live */
+} thr_t;
+
+/* One thread's roots: registers, stack from sp up, static TLS if apart. */
+static void scan_thread(scan_t *s, const thr_t *t)
+{
+    if (t->regs)
+        scan_root(s, (uintptr_t)t->regs, (uintptr_t)(t->regs + t->nregs));
+    const range_t *st = rw_of(s, t->sp);
+    if (st) {
+        uintptr_t lo = !t->red_zone ? t->sp : t->sp - st->lo > RED_ZONE ? t->sp - RED_ZONE : st->lo;
+        scan_root(s, lo, st->hi);
+    }
+    const range_t *tl = rw_of(s, t->tp);
+    if (tl && !(st && tl == st && t->tp >= t->sp)) {
+        uintptr_t lo = t->tp - tl->lo > s->tls_size ? t->tp - s->tls_size : tl->lo;
+        uintptr_t hi = tl->hi - t->tp > TCB_SPAN ? t->tp + TCB_SPAN : tl->hi;
+        scan_root(s, lo, hi);
+    }
+}
+
+/* The stack pointer of a thread that was not stopped (it blocks the
+ * signal), from /proc/self/task/TID/syscall ("NR args... SP PC" while it
+ * sleeps in the kernel, "running" otherwise); 0 if unknown. No
+ * allocation: runs while the others are stopped. */
+static uintptr_t missed_sp(pid_t tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0 || buf[0] < '-' || buf[0] > '9')
+        return 0;
+    buf[n] = '\0';
+    char *tok[9];
+    int nt = 0;
+    for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t && nt < 9; t = strtok_r(NULL, " \n", &save))
+        tok[nt++] = t;
+    return nt >= 3 ? (uintptr_t)strtoull(tok[nt - 2], NULL, 16) : 0;
+}
+
+/* Everything the stop is for. self_sp: the scanning thread's stack from
+ * the entry point of cprof up. Returns the threads stopped. */
+static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
+{
+    int stopped = stopworld_stop(s->tids, s->ntids, STOP_TIMEOUT_MS);
+    read_maps_stopped(s);
+    for (size_t i = 0; i < s->nroots; i++)
+        scan_root(s, s->roots[i].lo, s->roots[i].hi);
+    thr_t self = {self_sp, (uintptr_t)pthread_self(), NULL, 0, false};
+    scan_thread(s, &self);
+    /* Stacks scanned from their pointer are not scanned whole below. */
+    const range_t *stacks[64];
+    size_t nstacks = 0;
+    const range_t *own = rw_of(s, self_sp);
+    if (own)
+        stacks[nstacks++] = own;
+    *missed = 0;
+    for (size_t i = 0; stopped >= 0 && i < s->ntids; i++) {
+        const sw_slot_t *sl = stopworld_slot(i);
+        if (!sl) {
+            if (s->tids[i] == (pid_t)gettid())
+                continue;
+            /* Not stopped: its stack from where it sleeps, if it does,
+             * without its registers (at rates other than 1 an unknown
+             * stack is scanned whole below, as unsampled memory). */
+            (*missed)++;
+            thr_t t = {missed_sp(s->tids[i]), 0, NULL, 0, true};
+            const range_t *r = t.sp ? rw_of(s, t.sp) : NULL;
+            if (r && nstacks < sizeof(stacks) / sizeof(stacks[0])) {
+                scan_thread(s, &t);
+                stacks[nstacks++] = r;
+            }
+            continue;
+        }
+        thr_t t = {sl->sp, sl->tp, sl->regs, SW_NREGS, true};
+        scan_thread(s, &t);
+        const range_t *r = rw_of(s, sl->sp);
+        if (r && nstacks < sizeof(stacks) / sizeof(stacks[0]))
+            stacks[nstacks++] = r;
+    }
+    if (!s->all_sampled) {
+        for (size_t i = 0; i < s->nrw; i++) {
+            bool is_stack = false;
+            for (size_t k = 0; k < nstacks && !is_stack; k++)
+                is_stack = stacks[k] == &s->rw[i];
+            if (s->rw_anon[i] && !is_stack)
+                scan_unsampled(s, s->rw[i].lo, s->rw[i].hi);
+        }
+    }
+    if (stopped >= 0)
+        stopworld_resume();
+    return stopped;
+}
+
+/* --- the profile ------------------------------------------------------------ */
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void scan_free(scan_t *s)
+{
+    free(s->blk);
+    free(s->pages);
+    free(s->stack);
+    free(s->excl);
+    free(s->tids);
+    free(s->maps);
+    free(s->rw);
+    free(s->rw_anon);
+}
+
+/* Prepares, scans, and fills the snapshot: recs count the unreachable
+ * objects (suppressed ones left out), the comment the rest. */
+static int scan(heap_snapshot_t *out, uintptr_t self_sp)
+{
+    scan_t s;
+    memset(&s, 0, sizeof(s));
+    s.all_sampled = all_sampled == 1;
+    int64_t t0 = mono_us();
+    int rc = read_tids(&s);
+    if (rc == 0)
+        rc = read_excluded(&s);
+    dl_iterate_phdr(add_object, &s);
+    s.tls_size += 2048; /* glibc's static TLS surplus */
+    size_t maplen = 0;
+    char *m = procmaps_slurp("/proc/self/maps", &maplen);
+    free(m);
+    s.mapscap = maplen * 2 + 65536;
+    s.rwcap = s.mapscap / 32;
+    s.maps = malloc(s.mapscap);
+    s.rw = malloc(s.rwcap * sizeof(*s.rw));
+    s.rw_anon = malloc(s.rwcap);
+    s.pages = calloc(1, (1ull << PAGE_BITS) / 8);
+    if (rc == 0 && (!s.maps || !s.rw || !s.rw_anon || !s.pages))
+        rc = -ENOMEM;
+    if (rc < 0) {
+        scan_free(&s);
+        return rc;
+    }
+
+    size_t cap = livemap_count() * 9 / 8 + 1024;
+    s.blk = malloc(cap * sizeof(*s.blk));
+    s.stack = malloc(cap * sizeof(*s.stack));
+    livemap_entry_t *live = malloc(cap * sizeof(*live));
+    if (!s.blk || !s.stack || !live) {
+        free(live);
+        scan_free(&s);
+        return -ENOMEM;
+    }
+    livemap_lock_all();
+    size_t n = livemap_copy_locked(live, cap);
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t a = live[i].addr, end = a + (live[i].size ? live[i].size : 1), next = 0;
+        /* A block of glibc ends 8 bytes into the next chunk, whose address
+         * glibc keeps (its top chunk, its bins): that address alone is
+         * not a pointer to the block. */
+        if (rt_glibc_chunks) {
+            next = a + rt_glibc_usable((void *)a) - 8;
+            next = next < end ? next : 0;
+        }
+        s.blk[i] = (blk_t){a, end, next, live[i].size, live[i].bucket, 0};
+    }
+    free(live);
+    s.nblk = n;
+    qsort(s.blk, n, sizeof(*s.blk), by_addr);
+    mark_pages(&s);
+
+    int missed = 0;
+    int64_t t1 = mono_us();
+    int stopped = scan_stopped(&s, self_sp, &missed);
+    int64_t t2 = mono_us();
+    livemap_unlock_all();
+
+    out->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
+    out->temp = false;
+    out->n = buckets_count();
+    out->recs = calloc(out->n ? out->n : 1, sizeof(*out->recs));
+    int64_t *reach = calloc(out->n ? out->n * 2 : 2, sizeof(*reach));
+    if (!out->recs || !reach) {
+        free(reach);
+        scan_free(&s);
+        heap_snapshot_free(out);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const blk_t *b = &s.blk[i];
+        if (b->bucket >= out->n)
+            continue;
+        if (b->reached) {
+            reach[2 * b->bucket]++;
+            reach[2 * b->bucket + 1] += (int64_t)b->size;
+            continue;
+        }
+        heap_record_t *r = &out->recs[b->bucket];
+        r->alloc_objects++;
+        r->alloc_bytes += (int64_t)b->size;
+    }
+    scan_free(&s);
+    if (!supp_read)
+        read_suppressions();
+    stacknames_t *names = supp && supp[0] ? stacknames_new() : NULL;
+    int64_t lo = 0, lb = 0, so = 0, ro = 0, rb = 0, elo = 0, elb = 0, ero = 0, erb = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        heap_record_t *r = &out->recs[i];
+        bucket_t *bk = buckets_get((uint32_t)i);
+        r->pcs = bk->pcs;
+        r->depth = bk->depth;
+        int64_t c, bytes;
+        if (reach[2 * i]) {
+            ro += reach[2 * i];
+            rb += reach[2 * i + 1];
+            sampler_scale(reach[2 * i], reach[2 * i + 1], out->rate, &c, &bytes);
+            ero += c;
+            erb += bytes;
+        }
+        if (!r->alloc_objects)
+            continue;
+        if (names && suppressed(names, r->pcs, r->depth)) {
+            so += r->alloc_objects;
+            r->alloc_objects = r->alloc_bytes = 0;
+            continue;
+        }
+        r->inuse_objects = r->alloc_objects;
+        r->inuse_bytes = r->alloc_bytes;
+        lo += r->alloc_objects;
+        lb += r->alloc_bytes;
+        sampler_scale(r->alloc_objects, r->alloc_bytes, out->rate, &c, &bytes);
+        elo += c;
+        elb += bytes;
+    }
+    if (names)
+        stacknames_free(names);
+    free(reach);
+    snprintf(out->comment, sizeof(out->comment),
+             "cprof leaks: %lld unreachable sampled objects, %lld bytes (estimated %lld objects, "
+             "%lld bytes); %lld suppressed; reachable: %lld sampled objects, %lld bytes "
+             "(estimated %lld objects, %lld bytes); %s scan; %d threads stopped, %d missed; "
+             "paused %.1f ms, scan %.1f ms",
+             (long long)lo, (long long)lb, (long long)elo, (long long)elb, (long long)so,
+             (long long)ro, (long long)rb, (long long)ero, (long long)erb,
+             all_sampled == 1 ? "exact (every allocation sampled)"
+                              : "conservative (unsampled memory counted as roots)",
+             stopped < 0 ? 0 : stopped, stopped < 0 ? (int)s.ntids - 1 : missed,
+             (double)(t2 - t1) / 1000, (double)(mono_us() - t0) / 1000);
+    return 0;
+}
+
+__attribute__((noinline)) int leaks_write(int fd, int debug)
+{
+    /* The caller's registers are spilled into this frame, above its
+     * locals, and the scan of this thread's stack starts at a local: the
+     * deeper frames are cprof's own. */
+    __builtin_unwind_init();
+    volatile uintptr_t marker = 0;
+    uintptr_t self_sp = (uintptr_t)&marker;
+    rt_lock(&scan_lock);
+    heap_snapshot_t s;
+    memset(&s, 0, sizeof(s));
+    int rc = scan(&s, self_sp);
+    rt_unlock(&scan_lock);
+    if (rc == 0) {
+        rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
+        heap_snapshot_free(&s);
+    }
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* leaks.h — the sampled objects no pointer reaches any more: a
+ * conservative scan of memory, as LeakSanitizer defines a leak, for the
+ * leak profile (CPROF_LEAK_PROFILE, /debug/pprof/leaks, cprof_leak_*).
+ *
+ * Roots: the writable segments (data, bss) of every loaded object but
+ * cprof's own; each thread's stack from its stack pointer up (for threads
+ * other than glibc's main one this covers their static TLS, which glibc
+ * puts at the top of the stack), its registers, and the main thread's
+ * static TLS. Any aligned word of a root or of a reached object that
+ * points into a sampled live object — at its start or anywhere inside, so
+ * interior pointers (C++ base subobjects, new[] cookies, pointers kept to
+ * a field) count — reaches it; reached objects are scanned in turn.
+ *
+ * Objects cprof did not sample: cprof does not know where they are. With
+ * every allocation sampled (CPROF_RATE=1 since the start) there are none,
+ * and the scan is exact in LeakSanitizer's sense. Otherwise a sampled
+ * object may be reachable only through unsampled ones (a list whose every
+ * other node was sampled), so all anonymous writable memory outside the
+ * sampled objects (the allocator's heaps, unsampled blocks, freed ones)
+ * counts as a root: no reachable object is reported, at the price of
+ * missing a leaked sampled object that some other leaked or freed block
+ * still points to.
+ *
+ * The scan stops the other threads (stopworld.h) only while it reads
+ * memory: everything it needs (the copy of the live map, the mappings) is
+ * prepared before, and the profile is built after. While it runs, no
+ * sampled object is recorded or freed (the live map is held).
+ *
+ * Suppressions (CPROF_LEAK_SUPPRESS): LeakSanitizer's file format, lines
+ * "leak:PATTERN" ('#' comments), PATTERN matched against each frame's
+ * function name (mangled and demangled) and object file path, as a
+ * substring, '*' any run of characters, '^' and '$' anchors. A leak any of
+ * whose frames matches is left out of the profile (and counted).
+ *
+ * Runs with the guard set in an ordinary thread; not reentrant (a lock). */
+#ifndef CPROF_LEAKS_H
+#define CPROF_LEAKS_H
+
+#include <stdbool.h>
+
+/* Whether every allocation so far was sampled (rate 1 from the start):
+ * cleared for good by any other rate. */
+void leaks_note_rate(long long rate);
+
+/* The suppressions file, read at the first scan; NULL for none. */
+void leaks_set_suppressions(const char *path);
+
+/* The leak profile to fd: debug 0 gzipped profile.proto in the heap
+ * profile's layout (Go's four sample types; alloc and inuse both count the
+ * unreachable objects), with a comment counting the reachable ones and
+ * saying how the scan went; 1 Go's legacy heap text. 0 or -errno. */
+int leaks_write(int fd, int debug);
+
+/* In a fork child: a scan another thread of the parent was running holds
+ * locks nobody in the child will release. */
+void leaks_fork_child(void);
+
+#endif

@@ -1,0 +1,47 @@
+// heaplife_api.c — the peak and leak profiles through the C API of a
+// linked program (-lcprof): a spike of 10 x 100000 bytes freed again, then
+// cprof_peak_profile_write (the spike is the peak), cprof_peak_reset and
+// the peak again (the spike is gone), and a dropped block of 4321 bytes
+// found by cprof_leak_profile_write. Usage: heaplife_api DIR
+#include <cprof.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *volatile sink;
+
+__attribute__((noinline)) static void api_spike(void)
+{
+    void *s[10];
+    for (int i = 0; i < 10; i++)
+        s[i] = sink = malloc(100000);
+    for (int i = 0; i < 10; i++)
+        free(s[i]);
+}
+
+__attribute__((noinline)) static void api_dropped(void)
+{
+    sink = malloc(4321);
+    memset(sink, 0, 8);
+    sink = NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    char path[4096];
+    api_spike();
+    snprintf(path, sizeof(path), "%s/peak1.pb.gz", argv[1]);
+    if (cprof_peak_profile_write(path) != 0 || cprof_peak_reset() != 0)
+        return 1;
+    snprintf(path, sizeof(path), "%s/peak2.pb.gz", argv[1]);
+    if (cprof_peak_profile_write(path) != 0)
+        return 1;
+    api_dropped();
+    snprintf(path, sizeof(path), "%s/leak.pb.gz", argv[1]);
+    if (cprof_leak_profile_write(path) != 0)
+        return 1;
+    return cprof_leak_profile_write_fd(-1, 0) == -EINVAL ? 0 : 1;
+}
