@@ -25,6 +25,7 @@
 #include "stackprof.h"
 #include "stacks.h"
 #include "threadprof.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -85,6 +86,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
     sampler_set_seed(cfg.seed);
     tstats_init();
     bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
+    bool traced = trace_init() == 0;
     if (stacks_init(cfg.unwinder, cfg.depth) < 0 || livemap_init() < 0) {
         rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
                 (unsigned long long)arena_limit());
@@ -101,6 +103,8 @@ __attribute__((constructor(101))) static void cprof_init(void)
     }
     if (cpu)
         cpu_start_from_env(cfg.cpu_profile);
+    if (traced)
+        trace_start_from_env(cfg.trace);
     httpctl_start_from_env();
     rt_guard_leave(g);
 }
@@ -116,7 +120,8 @@ __attribute__((constructor(103))) static void cprof_init_last(void)
 __attribute__((destructor)) static void cprof_fini(void)
 {
     uint32_t g = rt_guard_enter();
-    cpu_fini();
+    cpu_fini(); /* first: its last samples go into the trace */
+    trace_fini();
     output_stop_periodic();
     if (ready && cfg.mutex_profile) {
         int rc = stackprof_write_file(cfg.mutex_profile, lockprof_write_mutex);

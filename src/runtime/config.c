@@ -202,6 +202,14 @@ void config_read(config_t *c)
             bad("CPROF_BLOCK_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no block profile is written");
     }
+    static char trace_buf[4096];
+    if ((v = getenv("CPROF_TRACE"))) {
+        if (config_check_pattern(v) == 0)
+            c->trace = absolute(v, trace_buf, sizeof(trace_buf));
+        else
+            bad("CPROF_TRACE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no trace is written");
+    }
     if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         char *end;
         errno = 0;

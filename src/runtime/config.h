@@ -23,6 +23,7 @@ typedef struct {
     int64_t block_rate;       /* CPROF_BLOCK_RATE: nanoseconds blocked per sample, 0 off */
     const char *mutex_profile; /* CPROF_MUTEX_PROFILE: written at exit, or NULL */
     const char *block_profile; /* CPROF_BLOCK_PROFILE: written at exit, or NULL */
+    const char *trace;        /* CPROF_TRACE: execution trace of the run, or NULL */
 } config_t;
 
 void config_read(config_t *c);

@@ -18,6 +18,7 @@
 #include "rt.h"
 #include "stackprof.h"
 #include "threadhook.h"
+#include "trace.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -363,6 +364,8 @@ static void drain(ctable_t *t)
     while (cpuring_peek(&s)) {
         if (s.depth > 0)
             table_add(t, s.pcs, s.depth, s.count);
+        if (s.ts)
+            trace_cpu_sample(s.ts, s.thread, s.pcs, (int)s.depth);
         cpuring_release();
     }
     t->lost += (int64_t)cpuring_take_lost();
