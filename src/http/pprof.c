@@ -12,6 +12,7 @@
 #include "query.h"
 #include "symtab.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -254,6 +255,9 @@ struct pprof_req {
      * written to */
     int64_t cpu_id;
     int cpu_fd;
+    /* execution trace: the same */
+    int64_t trace_id;
+    int trace_fd;
     /* delta of a threads, threadcreate, mutex or block profile: the first
      * profile, decoded */
     profile_t *sp_base;
@@ -292,6 +296,9 @@ static const entry_t entries[] = {
                 "you get the profile file, use the go tool pprof command to investigate the "
                 "profile.", COUNT_NONE},
     {"threadcreate", "Stack traces that led to the creation of new OS threads", COUNT_CREATED},
+    {"trace", "A trace of execution of the current program. You can specify the duration in "
+              "the seconds GET parameter. After you get the trace file, use the go tool trace "
+              "command to investigate the trace.", COUNT_NONE},
 };
 
 static unsigned long long entry_count(const entry_t *e, const cprof_stats_t *st)
@@ -408,6 +415,57 @@ static void cpu_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         close(fd);
     if (rc < 0)
         serve_error(out, 500, "failed to collect profile");
+}
+
+/* Go's Trace handler: seconds is a float, and anything but a positive
+ * number means 1; the trace goes to a memfd for `seconds`
+ * (pprof_wait_end). One at a time, as in Go. */
+static pprof_action_t serve_trace(pprof_req_t *r, const char *query, pprof_reply_t *out,
+                                  int64_t *until_ms)
+{
+    char *s = query_get(query, "seconds"), *end = NULL;
+    double sec = s && *s && !isspace((unsigned char)*s) ? strtod(s, &end) : 0;
+    if (!end || *end || !(sec > 0))
+        sec = 1;
+    free(s);
+    if (sec >= PPROF_WRITE_TIMEOUT_S) {
+        serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+        return PPROF_REPLY;
+    }
+    int fd = body_fd();
+    int64_t id = fd < 0 ? -errno : ops->trace_start(fd);
+    if (id < 0) {
+        if (fd >= 0)
+            close(fd);
+        char msg[160];
+        snprintf(msg, sizeof(msg), "Could not enable tracing: %s",
+                 id == -EBUSY ? "tracing is already enabled" : strerror((int)-id));
+        serve_error(out, 500, msg);
+        return PPROF_REPLY;
+    }
+    r->trace_id = id;
+    r->trace_fd = fd;
+    *until_ms = pprof_now_ms() + (int64_t)(sec * 1000);
+    return PPROF_WAIT;
+}
+
+static void trace_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
+{
+    int rc = ops->trace_stop(r->trace_id, cancelled);
+    int fd = r->trace_fd;
+    r->trace_id = 0;
+    r->trace_fd = -1;
+    if (cancelled) {
+        close(fd);
+        serve_error(out, 500, "context canceled");
+        return;
+    }
+    if (rc == 0)
+        rc = reply_fd(out, fd, OCTETS, "trace");
+    else
+        close(fd);
+    if (rc < 0)
+        serve_error(out, 500, "failed to collect trace");
 }
 
 static int write_profile(int fd, const heap_snapshot_t *s, prof_kind_t kind, int debug)
@@ -657,6 +715,10 @@ void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         cpu_wait_end(r, cancelled, out);
         return;
     }
+    if (r->trace_id > 0) {
+        trace_wait_end(r, cancelled, out);
+        return;
+    }
     if (!r->have_base) {
         serve_error(out, 500, "failed to collect profile");
         return;
@@ -816,6 +878,8 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
         serve_cmdline(out);
     } else if (strcmp(name, "profile") == 0) {
         return serve_cpu(r, in->query, out, until_ms);
+    } else if (strcmp(name, "trace") == 0) {
+        return serve_trace(r, in->query, out, until_ms);
     } else if (strcmp(name, "symbol") == 0) {
         buf_str(&r->out, "num_symbols: 1\n");
         if (method_is(in, "POST")) {
@@ -833,7 +897,7 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
     } else if (sp_kind(name) >= 0) {
         return serve_stackprof(r, sp_kind(name), in->query, out, until_ms);
     } else {
-        /* trace, and anything else: pprof.Lookup finds no such profile. */
+        /* anything else: pprof.Lookup finds no such profile. */
         serve_error(out, 404, "Unknown profile");
     }
     return PPROF_REPLY;
@@ -861,6 +925,10 @@ void pprof_req_free(pprof_req_t *r)
     if (r->cpu_id > 0) { /* the client went away: free CPU profiling for the next */
         ops->cpu_stop(r->cpu_id, true);
         close(r->cpu_fd);
+    }
+    if (r->trace_id > 0) { /* the same for the trace */
+        ops->trace_stop(r->trace_id, true);
+        close(r->trace_fd);
     }
     free(r->out.p);
     free(r);

@@ -16,6 +16,7 @@
 #include "rt.h"
 #include "sampler.h"
 #include "threadprof.h"
+#include "trace.h"
 
 #include "cprof.h"
 
@@ -72,6 +73,8 @@ static const cprof_http_ops_t ops = {
     .threadcreate_count = threadprof_count_threadcreate,
     .mutex_count = lockprof_count_mutex,
     .block_count = lockprof_count_block,
+    .trace_start = trace_start_fd,
+    .trace_stop = trace_stop_session,
 };
 
 /* --- state ----------------------------------------------------------------- */

@@ -69,6 +69,11 @@ typedef struct {
     size_t (*threadcreate_count)(void);
     size_t (*mutex_count)(void);
     size_t (*block_count)(void);
+
+    /* The execution trace (trace.h), as the CPU profile's sessions: the
+     * trace goes to fd as it runs; trace_stop completes it. */
+    int64_t (*trace_start)(int fd);
+    int (*trace_stop)(int64_t id, bool discard);
 } cprof_http_ops_t;
 
 typedef struct {

@@ -9,8 +9,11 @@
  *          "round" with a region "phase" and a log message. Then main
  *          joins them and prints "waited_ns N" (the sum of the workers'
  *          measured lock waits) and "threads 4".
+ *   serve DIR  (for the HTTP tests) writes DIR/ready, waits for DIR/go,
+ *          then does what "work 1" does, writes its output to DIR/out and
+ *          waits to be killed.
  *   COUNTFILE  (any other argument) the same forever, writing a growing
- *          round count to COUNTFILE (for the HTTP tests).
+ *          round count to COUNTFILE.
  *   fork   traces across a fork: the child works and exits, the parent
  *          waits for it and works too.
  *   storm N  creates N short-lived threads, 50 at a time.
@@ -154,6 +157,31 @@ int main(int argc, char **argv)
             run_for = atof(argv[2]);
         work();
         printf("waited_ns %lld\nthreads %d\n", (long long)atomic_load(&waited_ns), WORKERS);
+    } else if (strcmp(mode, "serve") == 0 && argc > 2) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/ready", argv[2]);
+        FILE *r = fopen(path, "w");
+        if (!r)
+            return 1;
+        fputs("ready\n", r);
+        fclose(r);
+        snprintf(path, sizeof(path), "%s/go", argv[2]);
+        struct timespec ts = {0, 10000000};
+        while (access(path, F_OK) != 0)
+            nanosleep(&ts, NULL);
+        run_for = 1;
+        work();
+        snprintf(path, sizeof(path), "%s/out.tmp", argv[2]);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            return 1;
+        fprintf(f, "waited_ns %lld\nthreads %d\n", (long long)atomic_load(&waited_ns), WORKERS);
+        fclose(f);
+        char done[4096];
+        snprintf(done, sizeof(done), "%s/out", argv[2]);
+        rename(path, done);
+        for (;;)
+            pause();
     } else if (strcmp(mode, "fork") == 0) {
         run_for = 0.3;
         pid_t pid = fork();
