@@ -24,6 +24,7 @@ typedef struct {
     const char *mutex_profile; /* CPROF_MUTEX_PROFILE: written at exit, or NULL */
     const char *block_profile; /* CPROF_BLOCK_PROFILE: written at exit, or NULL */
     const char *trace;        /* CPROF_TRACE: execution trace of the run, or NULL */
+    uint64_t trace_buffer;    /* CPROF_TRACE_BUFFER: bytes of trace buffers (default 16 MiB) */
 } config_t;
 
 void config_read(config_t *c);

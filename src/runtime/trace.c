@@ -41,7 +41,6 @@ enum {
 };
 
 #define BUF_BYTES (16u << 10)     /* one batch */
-#define POOL_BYTES (16u << 20)    /* every buffer: the trace's memory budget */
 #define EV_MAX 80                 /* the largest event but a log message */
 #define STR_MAX 1024              /* longer strings are cut */
 #define STRINGS_CAP 4096          /* distinct strings (names, log keys) */
@@ -58,8 +57,9 @@ typedef struct tbuf {
     uint8_t data[BUF_BYTES - 24];
 } tbuf_t;
 
-static tbuf_t *pool;           /* POOL_BYTES / BUF_BYTES buffers, mapped at first start */
+static tbuf_t *pool;           /* npool buffers, mapped at first start */
 static uint32_t npool;
+static uint64_t pool_bytes = 16u << 20; /* the trace's memory budget */
 static tbuf_t *free_list;      /* under pool_lock */
 static tbuf_t *full_head, *full_tail;
 static uint32_t nfree;
@@ -366,16 +366,32 @@ static void leave(trec_t *r)
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
-/* Makes r's goroutine run (r is a program thread in G_NONE or G_CREATED):
- * ProcStart, GoCreate on its own P unless its creator wrote one, GoStart.
- * root: a stack of the thread, whose outermost frame names the goroutine
- * when its start routine is unknown. False when dropped. */
+/* The wait of r's goroutine ended: GoUnblock on its own P (the waker is
+ * not known), GoStart. Room for two events was made. */
+static void wake(trec_t *r, int64_t ts)
+{
+    uint64_t a[3] = {r->goid, r->seq++, 0};
+    put_ev(r->buf, EV_GO_UNBLOCK, ts, a, 3);
+    a[1] = r->seq++;
+    put_ev(r->buf, EV_GO_START, ts, a, 2);
+    r->state = G_RUNNING;
+}
+
+/* Makes r's goroutine run: a thread new to the trace (G_NONE, G_CREATED)
+ * gets ProcStart, GoCreate on its own P unless its creator wrote one, and
+ * GoStart; one whose unblock was dropped (G_WAITING) is woken now. root: a
+ * stack of the thread, whose outermost frame names the goroutine when its
+ * start routine is unknown. False when dropped. */
 static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
 {
-    if (r->state == G_RUNNING || r->state == G_WAITING)
+    if (r->state == G_RUNNING)
         return true;
     if (!room(r, 3 * EV_MAX, ts))
         return false;
+    if (r->state == G_WAITING) {
+        wake(r, ts);
+        return true;
+    }
     uint64_t a[3] = {(uint64_t)gettid()};
     put_ev(r->buf, EV_PROC_START, ts, a, 1);
     if (r->state == G_NONE) {
@@ -421,13 +437,8 @@ void trace_unblock(void)
     if (!r)
         return;
     int64_t ts = now_ns();
-    if (r->state == G_WAITING && room(r, 2 * EV_MAX, ts)) {
-        uint64_t a[3] = {r->goid, r->seq++, 0};
-        put_ev(r->buf, EV_GO_UNBLOCK, ts, a, 3);
-        a[1] = r->seq++;
-        put_ev(r->buf, EV_GO_START, ts, a, 2);
-        r->state = G_RUNNING;
-    }
+    if (r->state == G_WAITING && room(r, 2 * EV_MAX, ts))
+        wake(r, ts); /* if dropped, the thread's next event wakes it */
     leave(r);
 }
 
@@ -512,7 +523,8 @@ static void on_exit_(void *cookie, bool internal)
     trec_t *w = enter();
     if (w) {
         int64_t ts = now_ns();
-        if (w->state == G_RUNNING && room(w, 2 * EV_MAX, ts)) {
+        if ((w->state == G_RUNNING || w->state == G_WAITING) && begin(w, ts, NULL, 0) &&
+            room(w, 2 * EV_MAX, ts)) {
             put_ev(w->buf, EV_GO_END, ts, NULL, 0);
             put_ev(w->buf, EV_PROC_STOP, ts, NULL, 0);
             w->state = G_NONE;
@@ -843,8 +855,9 @@ static void write_drops(out_t *o, uint32_t p)
     if (!d)
         return;
     char msg[160];
-    int len = snprintf(msg, sizeof(msg), "%llu events dropped: the trace outgrew its %u KiB "
-                       "of buffers", (unsigned long long)d, POOL_BYTES >> 10);
+    int len = snprintf(msg, sizeof(msg), "%llu events dropped: the trace outgrew its %llu KiB "
+                       "of buffers (CPROF_TRACE_BUFFER)", (unsigned long long)d,
+                       (unsigned long long)(npool * sizeof(tbuf_t) >> 10));
     rt_warn("trace: %s", msg);
     tbuf_t *b = o->scratch;
     end_batch(b, p);
@@ -869,18 +882,20 @@ static int start_locked(int fd, const char *path, const char *tmp)
     if (!inited)
         return -ENOTSUP;
     if (!pool) {
-        npool = POOL_BYTES / sizeof(tbuf_t);
+        npool = (uint32_t)(pool_bytes / sizeof(tbuf_t));
         if (!(pool = arena_map((size_t)npool * sizeof(tbuf_t))))
             return -ENOMEM;
     }
     if (!strs && !(strs = arena_map(STRINGS_CAP * sizeof(*strs))))
         return -ENOMEM;
+    rt_lock(&pool_lock);
     free_list = full_head = full_tail = NULL;
     for (uint32_t i = 0; i < npool; i++) {
         pool[i].next = free_list;
         free_list = &pool[i];
     }
     nfree = npool;
+    rt_unlock(&pool_lock);
     sess.fd = fd;
     sess.rc = 0;
     sess.file = path != NULL;
@@ -1076,8 +1091,9 @@ static void fork_child(void)
 
 /* --- entry points ---------------------------------------------------------------------------- */
 
-int trace_init(void)
+int trace_init(uint64_t bytes)
 {
+    pool_bytes = bytes;
     int rc = threadhook_register(&client);
     if (rc < 0)
         return rc;

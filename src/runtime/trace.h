@@ -54,9 +54,10 @@ static inline bool trace_on(void)
 /* What a thread blocks on: Go's event types. */
 enum { TRACE_BLOCK_SYNC = 25, TRACE_BLOCK_COND = 26 };
 
-/* From the runtime's constructor (guard set): the thread callbacks and the
- * fork handlers. 0 or a negative errno. */
-int trace_init(void);
+/* From the runtime's constructor (guard set): the bytes of the buffer
+ * pool (CPROF_TRACE_BUFFER), the thread callbacks and the fork handlers.
+ * 0 or a negative errno. */
+int trace_init(uint64_t pool_bytes);
 
 /* CPROF_TRACE: a trace of the whole run, written at exit (or at
  * cprof_trace_stop). One stderr line if it cannot start. */

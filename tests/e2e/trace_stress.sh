@@ -4,7 +4,7 @@
 # (the parent's trace holds its own threads; the child writes none), one
 # that creates 400 short-lived threads (400 goroutines, each created,
 # started and ended), and one that exits from a thread while its workers
-# are blocking and allocating.
+# are blocking and allocating; and a trace whose buffers run out.
 # timeout: 240
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/trace_common.inc"
@@ -37,3 +37,16 @@ trace_parse "$T/exit.trace"
 n=$(awk '$2 == "GoStart" { print $6 }' "$T/exit.trace.d" | sort -u | wc -l)
 [ "$n" -eq 6 ] || fail "exit: $n goroutines, not 6 (main, 4 workers, the quitter)"
 note "exit"
+
+# A pool too small for the threads (CPROF_TRACE_BUFFER=64K: 4 buffers for
+# 5 threads and the writer): events are dropped, whole state changes at a
+# time, so the trace still parses, and it says how many (a log message of
+# category cprof, and one line on stderr).
+CPROF_TRACE_BUFFER=64K CPROF_TRACE="$T/drop.trace" LD_PRELOAD="$LIB" "$T/tp" work 0.5 > "$T/out" 2> "$T/err" ||
+  { cat "$T/err"; fail "drop: program failed"; }
+grep -q '^threads 4$' "$T/out" || fail "drop: program printed $(cat "$T/out")"
+trace_parse "$T/drop.trace"
+grep -Eq ' UserLog .* category=cprof message=[0-9]+ events dropped: the trace outgrew its 64 KiB of buffers' "$T/drop.trace.d" ||
+  fail "drop: no message in the trace"
+grep -Eq '^cprof: trace: [0-9]+ events dropped' "$T/err" || { cat "$T/err"; fail "drop: no message on stderr"; }
+note "drops"
