@@ -11,9 +11,9 @@
 #include "trace.h"
 
 #include "arena.h"
-#include "config.h"
 #include "cprof.h"
 #include "http/symtab.h"
+#include "session.h"
 #include "stacks.h"
 #include "stktab.h"
 #include "threadhook.h"
@@ -21,7 +21,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -93,31 +92,23 @@ static uint32_t nrecs;
 
 /* --- session ------------------------------------------------------------------ */
 
-enum { OFF, STARTING, RUNNING, STOPPING };
+static int start_locked(session_t *s);
+static int stop_locked(session_t *s, bool discard);
 
+static session_t sess = {.what = "trace", .env = "CPROF_TRACE", .start = start_locked,
+                         .stop = stop_locked};
 int trace_active;
-static int state = OFF;
 static uint32_t gen;              /* the running session's number */
 static uint64_t next_goid, next_task, next_stack;
 static uint64_t dropped;          /* events not recorded: no free buffer */
 static bool inited;
 static stktab_t stacks = STKTAB_INIT(STACKS_MAX);
 static struct {
-    int64_t id;
     int fd;
-    bool file;
-    char path[4096];
-    char tmp[4200];
     int64_t t0;
     int rc;                       /* first write error */
     pthread_t writer;
-} sess;
-static int64_t last_id;
-static uint64_t file_seq;
-static struct {
-    int64_t id;
-    int rc;
-} results[8];
+} run;
 static int writer_stop, writer_wake;
 
 static int64_t now_ns(void)
@@ -448,7 +439,7 @@ void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int 
     if (!r)
         return;
     int64_t ts = now_ns();
-    if (ts_ns >= sess.t0 && room(r, EV_MAX, ts)) {
+    if (ts_ns >= run.t0 && room(r, EV_MAX, ts)) {
         /* [timestamp, real timestamp, P (-1: none), goroutine, stack] */
         uint64_t goid = (uint32_t)thread;
         uint64_t a[4] = {(uint64_t)ts_ns, goid ? thread >> 32 : UINT64_MAX, goid,
@@ -657,12 +648,12 @@ RT_EXPORT int cprof_trace_log(uint64_t task, const char *category, const char *m
 static void write_all(const void *p, size_t n)
 {
     const uint8_t *c = p;
-    while (n > 0 && sess.rc == 0) {
-        ssize_t w = write(sess.fd, c, n);
+    while (n > 0 && run.rc == 0) {
+        ssize_t w = write(run.fd, c, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            sess.rc = w < 0 ? -errno : -EIO;
+            run.rc = w < 0 ? -errno : -EIO;
             return;
         }
         c += w;
@@ -871,13 +862,8 @@ static void write_drops(out_t *o, uint32_t p)
 
 /* --- sessions ------------------------------------------------------------------------------- */
 
-static void set_state(int s)
-{
-    __atomic_store_n(&state, s, __ATOMIC_RELEASE);
-    futex_wake(&state);
-}
-
-static int start_locked(int fd, const char *path, const char *tmp)
+/* The trace's start (session.h): the pool, the header, the writer. */
+static int start_locked(session_t *s)
 {
     if (!inited)
         return -ENOTSUP;
@@ -896,49 +882,31 @@ static int start_locked(int fd, const char *path, const char *tmp)
     }
     nfree = npool;
     rt_unlock(&pool_lock);
-    sess.fd = fd;
-    sess.rc = 0;
-    sess.file = path != NULL;
-    if (path) {
-        snprintf(sess.path, sizeof(sess.path), "%s", path);
-        snprintf(sess.tmp, sizeof(sess.tmp), "%s", tmp);
-    }
+    run.fd = s->fd;
+    run.rc = 0;
     write_all("go 1.19 trace\0\0\0", 16);
-    if (sess.rc < 0)
-        return sess.rc;
+    if (run.rc < 0)
+        return run.rc;
     __atomic_store_n(&dropped, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&next_goid, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&next_task, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&next_stack, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&gen, gen + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&writer_stop, 0, __ATOMIC_RELAXED);
-    sess.t0 = now_ns();
+    run.t0 = now_ns();
     __atomic_store_n(&trace_active, 1, __ATOMIC_SEQ_CST);
     /* Created guarded (an internal thread) with every signal blocked. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&sess.writer, NULL, writer_main, NULL);
+    int rc = pthread_create(&run.writer, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
         return -rc;
     }
-    pthread_setname_np(sess.writer, "cprof-trace");
-    sess.id = ++last_id;
+    pthread_setname_np(run.writer, "cprof-trace");
     return 0;
-}
-
-static int64_t start(int fd, const char *path, const char *tmp)
-{
-    int expected = OFF;
-    if (!__atomic_compare_exchange_n(&state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
-        return -EBUSY;
-    int rc = start_locked(fd, path, tmp);
-    int64_t id = sess.id;
-    set_state(rc < 0 ? OFF : RUNNING);
-    return rc < 0 ? rc : id;
 }
 
 /* Waits until no thread is inside a write; active is already clear. */
@@ -954,21 +922,25 @@ static void quiesce(void)
     }
 }
 
-static int stop_locked(bool discard)
+/* The trace's end (session.h): every thread out of its writes, the
+ * writer's last batches, then the rest of the trace. */
+static int stop_locked(session_t *s, bool discard)
 {
+    (void)s;
+    (void)discard; /* the file is removed then; a descriptor is the caller's */
     __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
     quiesce();
     __atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
     __atomic_add_fetch(&writer_wake, 1, __ATOMIC_RELEASE);
     futex_wake(&writer_wake);
-    pthread_join(sess.writer, NULL);
+    pthread_join(run.writer, NULL);
     /* The batches still being filled, after every queued one of theirs. */
     for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all)
         if (r->gen == gen && r->buf && r->buf->len)
             write_all(r->buf->data, r->buf->len);
     out_t *o = malloc(sizeof(*o));
     if (!o) {
-        sess.rc = -ENOMEM;
+        run.rc = -ENOMEM;
     } else {
         o->n = 0;
         trec_t *r = self();
@@ -977,79 +949,7 @@ static int stop_locked(bool discard)
         write_footer(o);
         free(o);
     }
-    int rc = sess.rc;
-    if (sess.file) {
-        if (close(sess.fd) < 0 && rc == 0)
-            rc = -errno;
-        if (rc == 0 && !discard && rename(sess.tmp, sess.path) < 0)
-            rc = -errno;
-        if (rc < 0 || discard)
-            unlink(sess.tmp);
-        if (rc < 0)
-            rt_warn("cannot write trace %s: %s", sess.path, strerror(-rc));
-    }
-    sess.fd = -1;
-    return rc;
-}
-
-static int result_of(int64_t id)
-{
-    return results[id % 8].id == id ? results[id % 8].rc : -ENOTCONN;
-}
-
-/* id 0: whatever session runs. */
-static int stop(int64_t id, bool discard)
-{
-    for (;;) {
-        int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-        if (s == OFF)
-            return id ? result_of(id) : -ENOTCONN;
-        if (s == RUNNING) {
-            if (id && sess.id != id)
-                return result_of(id);
-            if (__atomic_compare_exchange_n(&state, &s, STOPPING, false, __ATOMIC_ACQUIRE,
-                                            __ATOMIC_RELAXED))
-                break;
-            continue;
-        }
-        futex_wait(&state, s, 10000000); /* STARTING or STOPPING */
-    }
-    int64_t sid = sess.id;
-    int rc = stop_locked(discard);
-    results[sid % 8].id = sid;
-    results[sid % 8].rc = rc;
-    set_state(OFF);
-    return rc;
-}
-
-static int start_file(const char *pattern)
-{
-    char path[4096];
-    uint64_t seq = __atomic_fetch_add(&file_seq, 1, __ATOMIC_RELAXED);
-    int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
-    if (rc < 0)
-        return rc;
-    char full[4096];
-    size_t n;
-    if (path[0] != '/' && getcwd(full, sizeof(full)) &&
-        (n = strlen(full)) + strlen(path) + 2 <= sizeof(full)) {
-        full[n] = '/';
-        strcpy(full + n + 1, path);
-    } else {
-        strcpy(full, path);
-    }
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", full, (int)getpid(), (unsigned long long)seq);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    int64_t id = start(fd, full, tmp);
-    if (id < 0) {
-        close(fd);
-        unlink(tmp);
-        return (int)id;
-    }
-    return 0;
+    return run.rc;
 }
 
 /* --- fork ------------------------------------------------------------------------------------ */
@@ -1078,12 +978,7 @@ static void fork_child(void)
         r->busy = 0;
         r->gen = 0;
     }
-    if (state != OFF) {
-        if (sess.file && sess.fd >= 0)
-            close(sess.fd);
-        sess.fd = -1;
-        state = OFF;
-    }
+    session_fork_child(&sess);
     rt_unlock(&pool_lock);
     stktab_fork_release(&stacks);
     rt_unlock(&str_lock);
@@ -1104,56 +999,31 @@ int trace_init(uint64_t bytes)
 
 void trace_start_from_env(const char *pattern)
 {
-    if (!pattern)
-        return;
-    int rc = start_file(pattern);
-    if (rc < 0)
-        rt_warn("CPROF_TRACE=\"%s\": cannot start: %s; no trace is written", pattern,
-                strerror(-rc));
+    session_start_env(&sess, pattern);
 }
 
 void trace_fini(void)
 {
-    if (!inited)
-        return;
-    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    if (s == OFF || s == STARTING)
-        return;
-    stop(0, !sess.file);
+    if (inited)
+        session_fini(&sess);
 }
 
 int64_t trace_start_fd(int fd)
 {
-    uint32_t g = rt_guard_enter();
-    int64_t id = start(fd, NULL, NULL);
-    rt_guard_leave(g);
-    return id;
+    return session_start_fd(&sess, fd);
 }
 
 int trace_stop_session(int64_t id, bool discard)
 {
-    if (id <= 0)
-        return -EINVAL;
-    uint32_t g = rt_guard_enter();
-    int rc = stop(id, discard);
-    rt_guard_leave(g);
-    return rc;
+    return session_stop(&sess, id, discard);
 }
 
 RT_EXPORT int cprof_trace_start(const char *path)
 {
-    if (!path || config_check_pattern(path) < 0)
-        return -EINVAL;
-    uint32_t g = rt_guard_enter();
-    int rc = start_file(path);
-    rt_guard_leave(g);
-    return rc;
+    return session_start_file(&sess, path);
 }
 
 RT_EXPORT int cprof_trace_stop(void)
 {
-    uint32_t g = rt_guard_enter();
-    int rc = stop(0, false);
-    rt_guard_leave(g);
-    return rc;
+    return session_stop(&sess, 0, false);
 }

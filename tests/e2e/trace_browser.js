@@ -10,38 +10,13 @@
 // routine on their processors, the heap counter, and the user regions.
 // Prints "ok ..." per check or throws; a screenshot goes to ARTIFACT_DIR.
 'use strict';
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { check, openBrowser } = require('./browser_common.js');
 
 const [URL, ART] = process.argv.slice(2);
-const CHROME = process.env.CHROME || '/usr/bin/chromium';
-
-function check(cond, what) {
-  if (!cond) throw new Error('FAIL: ' + what);
-  console.log('ok   ' + what);
-}
 
 (async () => {
-  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cprof-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROME,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const problems = [];
-  const page = ctx.pages()[0] || (await ctx.newPage());
-  page.on('pageerror', (e) => problems.push('exception: ' + e.message));
-  page.on('requestfailed', (r) => problems.push('request failed: ' + r.url()));
-  await page.route('**/*', (route) => {
-    const u = route.request().url();
-    if (u.startsWith(URL) || u.startsWith('data:')) return route.continue();
-    problems.push('external request: ' + u);
-    return route.abort();
-  });
+  const { page, problems, close } = await openBrowser([URL]);
   try {
     await page.goto(URL + '/trace', { waitUntil: 'load', timeout: 120000 });
     await page.waitForFunction(() => {
@@ -66,8 +41,7 @@ function check(cond, what) {
     await page.screenshot({ path: path.join(ART, 'trace-timeline.png') });
     check(problems.length === 0, 'no page errors' + (problems.length ? ': ' + problems.join('; ') : ''));
   } finally {
-    await ctx.close();
-    fs.rmSync(profileDir, { recursive: true, force: true });
+    await close();
   }
 })().catch((e) => {
   console.error(e.message || e);
