@@ -39,6 +39,7 @@ ITERS=${BENCH_ITERS:-2000000}
 
 say() { echo "trace_overhead: $*" >&2; }
 die() { say "$*"; exit 1; }
+. "$TOP/bench/lib.sh"
 
 [ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is needed: sudo apt-get install time"
 make -C "$TOP" -s build/libcprof.so >&2 || die "cannot build build/libcprof.so"
@@ -80,34 +81,13 @@ env_of() { # CONFIG -> CENV
 run_one() { # WORKLOAD CONFIG: appends "wall cpu" to $W/res/WORKLOAD.CONFIG
   cmd_of "$1"; env_of "$2"
   rm -f "$W/run.trace"
-  local t0 t1
-  t0=$EPOCHREALTIME
-  /usr/bin/time -f "%U %S" -o "$W/cpu" env "${CENV[@]}" "${CMD[@]}" > "$W/out" 2>&1 ||
-    die "$1/$2 failed: $(tail -n3 "$W/out")"
-  t1=$EPOCHREALTIME
-  if [ "$2" = plain ]; then
-    [ -f "$W/want.$1" ] || cp "$W/out" "$W/want.$1"
-  fi
-  cmp -s "$W/out" "$W/want.$1" || die "$1/$2: output differs from the plain run"
+  timed_run "$1" "$2"
   [ "$2" != traced ] || [ -s "$W/run.trace" ] || die "$1/$2: no trace written"
-  awk -v a="$t0" -v b="$t1" '{ printf "%.4f %.2f\n", b - a, $1 + $2 }' "$W/cpu" >> "$W/res/$1.$2"
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-mkdir -p "$W/res"
-for wl in $WORKLOADS; do
-  run_one "$wl" plain # warm-up, not counted
-  rm -f "$W/res/$wl.plain"
-  for ((r = 1; r <= RUNS; r++)); do
-    for c in $CONFIGS; do run_one "$wl" "$c"; done
-  done
-  say "$wl: $RUNS rounds done"
-done
+interleaved "$RUNS" "$WORKLOADS" "$CONFIGS"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-
-median() { # FILE COLUMN
-  sort -g -k"$2,$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 printf '\nmedian of %d interleaved runs; %d iterations; base %s; load average %s before, %s after\n\n' \
   "$RUNS" "$ITERS" "$(git -C "$TOP" rev-parse --short "$BASE_REV")" "$load_before" "$load_after"
