@@ -1,5 +1,19 @@
 # lib.sh — what the bench scripts comparing configurations share (sourced
-# by bash scripts that set W, their scratch directory, and define say/die).
+# by bash scripts after they set TOP, the tree).
+
+# bench_init NAME: say and die (messages prefixed by NAME), GNU time
+# checked, build/libcprof.so built and copied to $W/libcprof.so (LIB), W a
+# scratch directory removed at exit.
+bench_init() {
+  eval "say() { echo \"$1: \$*\" >&2; }"
+  die() { say "$*"; exit 1; }
+  [ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is needed: sudo apt-get install time"
+  make -C "$TOP" -s build/libcprof.so >&2 || die "cannot build build/libcprof.so"
+  W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
+  trap 'rm -rf "$W"' EXIT
+  LIB=$W/libcprof.so
+  cp "$TOP/build/libcprof.so" "$LIB"
+}
 
 # timed_run WORKLOAD CONFIG: runs "${CENV[@]}" "${CMD[@]}" (set by the
 # caller) under GNU time, its output in $W/out, which must equal the

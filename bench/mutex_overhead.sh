@@ -33,16 +33,8 @@ RUNS=${BENCH_RUNS:-7}
 ITERS=${BENCH_ITERS:-100000000}
 THREADS=${BENCH_THREADS:-1}
 
-say() { echo "mutex_overhead: $*" >&2; }
-die() { say "$*"; exit 1; }
 . "$TOP/bench/lib.sh"
-
-[ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is needed: sudo apt-get install time"
-make -C "$TOP" -s build/libcprof.so >&2 || die "cannot build build/libcprof.so"
-W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-LIB=$W/libcprof.so
-cp "$TOP/build/libcprof.so" "$LIB"
+bench_init mutex_overhead
 cc -std=gnu11 -O2 -g -o "$W/lockbench" "$WL/lockbench.c" -lpthread || die "cannot build lockbench"
 
 WORKLOADS="bare work"

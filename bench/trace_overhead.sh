@@ -37,15 +37,8 @@ WL=$TOP/bench/workloads
 RUNS=${BENCH_RUNS:-9}
 ITERS=${BENCH_ITERS:-2000000}
 
-say() { echo "trace_overhead: $*" >&2; }
-die() { say "$*"; exit 1; }
 . "$TOP/bench/lib.sh"
-
-[ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is needed: sudo apt-get install time"
-make -C "$TOP" -s build/libcprof.so >&2 || die "cannot build build/libcprof.so"
-W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-cp "$TOP/build/libcprof.so" "$W/libcprof.so"
+bench_init trace_overhead
 cc -std=gnu11 -O2 -g -o "$W/tracework" "$WL/tracework.c" -lpthread || die "cannot build tracework"
 cc -std=gnu11 -O2 -g -o "$W/lockbench" "$WL/lockbench.c" -lpthread || die "cannot build lockbench"
 
