@@ -76,6 +76,11 @@ run_one() { # WORKLOAD CONFIG: appends "wall cpu" to $W/res/WORKLOAD.CONFIG
   rm -f "$W/run.trace"
   timed_run "$1" "$2"
   [ "$2" != traced ] || [ -s "$W/run.trace" ] || die "$1/$2: no trace written"
+  # the events of one traced run (go tool trace counts them)
+  if [ "$2" = traced ] && [ ! -f "$W/events.$1" ] && command -v go >/dev/null; then
+    GOCACHE=${GOCACHE:-$W/gocache} go tool trace -d "$W/run.trace" 2>/dev/null |
+      awk '$2 ~ /^GoBlock/ { n++ } END { print n + 0 }' > "$W/events.$1"
+  fi
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -94,4 +99,14 @@ for wl in $WORKLOADS; do
       'BEGIN { printf "| %s | %s | %.3f | %.2f | %.3f | %s |\n", wl, l, w, c, w / ow,
                (oc > 0 ? sprintf("%.3f", c / oc) : "n/a") }'
   done
+done
+# What one traced wait costs: the CPU time tracing added, per block event
+# (a block, its unblock and the restart: three events with one stack).
+printf '\n'
+for wl in $WORKLOADS; do
+  [ -s "$W/events.$wl" ] && [ "$(cat "$W/events.$wl")" -gt 1000 ] || continue
+  awk -v wl="$wl" -v n="$(cat "$W/events.$wl")" -v t="$(median "$W/res/$wl.traced" 2)" \
+      -v o="$(median "$W/res/$wl.off" 2)" \
+    'BEGIN { printf "%s: %d waits traced in a run, %.0f ns of CPU each (median traced - median off)\n",
+             wl, n, (t - o) * 1e9 / n }'
 done
