@@ -5,7 +5,8 @@
 # a log message), read by go tool trace (see trace_common.inc): it parses, a
 # goroutine per thread, block events under contend() as long as the program
 # measured, CPU samples (CPROF_CPU_PROFILE runs too), heap events, the user
-# pages of its web server. Also: the pattern's %p, and a bad CPROF_TRACE.
+# pages of its web server. Also: the pattern's %p, a bad CPROF_TRACE, and the C
+# API (three traces in a run, its error codes).
 # timeout: 240
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/trace_common.inc"
@@ -30,3 +31,26 @@ CPROF_TRACE="$T/x%q" LD_PRELOAD="$LIB" "$T/tp" storm 10 > "$T/out" 2> "$T/err" |
 grep -q 'CPROF_TRACE="[^"]*" is not valid' "$T/err" || { cat "$T/err"; fail "bad pattern: no message"; }
 [ "$(cat "$T/out")" = "storm 10" ] || fail "bad pattern: program printed $(cat "$T/out")"
 note "bad CPROF_TRACE"
+
+# The C API: three traces in one run, each a whole trace of its own (five
+# goroutines: main and the workers), and the errors of the CPU profile's
+# API (-ENOTCONN, -EINVAL, -EBUSY); annotations do nothing with no trace.
+mkdir "$T/api"
+LD_PRELOAD="$LIB" "$T/tp" api "$T/api" > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "api: program failed"; }
+cat > "$T/want" <<'OUT'
+idle: stop -107 task 0 region -107 log -107
+bad pattern: -22
+trace 0: start 0 again -16 stop 0 again -107
+trace 1: start 0 again -16 stop 0 again -107
+trace 2: start 0 again -16 stop 0 again -107
+OUT
+diff "$T/want" "$T/out" || fail "api: return codes"
+set -- "$T"/api/t.*.trace
+[ "$#" -eq 3 ] || fail "api: $# traces, not 3"
+for tr; do
+  trace_parse "$tr"
+  n=$(awk '$2 == "GoStart" { print $6 }' "$tr.d" | sort -u | wc -l)
+  [ "$n" -eq 5 ] || fail "$tr: $n goroutines, not 5"
+  [ "$(trace_count "$tr" UserRegion)" -gt 0 ] || fail "$tr: no regions"
+done
+note "C API"

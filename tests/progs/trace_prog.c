@@ -18,6 +18,11 @@
  *          waits for it and works too.
  *   storm N  creates N short-lived threads, 50 at a time.
  *   exit   exits from a worker thread while the others run.
+ *   api DIR  the C API: three traces (cprof_trace_start(DIR/t.%n.trace),
+ *          work for 0.3 s, cprof_trace_stop), printing the return codes
+ *          of every call and of the wrong ones between (stop with none
+ *          running, a bad pattern, a second start, annotations with no
+ *          trace).
  * The annotation API (cprof_trace_*) is found with dlsym: present when
  * libcprof.so is preloaded. */
 #define _GNU_SOURCE
@@ -182,6 +187,25 @@ int main(int argc, char **argv)
         rename(path, done);
         for (;;)
             pause();
+    } else if (strcmp(mode, "api") == 0 && argc > 2) {
+        int (*start)(const char *);
+        int (*stop)(void);
+        *(void **)&start = dlsym(RTLD_DEFAULT, "cprof_trace_start");
+        *(void **)&stop = dlsym(RTLD_DEFAULT, "cprof_trace_stop");
+        if (!start || !stop || !task_begin || !region_begin || !logf_)
+            return 1;
+        char pat[4096];
+        snprintf(pat, sizeof(pat), "%s/t.%%n.trace", argv[2]);
+        printf("idle: stop %d task %llu region %d log %d\n", stop(),
+               (unsigned long long)task_begin(0, "x"), region_begin(0, "x"), logf_(0, "a", "b"));
+        printf("bad pattern: %d\n", start("x%q"));
+        run_for = 0.3;
+        for (int i = 0; i < 3; i++) {
+            int a = start(pat), b = start(pat);
+            work();
+            int c = stop(), d = stop();
+            printf("trace %d: start %d again %d stop %d again %d\n", i, a, b, c, d);
+        }
     } else if (strcmp(mode, "fork") == 0) {
         run_for = 0.3;
         pid_t pid = fork();
