@@ -25,9 +25,9 @@ typedef struct {
     const char *block_profile; /* CPROF_BLOCK_PROFILE: written at exit, or NULL */
     const char *trace;        /* CPROF_TRACE: execution trace of the run, or NULL */
     uint64_t trace_buffer;    /* CPROF_TRACE_BUFFER: bytes of trace buffers (default 16 MiB) */
-} config_t;
+} rt_config_t;
 
-void config_read(config_t *c);
+void config_read(rt_config_t *c);
 
 /* Checks a file-name pattern (%p %e %t %n %%); 0 or -EINVAL. */
 int config_check_pattern(const char *pattern);

@@ -51,9 +51,24 @@ static int64_t op_rate(void)
     return __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
 }
 
+/* The profiles served as they are written (httpops.h). */
+static const cprof_http_profile_t profiles[] = {
+    {"goroutine", threadprof_write_threads, threadprof_count_threads, 2},
+    {"threadcreate", threadprof_write_threadcreate, threadprof_count_threadcreate, 1},
+    {"mutex", lockprof_write_mutex, lockprof_count_mutex, 1},
+    {"block", lockprof_write_block, lockprof_count_block, 1},
+};
+
+static const cprof_http_session_t sessions[] = {
+    {"profile", cpu_start_fd, cpu_stop_session},
+    {"trace", trace_start_fd, trace_stop_session},
+};
+
 static const cprof_http_ops_t ops = {
     .version = CPROF_HTTP_OPS_VERSION,
     .size = sizeof(cprof_http_ops_t),
+    .heap_snapshot_version = HEAP_SNAPSHOT_VERSION,
+    .heap_snapshot_size = sizeof(heap_snapshot_t),
     .guard_enter = op_guard_enter,
     .guard_leave = op_guard_leave,
     .heap_snapshot = heap_snapshot,
@@ -63,18 +78,10 @@ static const cprof_http_ops_t ops = {
     .heap_write_text = heap_write_text,
     .stats = cprof_stats,
     .rate = op_rate,
-    .cpu_start = cpu_start_fd,
-    .cpu_stop = cpu_stop_session,
-    .threads_write = threadprof_write_threads,
-    .threadcreate_write = threadprof_write_threadcreate,
-    .mutex_write = lockprof_write_mutex,
-    .block_write = lockprof_write_block,
-    .threads_count = threadprof_count_threads,
-    .threadcreate_count = threadprof_count_threadcreate,
-    .mutex_count = lockprof_count_mutex,
-    .block_count = lockprof_count_block,
-    .trace_start = trace_start_fd,
-    .trace_stop = trace_stop_session,
+    .profiles = profiles,
+    .n_profiles = sizeof(profiles) / sizeof(profiles[0]),
+    .sessions = sessions,
+    .n_sessions = sizeof(sessions) / sizeof(sessions[0]),
 };
 
 /* --- state ----------------------------------------------------------------- */

@@ -26,11 +26,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CPROF_HTTP_OPS_VERSION 3
+#define CPROF_HTTP_OPS_VERSION 5
+
+/* A profile the runtime writes whole, served as /debug/pprof/NAME (the
+ * threads ("goroutine"), threadcreate, mutex and block profiles of
+ * threadprof.h and lockprof.h). write: debug 0 gzipped profile.proto, 1
+ * Go's text, 2 (up to max_debug) one block per thread; 0 or a negative
+ * errno. count: what the index page shows (the program's threads now, the
+ * live threads threadcreate counts, the records of mutex and block).
+ * Adding one: a row in httpctl.c's profiles[] and one in the server's
+ * endpoints[] (src/http/pprof.c). */
+typedef struct {
+    const char *name;
+    int (*write)(int fd, int debug);
+    size_t (*count)(void);
+    int max_debug;
+} cprof_http_profile_t;
+
+/* A profile recorded over a while, served as /debug/pprof/NAME?seconds=N
+ * (the CPU profile of cpuprof.h, "profile", and the execution trace of
+ * trace.h, "trace"): start begins a session written to fd (the caller's):
+ * the session id (> 0), -EBUSY while another runs, or a negative errno.
+ * stop ends session id and completes what it wrote (unless discard); if it
+ * was stopped already, the outcome of that: 0 or a negative errno. Adding
+ * one: a row in httpctl.c's sessions[] and one in the server's
+ * endpoints[]. */
+typedef struct {
+    const char *name;
+    int64_t (*start)(int fd);
+    int (*stop)(int64_t id, bool discard);
+} cprof_http_session_t;
 
 typedef struct {
     uint32_t version; /* CPROF_HTTP_OPS_VERSION */
     uint32_t size;    /* sizeof(cprof_http_ops_t) as the runtime knows it */
+    /* heap_snapshot_t crosses the boundary by layout: the module refuses
+     * another version or size. */
+    uint32_t heap_snapshot_version; /* HEAP_SNAPSHOT_VERSION */
+    uint32_t heap_snapshot_size;    /* sizeof(heap_snapshot_t) */
 
     /* The per-thread "inside cprof" guard (rt.h). */
     uint32_t (*guard_enter)(void);
@@ -47,33 +80,11 @@ typedef struct {
     int (*stats)(cprof_stats_t *st);
     int64_t (*rate)(void);
 
-    /* The CPU profile (cpuprof.h). cpu_start begins one that is written to
-     * fd (the caller's) when it stops: the session id (> 0), -EBUSY while
-     * another runs, or a negative errno. cpu_stop ends session id and
-     * writes it (unless discard); if it was stopped already, the outcome of
-     * that. 0 or a negative errno. */
-    int64_t (*cpu_start)(int fd);
-    int (*cpu_stop)(int64_t id, bool discard);
-
-    /* The threads ("goroutine"), threadcreate, mutex and block profiles
-     * (threadprof.h, lockprof.h): debug 0 gzipped profile.proto, 1 Go's
-     * text, 2 (threads only) one block per thread. 0 or a negative errno.
-     * The counts of the index page: the program's threads now, the live
-     * threads the threadcreate profile counts, and the mutex and block
-     * profiles' records. */
-    int (*threads_write)(int fd, int debug);
-    int (*threadcreate_write)(int fd, int debug);
-    int (*mutex_write)(int fd, int debug);
-    int (*block_write)(int fd, int debug);
-    size_t (*threads_count)(void);
-    size_t (*threadcreate_count)(void);
-    size_t (*mutex_count)(void);
-    size_t (*block_count)(void);
-
-    /* The execution trace (trace.h), as the CPU profile's sessions: the
-     * trace goes to fd as it runs; trace_stop completes it. */
-    int64_t (*trace_start)(int fd);
-    int (*trace_stop)(int64_t id, bool discard);
+    /* The profiles written whole, and those recorded over a while (above). */
+    const cprof_http_profile_t *profiles;
+    size_t n_profiles;
+    const cprof_http_session_t *sessions;
+    size_t n_sessions;
 } cprof_http_ops_t;
 
 typedef struct {

@@ -25,8 +25,8 @@
  * the table insert happens after the lock is acquired. */
 #include "lockprof.h"
 #include "rt.h"
-#include "stacks.h"
 #include "trace.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -134,7 +134,7 @@ static inline int64_t now_ns(void)
 /* --- the contended path --------------------------------------------------- */
 
 typedef struct {
-    uintptr_t pcs[STACKS_MAX_DEPTH];
+    uintptr_t pcs[UNWIND_MAX_DEPTH];
     int depth; /* -1: not unwound */
     bool mutex_sampled;
     bool traced; /* a block event is in the trace: its unblock follows */
@@ -146,7 +146,7 @@ static __attribute__((noinline)) void wait_trace(wait_t *w, int kind)
 {
     rt_self.guard++;
     if (w->depth < 0)
-        w->depth = stacks_capture(w->pcs);
+        w->depth = unwind_capture(w->pcs);
     w->traced = trace_block(kind, w->pcs, w->depth);
     rt_self.guard--;
 }
@@ -161,7 +161,7 @@ static __attribute__((noinline)) bool wait_begin(wait_t *w, int64_t mr, int64_t 
     w->mutex_sampled = mr > 0 && lockprof_mutex_take(mr);
     if (w->mutex_sampled) {
         rt_self.guard++;
-        w->depth = stacks_capture(w->pcs);
+        w->depth = unwind_capture(w->pcs);
         rt_self.guard--;
     }
     if (trace_on())
@@ -184,7 +184,7 @@ static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t
         lockprof_mutex_event(w->pcs, w->depth, delay);
     if (br > 0 && lockprof_block_take(delay, br)) {
         if (w->depth < 0)
-            w->depth = stacks_capture(w->pcs);
+            w->depth = unwind_capture(w->pcs);
         lockprof_block_event(w->pcs, w->depth, delay);
     }
     rt_self.guard--;

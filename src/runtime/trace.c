@@ -11,13 +11,14 @@
 #include "trace.h"
 
 #include "arena.h"
+#include "base/hash.h"
+#include "counters.h"
 #include "cprof.h"
-#include "http/symtab.h"
 #include "session.h"
-#include "stacks.h"
-#include "stktab.h"
+#include "sitetab.h"
+#include "symtab.h"
 #include "threadhook.h"
-#include "threadstats.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -102,7 +103,7 @@ static uint32_t gen;              /* the running session's number */
 static uint64_t next_goid, next_task, next_stack;
 static uint64_t dropped;          /* events not recorded: no free buffer */
 static bool inited;
-static stktab_t stacks = STKTAB_INIT(STACKS_MAX);
+static sitetab_t stacks = SITETAB_INIT(STACKS_MAX);
 static struct {
     int fd;
     int64_t t0;
@@ -141,14 +142,6 @@ static tstr_t *strs;       /* STRINGS_CAP slots, mapped at first start */
 static uint32_t nstrs;     /* ids given: 1..nstrs */
 static rt_lock_t str_lock = RT_LOCK_INIT;
 
-static uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* The id of s (first n bytes, cut at STR_MAX), made if new: lock-free when
  * known. 0 for the empty string, or when the table is full. */
 static uint64_t str_id(const char *s, size_t n)
@@ -157,7 +150,7 @@ static uint64_t str_id(const char *s, size_t n)
         return 0;
     if (n > STR_MAX)
         n = STR_MAX;
-    uint64_t h = str_hash(s, n);
+    uint64_t h = hash_fnv1a(s, n);
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = h & (STRINGS_CAP - 1), k = 0; k < STRINGS_CAP;
              i = (i + 1) & (STRINGS_CAP - 1), k++) {
@@ -203,7 +196,7 @@ static uint64_t stack_id(const uintptr_t *pcs, int depth)
 {
     if (depth <= 0)
         return 0;
-    stkent_t *e = stktab_intern(&stacks, pcs, depth);
+    site_t *e = sitetab_intern(&stacks, pcs, depth);
     if (!e)
         return 0;
     int64_t cur = __atomic_load_n(&e->v[0], __ATOMIC_ACQUIRE);
@@ -466,8 +459,8 @@ static void *on_create(bool internal)
 {
     if (internal || !trace_on())
         return NULL;
-    uintptr_t pcs[STACKS_MAX_DEPTH];
-    int depth = stacks_capture(pcs);
+    uintptr_t pcs[UNWIND_MAX_DEPTH];
+    int depth = unwind_capture(pcs);
     trec_t *r = enter();
     if (!r)
         return NULL;
@@ -549,9 +542,9 @@ static const threadhook_client_t client = {
  * arguments as Go's EvUserLog has it. */
 static bool user_event(uint8_t type, uint64_t *a, int n, const char *str)
 {
-    uintptr_t pcs[STACKS_MAX_DEPTH];
+    uintptr_t pcs[UNWIND_MAX_DEPTH];
     uint32_t g = rt_guard_enter();
-    int depth = stacks_capture(pcs);
+    int depth = unwind_capture(pcs);
     size_t slen = str ? strnlen(str, STR_MAX) : 0;
     bool ok = false;
     trec_t *r = enter();
@@ -682,8 +675,8 @@ static void drain_full(void)
 /* The live heap (Go's HeapAlloc) from the exact counters, when it changed. */
 static void heap_event(uint64_t *last)
 {
-    tstats_sum_t s;
-    tstats_sum(&s);
+    counters_sum_t s;
+    counters_sum(&s);
     uint64_t live = s.alloc_bytes - s.free_bytes;
     if (live == *last)
         return;
@@ -773,11 +766,11 @@ static void write_footer(out_t *o)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = '\0';
     symtab_t *st = symtab_build();
-    for (stkent_t *e = stktab_first(&stacks); e; e = stktab_next(e)) {
+    for (site_t *e = sitetab_first(&stacks); e; e = sitetab_next(e)) {
         int64_t v = __atomic_load_n(&e->v[0], __ATOMIC_ACQUIRE);
         if ((uint64_t)v >> 32 != gen)
             continue;
-        uint8_t rec[16 + STACKS_MAX_DEPTH * 40], *p = rec;
+        uint8_t rec[16 + UNWIND_MAX_DEPTH * 40], *p = rec;
         p = put_uv(p, (uint32_t)v);
         p = put_uv(p, e->depth);
         for (uint32_t i = 0; i < e->depth; i++) {
@@ -957,14 +950,14 @@ static int stop_locked(session_t *s, bool discard)
 static void fork_prepare(void)
 {
     rt_lock(&str_lock);
-    stktab_fork_prepare(&stacks);
+    sitetab_fork_prepare(&stacks);
     rt_lock(&pool_lock);
 }
 
 static void fork_parent(void)
 {
     rt_unlock(&pool_lock);
-    stktab_fork_release(&stacks);
+    sitetab_fork_release(&stacks);
     rt_unlock(&str_lock);
 }
 
@@ -979,7 +972,7 @@ static void fork_child(void)
     }
     session_fork_child(&sess);
     rt_unlock(&pool_lock);
-    stktab_fork_release(&stacks);
+    sitetab_fork_release(&stacks);
     rt_unlock(&str_lock);
 }
 
