@@ -3,6 +3,9 @@
 
 #include "buckets.h"
 #include "unwind.h"
+#include "arena.h"
+
+#include <string.h>
 
 static uint64_t dropped; /* samples lost to a full live map */
 
@@ -63,4 +66,27 @@ void heap_undo_free(void *p, const heap_freed_t *f)
 uint64_t heap_dropped(void)
 {
     return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+}
+
+void heap_stats(cprof_stats_t *st)
+{
+    counters_sum_t s;
+    counters_sum(&s);
+    memset(st, 0, sizeof(*st));
+    st->mallocs = s.mallocs;
+    st->frees = s.frees;
+    st->total_alloc_bytes = s.alloc_bytes;
+    st->live_bytes = s.alloc_bytes - s.free_bytes;
+    st->live_objects = s.mallocs - s.frees;
+    st->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
+    uint32_t n = buckets_count();
+    for (uint32_t i = 0; i < n; i++) {
+        bucket_t *b = buckets_get(i);
+        st->sampled_allocs += __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
+        st->sampled_frees += __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
+    }
+    st->stack_buckets = n > 0 ? n - 1 : 0; /* not the overflow bucket */
+    st->dropped_samples = heap_dropped();
+    st->profiler_bytes = arena_bytes();
+    st->profiler_limit = arena_limit();
 }

@@ -8,6 +8,7 @@
 #ifndef CPROF_HEAP_H
 #define CPROF_HEAP_H
 
+#include "cprof.h"
 #include "livemap.h"
 #include "rt.h"
 #include "sampler.h"
@@ -52,5 +53,8 @@ static inline void heap_on_free(rt_thread_t *t, void *p, heap_freed_t *out)
 }
 
 uint64_t heap_dropped(void);
+
+/* The exact counters and the profiler's own figures (cprof_stats). */
+void heap_stats(cprof_stats_t *st);
 
 #endif

@@ -3,7 +3,7 @@
  * legacy text of /debug/pprof/heap?debug=1. */
 #include "heapprof.h"
 
-#include "cprof.h"
+#include "heap.h"
 #include "sampler.h"
 #include "profwriter.h"
 #include "buckets.h"
@@ -105,7 +105,7 @@ static int by_inuse_desc(const void *a, const void *b)
 static void stats_block(FILE *f)
 {
     cprof_stats_t st;
-    cprof_stats(&st);
+    heap_stats(&st);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     fprintf(f, "\n# cprof_stats_t\n");
