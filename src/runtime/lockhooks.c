@@ -4,10 +4,10 @@
  * to the next definition in the chain (dlsym(RTLD_NEXT), resolved together
  * on first use), so another interposer behind cprof keeps working.
  *
- * Cost: with both profiles and the trace off (the default), a hook is
- * three relaxed loads and the forward. With a profile on, a mutex that is free (its glibc lock
- * word is 0: one relaxed load) is locked with the real call at once. Any
- * other lock call first tries the lock (the next *_trylock): taken there,
+ * Cost: with both profiles and the trace off (the default), a hook is one
+ * relaxed load (lockprof_watch) and the forward. With a profile or the
+ * trace on, a mutex that is free (its glibc lock word is 0: one relaxed
+ * load) is locked with the real call at once. Any other lock call first tries the lock (the next *_trylock): taken there,
  * the hook returns. Only when the lock is held by another thread (EBUSY)
  * does cprof look at the clock, and only for a sampled event does it
  * unwind the stack. Any other result of the try (0, EOWNERDEAD of a robust
@@ -120,7 +120,7 @@ static inline bool profiling(int64_t *mr, int64_t *br)
 {
     *mr = __atomic_load_n(&lockprof_mutex_rate, __ATOMIC_RELAXED);
     *br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);
-    return RT_UNLIKELY((*mr | *br | __atomic_load_n(&trace_active, __ATOMIC_RELAXED)) != 0) &&
+    return RT_UNLIKELY(__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) != 0) &&
            !rt_self.guard && !rt_self.unwinding;
 }
 
@@ -246,9 +246,7 @@ static inline bool rwlock_free_now(pthread_rwlock_t *l)
     RT_EXPORT int name(__VA_ARGS__)                                                             \
     {                                                                                           \
         if (RT_LIKELY(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) &&                          \
-            RT_LIKELY((__atomic_load_n(&lockprof_mutex_rate, __ATOMIC_RELAXED) |                \
-                       __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED) |                \
-                       __atomic_load_n(&trace_active, __ATOMIC_RELAXED)) == 0 ||                \
+            RT_LIKELY(__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) == 0 ||                \
                       free_now(lockarg)))                                                       \
             return nx.field args;                                                               \
         return name##_try(UNPAREN args);                                                        \
@@ -332,10 +330,11 @@ CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, rwlock_free_now, 
         ready();                                                                                \
         if (RT_UNLIKELY(!nx.field))                                                             \
             return ENOSYS;                                                                      \
-        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
-        if (RT_LIKELY((br | __atomic_load_n(&trace_active, __ATOMIC_RELAXED)) == 0) ||          \
+        if (RT_LIKELY((__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) &                     \
+                       (LOCKPROF_WATCH_BLOCK | LOCKPROF_WATCH_TRACE)) == 0) ||                  \
             rt_self.guard || rt_self.unwinding)                                                 \
             return nx.field args;                                                               \
+        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
         return name##_timed(br, UNPAREN args);                                                  \
     }
 
@@ -363,10 +362,11 @@ COND_HOOK(pthread_join, join, TRACE_BLOCK_SYNC, (th, ret), pthread_t th, void **
             errno = ENOSYS;                                                                     \
             return -1;                                                                          \
         }                                                                                       \
-        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
-        if (RT_LIKELY((br | __atomic_load_n(&trace_active, __ATOMIC_RELAXED)) == 0) ||          \
+        if (RT_LIKELY((__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) &                     \
+                       (LOCKPROF_WATCH_BLOCK | LOCKPROF_WATCH_TRACE)) == 0) ||                  \
             rt_self.guard || rt_self.unwinding)                                                 \
             return nx.field args;                                                               \
+        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
         int saved = errno;                                                                      \
         if (nx.sem_trywait(s) == 0)                                                             \
             return 0;                                                                           \

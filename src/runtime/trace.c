@@ -14,6 +14,7 @@
 #include "base/hash.h"
 #include "counters.h"
 #include "cprof.h"
+#include "lockprof.h"
 #include "session.h"
 #include "sitetab.h"
 #include "symtab.h"
@@ -887,6 +888,7 @@ static int start_locked(session_t *s)
     __atomic_store_n(&writer_stop, 0, __ATOMIC_RELAXED);
     run.t0 = now_ns();
     __atomic_store_n(&trace_active, 1, __ATOMIC_SEQ_CST);
+    lockprof_watch_trace(true);
     /* Created guarded (an internal thread) with every signal blocked. */
     sigset_t all, old;
     sigfillset(&all);
@@ -894,6 +896,7 @@ static int start_locked(session_t *s)
     int rc = pthread_create(&run.writer, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
+        lockprof_watch_trace(false);
         __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
         return -rc;
     }
@@ -920,6 +923,7 @@ static int stop_locked(session_t *s, bool discard)
 {
     (void)s;
     (void)discard; /* the file is removed then; a descriptor is the caller's */
+    lockprof_watch_trace(false);
     __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
     quiesce();
     __atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
@@ -966,6 +970,7 @@ static void fork_child(void)
     /* No writer thread here, and the other threads' records are stale:
      * the child does not trace, and leaves the parent's file alone. */
     trace_active = 0;
+    lockprof_watch_trace(false);
     for (trec_t *r = all_recs; r; r = r->next_all) {
         r->busy = 0;
         r->gen = 0;

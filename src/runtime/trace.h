@@ -43,7 +43,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Nonzero while a trace runs: the one load of the hooks when none does. */
+/* Nonzero while a trace runs: the one load of the annotations and the CPU
+ * profile's signal when none does (the lock hooks read lockprof_watch). */
 extern int trace_active __attribute__((visibility("hidden")));
 
 static inline bool trace_on(void)
