@@ -33,15 +33,8 @@ RUNS=${BENCH_RUNS:-7}
 ITERS=${BENCH_ITERS:-100000000}
 THREADS=${BENCH_THREADS:-1}
 
-say() { echo "mutex_overhead: $*" >&2; }
-die() { say "$*"; exit 1; }
-
-[ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is needed: sudo apt-get install time"
-make -C "$TOP" -s build/libcprof.so >&2 || die "cannot build build/libcprof.so"
-W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-LIB=$W/libcprof.so
-cp "$TOP/build/libcprof.so" "$LIB"
+. "$TOP/bench/lib.sh"
+bench_init mutex_overhead
 cc -std=gnu11 -O2 -g -o "$W/lockbench" "$WL/lockbench.c" -lpthread || die "cannot build lockbench"
 
 WORKLOADS="bare work"
@@ -74,32 +67,11 @@ env_of() { # CONFIG -> its environment in CENV
 run_one() { # WORKLOAD CONFIG: appends "wall cpu" to $W/res/WORKLOAD.CONFIG
   cmd_of "$1"; env_of "$2"
   rm -f "$W/mutex.pb.gz"
-  local t0 t1
-  t0=$EPOCHREALTIME
-  /usr/bin/time -f "%U %S" -o "$W/cpu" env "${CENV[@]}" "${CMD[@]}" > "$W/out" 2>&1 ||
-    die "$1/$2 failed: $(tail -n3 "$W/out")"
-  t1=$EPOCHREALTIME
-  if [ "$2" = plain ]; then
-    [ -f "$W/want.$1" ] || cp "$W/out" "$W/want.$1"
-  fi
-  cmp -s "$W/out" "$W/want.$1" || die "$1/$2: output differs from the plain run"
+  timed_run "$1" "$2"
   [ "$2" != on ] || [ -s "$W/mutex.pb.gz" ] || die "$1/$2: no mutex profile written"
-  awk -v a="$t0" -v b="$t1" '{ printf "%.4f %.2f\n", b - a, $1 + $2 }' "$W/cpu" >> "$W/res/$1.$2"
 }
 
-mkdir -p "$W/res"
-for wl in $WORKLOADS; do
-  run_one "$wl" plain # warm-up (page cache, input), not counted
-  rm -f "$W/res/$wl.plain"
-  for ((r = 1; r <= RUNS; r++)); do
-    for c in $CONFIGS; do run_one "$wl" "$c"; done
-  done
-  say "$wl: $RUNS rounds done"
-done
-
-median() { # FILE COLUMN
-  sort -g -k"$2,$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+interleaved "$RUNS" "$WORKLOADS" "$CONFIGS"
 
 printf '\nmedian of %d interleaved runs; lockbench: %d lock rounds x %d threads\n\n' "$RUNS" "$ITERS" "$THREADS"
 printf '| workload | configuration | wall s | x plain | CPU s | x plain | CPU x hooks off |\n'

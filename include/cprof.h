@@ -121,6 +121,32 @@ int cprof_set_block_rate(int64_t rate_ns);
 int cprof_mutex_profile_write_fd(int fd, int debug);
 int cprof_block_profile_write_fd(int fd, int debug);
 
+/* Execution trace, as Go's runtime/trace.Start: every thread's life
+ * (created, running, blocked on a lock, condition variable, semaphore or
+ * join), the live heap, CPU samples while a CPU profile runs, and the user
+ * annotations below, in Go 1.19's trace format for `go tool trace`.
+ * cprof_trace_start traces into path (the patterns of
+ * cprof_heap_profile_write), cprof_trace_stop completes the file. One
+ * trace at a time, also counting CPROF_TRACE and /debug/pprof/trace:
+ * start: 0, -EINVAL (bad pattern), -EBUSY, or the errno of creating the
+ * file; stop: 0, -ENOTCONN if none runs, or the errno of writing. A trace
+ * still running at exit is written then. */
+int cprof_trace_start(const char *path);
+int cprof_trace_stop(void);
+
+/* User annotations of the trace, as runtime/trace's NewTask, StartRegion
+ * and Log: each costs one branch when no trace runs (and then does nothing:
+ * -ENOTCONN). task_begin returns the new task's id (child of parent, 0 for
+ * none), or 0 when no trace runs; regions nest per thread and belong to a
+ * task (0: none); log records category and message. Names and categories
+ * are interned (the first 4096 distinct ones); strings are cut at 1024
+ * bytes. */
+uint64_t cprof_trace_task_begin(uint64_t parent, const char *name);
+int cprof_trace_task_end(uint64_t task);
+int cprof_trace_region_begin(uint64_t task, const char *name);
+int cprof_trace_region_end(uint64_t task, const char *name);
+int cprof_trace_log(uint64_t task, const char *category, const char *message);
+
 /* The /debug/pprof/ endpoints of Go's net/http/pprof, served by a thread of
  * this process (libcprof-http.so, loaded on first use from the directory
  * libcprof.so was loaded from). addr is HOST:PORT: a numeric IPv4 address,

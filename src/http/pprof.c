@@ -13,6 +13,7 @@
 #include "query.h"
 #include "runtime/symtab.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -176,10 +177,11 @@ struct pprof_req {
     heap_snapshot_t base;
     int64_t base_ns;
     const endpoint_t *ep; /* the delta profile's */
-    /* CPU profile: the session (> 0 while it runs) and the memfd it is
-     * written to */
-    int64_t cpu_id;
-    int cpu_fd;
+    /* CPU profile or trace: the runtime's session (id > 0 while it runs)
+     * and the memfd it is written to */
+    const cprof_http_session_t *sess;
+    int64_t sess_id;
+    int sess_fd;
     /* delta of a threads, threadcreate, mutex or block profile: the first
      * profile, decoded */
     profile_t *sp_base;
@@ -191,13 +193,15 @@ struct pprof_req {
 enum {
     P_DELTA = 1,   /* seconds=N: a delta profile over N seconds (debug must be 0) */
     P_SECONDS = 2, /* seconds=N: the CPU profile's duration, 30 by default */
+    P_TRACE_SECONDS = 16, /* seconds=X: the trace's, any number, 1 by default */
     P_GC = 4,      /* gc=N: checked, nothing to collect in C */
     P_DEBUG = 8,   /* debug=N: the text forms */
-    P_RESET = 16,  /* reset=N: N != 0 starts the profile anew once answered */
+    P_RESET = 32,  /* reset=N: N != 0 starts the profile anew once answered */
 };
 
 typedef struct {
     int64_t seconds; /* delta (or CPU) profile duration; 0 for a profile now */
+    int64_t wait_ms; /* a CPU profile's or trace's duration */
     int64_t debug;
     int64_t reset;
 } params_t;
@@ -222,6 +226,9 @@ struct endpoint {
     unsigned params;          /* P_* */
     bool post;                /* takes POST as well as GET and HEAD */
     const char *sample_type;  /* heap profiles: the default sample type (NULL: inuse_space) */
+    /* CPU profile and trace: what Go's error says could not be enabled,
+     * and why when another session runs */
+    const char *enable, *busy;
 };
 
 /* Go's Cmdline: os.Args joined with NUL bytes (no trailing NUL). */
@@ -243,44 +250,55 @@ static pprof_action_t serve_cmdline(const call_t *c)
     return PPROF_REPLY;
 }
 
-/* Go's Profile handler: StartCPUProfile, sleep `seconds` (default 30),
- * StopCPUProfile; the profile is written to a memfd at the end of the wait
- * (pprof_wait_end). One at a time, as in Go: the runtime refuses a second
- * session with -EBUSY. */
-static pprof_action_t serve_cpu(const call_t *c)
+/* The runtime's session named name (the CPU profile, the trace), or NULL. */
+static const cprof_http_session_t *session_find(const char *name)
 {
-    pprof_reply_t *out = c->out;
-    int fd = body_fd();
-    int64_t id = fd < 0 ? -errno : ops->cpu_start(fd);
+    for (size_t i = 0; i < ops->n_sessions; i++)
+        if (strcmp(ops->sessions[i].name, name) == 0)
+            return &ops->sessions[i];
+    return NULL;
+}
+
+/* Go's Profile and Trace handlers: start the session (StartCPUProfile,
+ * trace.Start), sleep `seconds`, stop it; what it recorded is written to a
+ * memfd, answered at the end of the wait (pprof_wait_end). One at a time,
+ * as in Go: the runtime refuses a second session with -EBUSY. */
+static pprof_action_t serve_session(const call_t *c)
+{
+    const cprof_http_session_t *s = session_find(c->e->name);
+    int fd = s ? body_fd() : -1;
+    int64_t id = !s ? -ENOSYS : fd < 0 ? -errno : s->start(fd);
     if (id < 0) {
         if (fd >= 0)
             close(fd);
         char msg[160];
-        snprintf(msg, sizeof(msg), "Could not enable CPU profiling: %s",
-                 id == -EBUSY ? "cpu profiling already in use" : strerror((int)-id));
-        serve_error(out, 500, msg);
+        snprintf(msg, sizeof(msg), "Could not enable %s: %s", c->e->enable,
+                 id == -EBUSY ? c->e->busy : strerror((int)-id));
+        serve_error(c->out, 500, msg);
         return PPROF_REPLY;
     }
-    c->r->cpu_id = id;
-    c->r->cpu_fd = fd;
-    *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
+    c->r->sess = s;
+    c->r->sess_id = id;
+    c->r->sess_fd = fd;
+    *c->until_ms = pprof_now_ms() + c->prm.wait_ms;
     return PPROF_WAIT;
 }
 
-/* The end of a CPU profile's wait: stop it and answer with the profile. */
-static void cpu_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
+/* The end of a session's wait: stop it and answer with what it wrote. */
+static void session_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
 {
-    int rc = ops->cpu_stop(r->cpu_id, cancelled);
-    int fd = r->cpu_fd;
-    r->cpu_id = 0;
-    r->cpu_fd = -1;
+    int rc = r->sess->stop(r->sess_id, cancelled);
+    int fd = r->sess_fd;
+    const char *name = r->sess->name;
+    r->sess_id = 0;
+    r->sess_fd = -1;
     if (cancelled) {
         close(fd);
         serve_error(out, 500, "context canceled");
         return;
     }
     if (rc == 0)
-        rc = reply_fd(out, fd, OCTETS, "profile");
+        rc = reply_fd(out, fd, OCTETS, name);
     else
         close(fd);
     if (rc < 0)
@@ -516,8 +534,8 @@ void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         sp_wait_end(r, cancelled, out);
         return;
     }
-    if (r->cpu_id > 0) {
-        cpu_wait_end(r, cancelled, out);
+    if (r->sess_id > 0) {
+        session_wait_end(r, cancelled, out);
         return;
     }
     if (!r->have_base) {
@@ -679,39 +697,48 @@ static pprof_action_t serve_index(const call_t *c);
  * parameters it takes. To add an endpoint, add its row here; a profile the
  * runtime writes whole (write(fd, debug) and count()) needs no code here:
  * add it to the runtime's profile table (httpctl.c, see httpops.h) and give
- * its row serve_stackprof, count_runtime and P_DELTA | P_DEBUG. */
+ * its row serve_stackprof, count_runtime and P_DELTA | P_DEBUG; one recorded
+ * over a while (start(fd), stop(id)) goes in the runtime's session table and
+ * gets serve_session, its seconds parameter, and Go's texts for a start that
+ * fails (enable, busy). */
 static const endpoint_t endpoints[] = {
-    {"", NULL, serve_index, NULL, 0, false, NULL},
+    {"", NULL, serve_index, NULL, 0, false, NULL, NULL, NULL},
     {"allocs", "A sampling of all past memory allocations", serve_profile, count_buckets,
-     P_DELTA | P_GC | P_DEBUG, false, "alloc_space"},
+     P_DELTA | P_GC | P_DEBUG, false, "alloc_space", NULL, NULL},
     {"block", "Stack traces that led to blocking on synchronization primitives",
-     serve_stackprof, count_runtime, P_DELTA | P_DEBUG, false, NULL},
+     serve_stackprof, count_runtime, P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
     {"cmdline", "The command line invocation of the current program", serve_cmdline, NULL, 0,
-     false, NULL},
+     false, NULL, NULL, NULL},
     {"goroutine", "Stack traces of all current threads", serve_stackprof, count_runtime,
-     P_DELTA | P_DEBUG, false, NULL},
+     P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
     {"heap",
      "A sampling of memory allocations of live objects. You can specify the gc GET "
      "parameter to run GC before taking the heap sample.",
-     serve_profile, count_buckets, P_DELTA | P_GC | P_DEBUG, false, NULL},
+     serve_profile, count_buckets, P_DELTA | P_GC | P_DEBUG, false, NULL, NULL, NULL},
     /* cprof's own: no delta (a scan, a high) */
     {"leaks",
      "Sampled objects still live that no pointer reaches (a conservative scan of memory; the "
      "other threads are stopped while it reads)",
-     serve_stackprof, NULL, P_DEBUG, false, NULL},
+     serve_stackprof, NULL, P_DEBUG, false, NULL, NULL, NULL},
     {"mutex", "Stack traces of threads waiting for contended mutexes", serve_stackprof,
-     count_runtime, P_DELTA | P_DEBUG, false, NULL},
+     count_runtime, P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
     {"peak",
      "The heap profile as it was when the live bytes were at their highest. You can specify "
      "reset=1 to start a new window after this one.",
-     serve_stackprof, count_buckets, P_DEBUG | P_RESET, false, NULL},
+     serve_stackprof, count_buckets, P_DEBUG | P_RESET, false, NULL, NULL, NULL},
     {"profile",
      "CPU profile. You can specify the duration in the seconds GET parameter. After you get "
      "the profile file, use the go tool pprof command to investigate the profile.",
-     serve_cpu, NULL, P_SECONDS, false, NULL},
-    {"symbol", NULL, serve_symbol, NULL, 0, true, NULL},
+     serve_session, NULL, P_SECONDS, false, NULL, "CPU profiling",
+     "cpu profiling already in use"},
+    {"symbol", NULL, serve_symbol, NULL, 0, true, NULL, NULL, NULL},
     {"threadcreate", "Stack traces that led to the creation of new OS threads", serve_stackprof,
-     count_runtime, P_DELTA | P_DEBUG, false, NULL},
+     count_runtime, P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
+    {"trace",
+     "A trace of execution of the current program. You can specify the duration in the seconds "
+     "GET parameter. After you get the trace file, use the go tool trace command to investigate "
+     "the trace.",
+     serve_session, NULL, P_TRACE_SECONDS, false, NULL, "tracing", "tracing is already enabled"},
 };
 #define END (endpoints + sizeof(endpoints) / sizeof(endpoints[0]))
 
@@ -786,6 +813,20 @@ static int read_params(const endpoint_t *e, const char *query, pprof_reply_t *ou
             return -1;
         }
         p->seconds = sec;
+        p->wait_ms = sec * 1000;
+    }
+    if (e->params & P_TRACE_SECONDS) {
+        /* Go's Trace: ParseFloat; not a positive number means 1 s. */
+        char *s = query_get(query, "seconds"), *end = NULL;
+        double sec = s && *s && !isspace((unsigned char)*s) ? strtod(s, &end) : 0;
+        free(s);
+        if (!end || *end || !(sec > 0))
+            sec = 1;
+        if (sec >= PPROF_WRITE_TIMEOUT_S) {
+            serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+            return -1;
+        }
+        p->wait_ms = (int64_t)(sec * 1000);
     }
     /* gc > 0 asks Go to collect garbage first; C has nothing to collect. */
     int64_t gc = 0;
@@ -832,7 +873,7 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
         return PPROF_REPLY;
     }
     if (!e) {
-        /* trace, and anything else: pprof.Lookup finds no such profile. */
+        /* anything else: pprof.Lookup finds no such profile. */
         serve_error(out, 404, "Unknown profile");
         return PPROF_REPLY;
     }
@@ -861,9 +902,9 @@ void pprof_req_free(pprof_req_t *r)
         profile_free(r->sp_base);
         waiting--;
     }
-    if (r->cpu_id > 0) { /* the client went away: free CPU profiling for the next */
-        ops->cpu_stop(r->cpu_id, true);
-        close(r->cpu_fd);
+    if (r->sess_id > 0) { /* the client went away: free the session for the next */
+        r->sess->stop(r->sess_id, true);
+        close(r->sess_fd);
     }
     sb_free(&r->out);
     free(r);

@@ -32,6 +32,7 @@
 #include "buckets.h"
 #include "unwind.h"
 #include "threadprof.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -96,6 +97,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
     sampler_set_seed(cfg.seed);
     counters_init();
     bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
+    bool traced = trace_init(cfg.trace_buffer) == 0;
     unwind_init(cfg.unwinder, cfg.depth);
     if (buckets_init() < 0 || livemap_init() < 0) {
         rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
@@ -115,6 +117,8 @@ __attribute__((constructor(101))) static void cprof_init(void)
     }
     if (cpu)
         cpu_start_from_env(cfg.cpu_profile);
+    if (traced)
+        trace_start_from_env(cfg.trace);
     httpctl_start_from_env();
     rt_guard_leave(g);
 }
@@ -130,7 +134,8 @@ __attribute__((constructor(103))) static void cprof_init_last(void)
 __attribute__((destructor)) static void cprof_fini(void)
 {
     uint32_t g = rt_guard_enter();
-    cpu_fini();
+    cpu_fini(); /* first: its last samples go into the trace */
+    trace_fini();
     output_stop_periodic();
     if (ready && cfg.leak_profile) {
         int rc = profwriter_write_file(cfg.leak_profile, leaks_write);

@@ -108,7 +108,7 @@ static void bad(const char *name, const char *value, const char *accepts, const 
 void config_read(rt_config_t *c)
 {
     *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_LIBUNWIND, .depth = 64,
-                    .memory_limit = 1ull << 30, .cpu_hz = 100};
+                    .memory_limit = 1ull << 30, .cpu_hz = 100, .trace_buffer = 16u << 20};
     static const char heap_off[] = "heap profiling is off";
     static char heap_buf[4096], cpu_buf[4096];
     const char *v;
@@ -219,6 +219,18 @@ void config_read(rt_config_t *c)
     }
     if ((v = getenv("CPROF_LEAK_SUPPRESS")) && *v)
         c->leak_suppress = absolute(v, supp_buf, sizeof(supp_buf));
+    static char trace_buf[4096];
+    if ((v = getenv("CPROF_TRACE"))) {
+        if (config_check_pattern(v) == 0)
+            c->trace = absolute(v, trace_buf, sizeof(trace_buf));
+        else
+            bad("CPROF_TRACE", v, "expected a file name; %p pid, %e program, "
+                "%t time, %n sequence, %% percent", "no trace is written");
+    }
+    if ((v = getenv("CPROF_TRACE_BUFFER")) &&
+        !parse_u64(v, 64u << 10, 1ull << 30, true, &c->trace_buffer))
+        bad("CPROF_TRACE_BUFFER", v, "expected bytes from 64K to 1G, optionally with K, M or G",
+            "the trace buffers are 16M");
     if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         char *end;
         errno = 0;

@@ -26,6 +26,8 @@ typedef struct {
     const char *peak_profile; /* CPROF_PEAK_PROFILE: written at exit, or NULL */
     const char *leak_profile; /* CPROF_LEAK_PROFILE: written at exit, or NULL */
     const char *leak_suppress; /* CPROF_LEAK_SUPPRESS: LSan suppressions file, or NULL */
+    const char *trace;        /* CPROF_TRACE: execution trace of the run, or NULL */
+    uint64_t trace_buffer;    /* CPROF_TRACE_BUFFER: bytes of trace buffers (default 16 MiB) */
 } rt_config_t;
 
 void config_read(rt_config_t *c);

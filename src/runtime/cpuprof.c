@@ -6,26 +6,24 @@
  * timer. Stop disables recording, deletes the timers, waits until no
  * handler is still writing, lets the drain thread empty the ring and end,
  * and builds the profile from its table. Start and stop are serialized by
- * an atomic state word; a caller that finds a stop in progress waits on it
- * (futex) rather than on a lock, and nothing here runs in a hook. */
+ * session.h (which also owns the profile's file), and nothing here runs in
+ * a hook. */
 #include "cpuprof.h"
 
 #include "arena.h"
-#include "config.h"
 #include "cpuring.h"
 #include "cprof.h"
-#include "outfile.h"
 #include "profile/profile.h"
 #include "rt.h"
 #include "profwriter.h"
+#include "session.h"
 #include "threadhook.h"
+#include "trace.h"
 
 #include "base/hash.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,7 +36,6 @@
 #define TIMERS_CAP (1u << 14)  /* threads with a timer at once */
 #define INTERNAL_MAX 32        /* cprof's own threads remembered */
 #define DRAIN_PERIOD_MS 100    /* as Go's profileWriter */
-#define RESULTS 8              /* outcomes of past sessions kept */
 
 static int hz = 100;
 static int depth = 64;
@@ -355,6 +352,8 @@ static void drain(ctable_t *t)
     while (cpuring_peek(&s)) {
         if (s.depth > 0)
             table_add(t, s.pcs, s.depth, s.count);
+        if (s.ts)
+            trace_cpu_sample(s.ts, s.thread, s.pcs, (int)s.depth);
         cpuring_release();
     }
     t->lost += (int64_t)cpuring_take_lost();
@@ -430,58 +429,35 @@ static int build(profwriter_t *b, const ctable_t *t, int64_t time_ns, int64_t du
     return rc;
 }
 
-/* --- sessions ---------------------------------------------------------------------- */
-
-enum { OFF, STARTING, RUNNING, STOPPING };
-
-static int state = OFF; /* futex word: waiters sleep while it is STOPPING */
-static struct {
-    int64_t id;
-    int fd;           /* where the profile goes */
-    bool file;        /* fd is out's, closed (and renamed) at the end */
-    outfile_t out;
-    int64_t start_real_ns, start_mono_ns;
-    int64_t duration_ns; /* set at the stop */
-    pthread_t drain;
-} sess;
-static int64_t last_id;
-static struct {
-    int64_t id;
-    int rc;
-} results[RESULTS]; /* how the last sessions ended, by id */
-static uint64_t file_seq;
-
-/* Writes the stopped session's profile to fd (outfile_write's shape). */
-static int write_session(int fd, void *arg)
+static int write_profile(int fd, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
 {
-    (void)arg;
     profwriter_t *b = profwriter_new();
     if (!b)
         return -errno;
-    int rc = build(b, &tab, sess.start_real_ns, sess.duration_ns);
+    int rc = build(b, t, time_ns, duration_ns);
     if (rc == 0)
         rc = profwriter_write(b, fd);
     profwriter_free(b);
     return rc;
 }
 
+/* --- sessions ---------------------------------------------------------------------- */
+
+static int start_locked(session_t *s);
+static int stop_locked(session_t *s, bool discard);
+
+static session_t sess = {.what = "CPU profile", .env = "CPROF_CPU_PROFILE",
+                         .start = start_locked, .stop = stop_locked};
+static struct {
+    int64_t start_real_ns, start_mono_ns;
+    pthread_t drain;
+} run;
+
 static int64_t now_ns(clockid_t c)
 {
     struct timespec ts;
     clock_gettime(c, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void set_state(int s)
-{
-    __atomic_store_n(&state, s, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
-
-static void wait_state(int s)
-{
-    struct timespec ts = {0, 10000000};
-    syscall(SYS_futex, &state, FUTEX_WAIT_PRIVATE, s, &ts, NULL, 0);
 }
 
 static int start_drain(void)
@@ -491,18 +467,18 @@ static int start_drain(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&sess.drain, NULL, drain_main, NULL);
+    int rc = pthread_create(&run.drain, NULL, drain_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return -rc;
-    pthread_setname_np(sess.drain, "cprof-cpu");
+    pthread_setname_np(run.drain, "cprof-cpu");
     return 0;
 }
 
-/* Starts a session writing to fd (state is STARTING); out for a file
- * session, else NULL. */
-static int start_locked(int fd, const outfile_t *out)
+/* Starts the timers and the drain thread (session.h's start). */
+static int start_locked(session_t *s)
 {
+    (void)s;
     if (!inited)
         return -ENOTSUP;
     int rc = cpuring_init(depth);
@@ -521,13 +497,8 @@ static int start_locked(int fd, const outfile_t *out)
     __atomic_store_n(&drain_stop, 0, __ATOMIC_RELAXED);
     if ((rc = start_drain()) < 0)
         return rc;
-    sess.fd = fd;
-    sess.file = out != NULL;
-    if (out)
-        sess.out = *out;
-    sess.id = ++last_id;
-    sess.start_real_ns = now_ns(CLOCK_REALTIME);
-    sess.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+    run.start_real_ns = now_ns(CLOCK_REALTIME);
+    run.start_mono_ns = now_ns(CLOCK_MONOTONIC);
     cpuring_enable(true);
     rt_lock(&timers_lock);
     __atomic_store_n(&timers_on, 1, __ATOMIC_RELEASE);
@@ -537,40 +508,16 @@ static int start_locked(int fd, const outfile_t *out)
     return 0;
 }
 
-/* The session id, or -EBUSY when one is running, or another -errno. */
-static int64_t start(int fd, const outfile_t *out)
-{
-    int expected = OFF;
-    if (!__atomic_compare_exchange_n(&state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
-        return -EBUSY;
-    int rc = start_locked(fd, out);
-    int64_t id = sess.id;
-    set_state(rc < 0 ? OFF : RUNNING);
-    return rc < 0 ? rc : id;
-}
-
-static void remember(int64_t id, int rc)
-{
-    results[id % RESULTS].id = id;
-    results[id % RESULTS].rc = rc;
-}
-
-static int result_of(int64_t id)
-{
-    return results[id % RESULTS].id == id ? results[id % RESULTS].rc : -ENOTCONN;
-}
-
-/* Ends the running session (state is STOPPING). */
-static int stop_locked(bool discard)
+/* Ends the running session and writes its profile (session.h's stop). */
+static int stop_locked(session_t *s, bool discard)
 {
     cpuring_enable(false);
     uncover_all();
     cpuring_quiesce();
     __atomic_store_n(&drain_stop, 1, __ATOMIC_RELEASE);
     cpuring_wake();
-    pthread_join(sess.drain, NULL);
-    int64_t duration = now_ns(CLOCK_MONOTONIC) - sess.start_mono_ns;
+    pthread_join(run.drain, NULL);
+    int64_t duration = now_ns(CLOCK_MONOTONIC) - run.start_mono_ns;
     if (uncovered)
         rt_warn("%llu threads could not have a CPU timer (RLIMIT_SIGPENDING?) and are "
                 "missing from the CPU profile", (unsigned long long)uncovered);
@@ -578,68 +525,10 @@ static int stop_locked(bool discard)
         rt_warn("the program replaced cprof's SIGPROF handler while the CPU profile ran; "
                 "the profile misses the samples since");
     int rc = 0;
-    if (!discard) {
-        sess.duration_ns = duration;
-        rc = sess.file ? outfile_write(&sess.out, write_session, NULL)
-                       : write_session(sess.fd, NULL);
-    }
+    if (!discard)
+        rc = write_profile(s->fd, &tab, run.start_real_ns, duration);
     table_free(&tab);
-    if (sess.file) {
-        rc = outfile_close(&sess.out, discard ? -ECANCELED : rc);
-        if (discard)
-            rc = 0;
-        if (rc < 0)
-            rt_warn("cannot write CPU profile %s: %s", sess.out.path, outfile_strerror(rc));
-    }
-    sess.fd = -1;
     return rc;
-}
-
-/* id 0: whatever session runs. */
-static int stop(int64_t id, bool discard)
-{
-    for (;;) {
-        int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-        if (s == OFF)
-            return id ? result_of(id) : -ENOTCONN;
-        if (s == RUNNING) {
-            if (id && sess.id != id)
-                return result_of(id);
-            if (!__atomic_compare_exchange_n(&state, &s, STOPPING, false, __ATOMIC_ACQUIRE,
-                                             __ATOMIC_RELAXED))
-                continue;
-            if (!id || sess.id == id)
-                break;
-            set_state(RUNNING); /* another session began meanwhile: not ours */
-            return result_of(id);
-        }
-        wait_state(s); /* STARTING or STOPPING: wait for its end */
-    }
-    int64_t sid = sess.id;
-    int rc = stop_locked(discard);
-    remember(sid, rc);
-    set_state(OFF);
-    return id && id != sid ? result_of(id) : rc;
-}
-
-/* A file session: the expanded path, opened now (outfile.h), so that a
- * path that cannot be written fails at the start. */
-static int start_file(const char *pattern)
-{
-    char path[4096];
-    uint64_t seq = __atomic_fetch_add(&file_seq, 1, __ATOMIC_RELAXED);
-    int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
-    if (rc < 0)
-        return rc;
-    outfile_t out;
-    if ((rc = outfile_open(&out, path, seq)) < 0)
-        return rc;
-    int64_t id = start(out.fd, &out);
-    if (id < 0) {
-        outfile_close(&out, (int)id);
-        return (int)id;
-    }
-    return 0;
 }
 
 /* --- fork --------------------------------------------------------------------------- */
@@ -664,13 +553,8 @@ static void fork_child(void)
         memset(timers, 0, TIMERS_CAP * sizeof(*timers));
     ntimers = 0;
     memset(internal_tids, 0, sizeof(internal_tids));
-    if (state != OFF) {
-        if (sess.file && sess.fd >= 0)
-            close(sess.fd);
-        sess.fd = sess.out.fd = -1;
+    if (session_fork_child(&sess))
         table_free(&tab);
-        state = OFF;
-    }
     rt_unlock(&timers_lock);
 }
 
@@ -696,56 +580,31 @@ int cpu_init(int rate_hz, int max_depth)
 
 void cpu_start_from_env(const char *pattern)
 {
-    if (!pattern)
-        return;
-    int rc = start_file(pattern);
-    if (rc < 0)
-        rt_warn("CPROF_CPU_PROFILE=\"%s\": cannot start: %s; no CPU profile is written", pattern,
-                outfile_strerror(rc));
+    session_start_env(&sess, pattern);
 }
 
 void cpu_fini(void)
 {
-    if (!inited)
-        return;
-    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    if (s == OFF || s == STARTING)
-        return;
-    stop(0, !sess.file);
+    if (inited)
+        session_fini(&sess);
 }
 
 int64_t cpu_start_fd(int fd)
 {
-    uint32_t g = rt_guard_enter();
-    int64_t id = start(fd, NULL);
-    rt_guard_leave(g);
-    return id;
+    return session_start_fd(&sess, fd);
 }
 
 int cpu_stop_session(int64_t id, bool discard)
 {
-    if (id <= 0)
-        return -EINVAL;
-    uint32_t g = rt_guard_enter();
-    int rc = stop(id, discard);
-    rt_guard_leave(g);
-    return rc;
+    return session_stop(&sess, id, discard);
 }
 
 RT_EXPORT int cprof_cpu_start(const char *path)
 {
-    if (!path || config_check_pattern(path) < 0)
-        return -EINVAL;
-    uint32_t g = rt_guard_enter();
-    int rc = start_file(path);
-    rt_guard_leave(g);
-    return rc;
+    return session_start_file(&sess, path);
 }
 
 RT_EXPORT int cprof_cpu_stop(void)
 {
-    uint32_t g = rt_guard_enter();
-    int rc = stop(0, false);
-    rt_guard_leave(g);
-    return rc;
+    return session_stop(&sess, 0, false);
 }

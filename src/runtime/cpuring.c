@@ -3,6 +3,7 @@
 
 #include "arena.h"
 #include "rt.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -29,6 +30,8 @@ typedef struct {
                        == position + 1: published for the consumer */
     uint32_t depth;
     uint32_t count;
+    int64_t ts;      /* CLOCK_MONOTONIC ns while a trace runs, else 0 */
+    uint64_t thread; /* trace_thread_sigsafe() */
     uintptr_t pcs[];
 } slot_t;
 
@@ -184,6 +187,14 @@ static void record_sigsafe(const siginfo_t *info, ucontext_t *uc)
         return;
     }
     s->count = count;
+    s->ts = 0;
+    s->thread = 0;
+    if (trace_on()) { /* the execution trace shows the sample too */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        s->ts = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        s->thread = trace_thread_sigsafe();
+    }
     s->depth = (uint32_t)capture_sigsafe(uc, s->pcs, max_depth);
     publish_sigsafe(s, pos);
 }
@@ -329,6 +340,8 @@ bool cpuring_peek(cpuring_sample_t *out)
     out->pcs = s->pcs;
     out->depth = s->depth;
     out->count = s->count;
+    out->ts = s->ts;
+    out->thread = s->thread;
     return true;
 }
 

@@ -12,8 +12,10 @@
  *   unw_init_local2 on the signal's ucontext and unw_step: signal-safe
  *   for local unwinding, its caches per thread; the first unwind on a
  *   thread makes its frame cache with mmap and a pthread_setspecific on a
- *   key made at start, which glibc stores without allocating) and the
- *   futex wake of the drain thread (a system call).
+ *   key made at start, which glibc stores without allocating), the
+ *   futex wake of the drain thread (a system call), and while a trace
+ *   runs clock_gettime and trace_thread_sigsafe (reads of the thread's
+ *   own trace record).
  * - If the signal interrupted libunwind on this thread (a heap sample being
  *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
  *   per-thread caches may be half updated: the sample is then recorded
@@ -56,6 +58,8 @@ typedef struct {
                              entry names its instruction when decremented */
     uint32_t depth;
     uint32_t count;       /* timer periods it stands for: 1 + overruns */
+    int64_t ts;           /* when, if an execution trace ran (trace.h), else 0 */
+    uint64_t thread;      /* the trace's thread (trace_thread_sigsafe) */
 } cpuring_sample_t;
 
 /* Early, from the runtime's constructor: has libunwind make its

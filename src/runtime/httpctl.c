@@ -20,6 +20,7 @@
 #include "rt.h"
 #include "sampler.h"
 #include "threadprof.h"
+#include "trace.h"
 
 #include "cprof.h"
 
@@ -64,6 +65,11 @@ static const cprof_http_profile_t profiles[] = {
     {"leaks", leaks_write, NULL, 1, NULL},
 };
 
+static const cprof_http_session_t sessions[] = {
+    {"profile", cpu_start_fd, cpu_stop_session},
+    {"trace", trace_start_fd, trace_stop_session},
+};
+
 static const cprof_http_ops_t ops = {
     .version = CPROF_HTTP_OPS_VERSION,
     .size = sizeof(cprof_http_ops_t),
@@ -78,10 +84,10 @@ static const cprof_http_ops_t ops = {
     .heap_write_text = heap_write_text,
     .stats = cprof_stats,
     .rate = op_rate,
-    .cpu_start = cpu_start_fd,
-    .cpu_stop = cpu_stop_session,
     .profiles = profiles,
     .n_profiles = sizeof(profiles) / sizeof(profiles[0]),
+    .sessions = sessions,
+    .n_sessions = sizeof(sessions) / sizeof(sessions[0]),
 };
 
 /* --- state ----------------------------------------------------------------- */

@@ -46,6 +46,20 @@ typedef struct {
     void (*reset)(void);
 } cprof_http_profile_t;
 
+/* A profile recorded over a while, served as /debug/pprof/NAME?seconds=N
+ * (the CPU profile of cpuprof.h, "profile", and the execution trace of
+ * trace.h, "trace"): start begins a session written to fd (the caller's):
+ * the session id (> 0), -EBUSY while another runs, or a negative errno.
+ * stop ends session id and completes what it wrote (unless discard); if it
+ * was stopped already, the outcome of that: 0 or a negative errno. Adding
+ * one: a row in httpctl.c's sessions[] and one in the server's
+ * endpoints[]. */
+typedef struct {
+    const char *name;
+    int64_t (*start)(int fd);
+    int (*stop)(int64_t id, bool discard);
+} cprof_http_session_t;
+
 typedef struct {
     uint32_t version; /* CPROF_HTTP_OPS_VERSION */
     uint32_t size;    /* sizeof(cprof_http_ops_t) as the runtime knows it */
@@ -69,17 +83,11 @@ typedef struct {
     int (*stats)(cprof_stats_t *st);
     int64_t (*rate)(void);
 
-    /* The CPU profile (cpuprof.h). cpu_start begins one that is written to
-     * fd (the caller's) when it stops: the session id (> 0), -EBUSY while
-     * another runs, or a negative errno. cpu_stop ends session id and
-     * writes it (unless discard); if it was stopped already, the outcome of
-     * that. 0 or a negative errno. */
-    int64_t (*cpu_start)(int fd);
-    int (*cpu_stop)(int64_t id, bool discard);
-
-    /* The profiles written whole (above). */
+    /* The profiles written whole, and those recorded over a while (above). */
     const cprof_http_profile_t *profiles;
     size_t n_profiles;
+    const cprof_http_session_t *sessions;
+    size_t n_sessions;
 } cprof_http_ops_t;
 
 typedef struct {

@@ -4,10 +4,10 @@
  * to the next definition in the chain (dlsym(RTLD_NEXT), resolved together
  * on first use), so another interposer behind cprof keeps working.
  *
- * Cost: with both profiles off (the default), a hook is two relaxed loads
- * and the forward. With a profile on, a mutex that is free (its glibc lock
- * word is 0: one relaxed load) is locked with the real call at once. Any
- * other lock call first tries the lock (the next *_trylock): taken there,
+ * Cost: with both profiles and the trace off (the default), a hook is one
+ * relaxed load (lockprof_watch) and the forward. With a profile or the
+ * trace on, a mutex that is free (its glibc lock word is 0: one relaxed
+ * load) is locked with the real call at once. Any other lock call first tries the lock (the next *_trylock): taken there,
  * the hook returns. Only when the lock is held by another thread (EBUSY)
  * does cprof look at the clock, and only for a sampled event does it
  * unwind the stack. Any other result of the try (0, EOWNERDEAD of a robust
@@ -25,6 +25,7 @@
  * the table insert happens after the lock is acquired. */
 #include "lockprof.h"
 #include "rt.h"
+#include "trace.h"
 #include "unwind.h"
 
 #include <dlfcn.h>
@@ -110,15 +111,17 @@ static inline void ready(void)
         resolve();
 }
 
-/* Whether this call is profiled (with both rates), else it simply
- * forwards: both profiles off, cprof's own code (guard), or libunwind
- * running on this thread (unwinding: a stack capture, or a signal handler
- * unwinding, that locks a mutex of libunwind's). */
+/* Whether this call is profiled (with both rates) or traced, else it
+ * simply forwards: both profiles and the trace off, cprof's own code
+ * (guard), or libunwind running on this thread (unwinding: a stack
+ * capture, or a signal handler unwinding, that locks a mutex of
+ * libunwind's). */
 static inline bool profiling(int64_t *mr, int64_t *br)
 {
     *mr = __atomic_load_n(&lockprof_mutex_rate, __ATOMIC_RELAXED);
     *br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);
-    return RT_UNLIKELY((*mr | *br) != 0) && !rt_self.guard && !rt_self.unwinding;
+    return RT_UNLIKELY(__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) != 0) &&
+           !rt_self.guard && !rt_self.unwinding;
 }
 
 static inline int64_t now_ns(void)
@@ -134,22 +137,37 @@ typedef struct {
     uintptr_t pcs[UNWIND_MAX_DEPTH];
     int depth; /* -1: not unwound */
     bool mutex_sampled;
+    bool traced; /* a block event is in the trace: its unblock follows */
     int64_t t0;
 } wait_t;
 
-/* Before waiting: choose whether this contention is sampled, unwind if so,
- * then start the clock (the unwinding is not counted as waiting). */
+/* A running trace records the block (kind TRACE_BLOCK_*) with its stack. */
+static __attribute__((noinline)) void wait_trace(wait_t *w, int kind)
+{
+    rt_self.guard++;
+    if (w->depth < 0)
+        w->depth = unwind_capture(w->pcs);
+    w->traced = trace_block(kind, w->pcs, w->depth);
+    rt_self.guard--;
+}
+
+/* Before waiting: choose whether this contention is sampled, unwind if so
+ * (or if a trace runs), then start the clock (the unwinding is not counted
+ * as waiting). */
 static __attribute__((noinline)) bool wait_begin(wait_t *w, int64_t mr, int64_t br)
 {
     w->depth = -1;
+    w->traced = false;
     w->mutex_sampled = mr > 0 && lockprof_mutex_take(mr);
-    if (!w->mutex_sampled && br <= 0)
-        return false;
     if (w->mutex_sampled) {
         rt_self.guard++;
         w->depth = unwind_capture(w->pcs);
         rt_self.guard--;
     }
+    if (trace_on())
+        wait_trace(w, TRACE_BLOCK_SYNC);
+    if (!w->mutex_sampled && br <= 0 && !w->traced)
+        return false;
     w->t0 = now_ns();
     return true;
 }
@@ -160,6 +178,8 @@ static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t
 {
     int64_t delay = now_ns() - w->t0;
     rt_self.guard++;
+    if (w->traced)
+        trace_unblock();
     if (w->mutex_sampled && acquired)
         lockprof_mutex_event(w->pcs, w->depth, delay);
     if (br > 0 && lockprof_block_take(delay, br)) {
@@ -226,8 +246,7 @@ static inline bool rwlock_free_now(pthread_rwlock_t *l)
     RT_EXPORT int name(__VA_ARGS__)                                                             \
     {                                                                                           \
         if (RT_LIKELY(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) &&                          \
-            RT_LIKELY((__atomic_load_n(&lockprof_mutex_rate, __ATOMIC_RELAXED) |                \
-                       __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED)) == 0 ||         \
+            RT_LIKELY(__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) == 0 ||                \
                       free_now(lockarg)))                                                       \
             return nx.field args;                                                               \
         return name##_try(UNPAREN args);                                                        \
@@ -282,13 +301,17 @@ CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, rwlock_free_now, 
 /* --- condition variables and joins: the block profile only ------------------- */
 
 /* The timed wait of a block-profile hook: the real call, timed, then
- * recorded. errno is kept: semaphores report their errors in it. */
-#define TIMED_WAIT(name, field, args, ...)                                                      \
+ * recorded (and traced as a block of kind TRACE_BLOCK_*). errno is kept:
+ * semaphores report their errors in it. */
+#define TIMED_WAIT(name, field, kind, args, ...)                                                \
     static __attribute__((noinline)) int name##_timed(int64_t br, __VA_ARGS__)                  \
     {                                                                                           \
         wait_t w;                                                                               \
         w.depth = -1;                                                                           \
         w.mutex_sampled = false;                                                                \
+        w.traced = false;                                                                       \
+        if (trace_on())                                                                         \
+            wait_trace(&w, kind);                                                               \
         w.t0 = now_ns();                                                                        \
         int rc = nx.field args;                                                                 \
         int saved = errno;                                                                      \
@@ -298,27 +321,31 @@ CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, rwlock_free_now, 
     }
 
 /* A condition wait always blocks: while the block profile is on, every
- * wait is timed and sampled by its duration. */
-#define COND_HOOK(name, field, args, ...)                                                       \
-    TIMED_WAIT(name, field, args, __VA_ARGS__)                                                  \
+ * wait is timed and sampled by its duration (and traced while a trace
+ * runs). */
+#define COND_HOOK(name, field, kind, args, ...)                                                 \
+    TIMED_WAIT(name, field, kind, args, __VA_ARGS__)                                            \
     RT_EXPORT int name(__VA_ARGS__)                                                             \
     {                                                                                           \
         ready();                                                                                \
         if (RT_UNLIKELY(!nx.field))                                                             \
             return ENOSYS;                                                                      \
-        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
-        if (RT_LIKELY(br == 0) || rt_self.guard || rt_self.unwinding)                           \
+        if (RT_LIKELY((__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) &                     \
+                       (LOCKPROF_WATCH_BLOCK | LOCKPROF_WATCH_TRACE)) == 0) ||                  \
+            rt_self.guard || rt_self.unwinding)                                                 \
             return nx.field args;                                                               \
+        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
         return name##_timed(br, UNPAREN args);                                                  \
     }
 
-COND_HOOK(pthread_cond_wait, cond_wait, (c, m), pthread_cond_t *c, pthread_mutex_t *m)
-COND_HOOK(pthread_cond_timedwait, cond_timedwait, (c, m, ts), pthread_cond_t *c,
-          pthread_mutex_t *m, const struct timespec *ts)
-COND_HOOK(pthread_cond_clockwait, cond_clockwait, (c, m, clk, ts), pthread_cond_t *c,
-          pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)
+COND_HOOK(pthread_cond_wait, cond_wait, TRACE_BLOCK_COND, (c, m), pthread_cond_t *c,
+          pthread_mutex_t *m)
+COND_HOOK(pthread_cond_timedwait, cond_timedwait, TRACE_BLOCK_COND, (c, m, ts),
+          pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
+COND_HOOK(pthread_cond_clockwait, cond_clockwait, TRACE_BLOCK_COND, (c, m, clk, ts),
+          pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)
 /* Waiting for a thread to end is blocking too (a C program's WaitGroup). */
-COND_HOOK(pthread_join, join, (th, ret), pthread_t th, void **ret)
+COND_HOOK(pthread_join, join, TRACE_BLOCK_SYNC, (th, ret), pthread_t th, void **ret)
 
 /* --- semaphores: the block profile only ----------------------------------------- */
 
@@ -327,7 +354,7 @@ COND_HOOK(pthread_join, join, (th, ret), pthread_t th, void **ret)
  * report errors in errno: the try leaves it as it was. The clock variant
  * exists from glibc 2.30: ENOSYS without it. */
 #define SEM_HOOK(name, field, args, ...)                                                        \
-    TIMED_WAIT(name, field, args, __VA_ARGS__)                                                  \
+    TIMED_WAIT(name, field, TRACE_BLOCK_SYNC, args, __VA_ARGS__)                                \
     RT_EXPORT int name(__VA_ARGS__)                                                             \
     {                                                                                           \
         ready();                                                                                \
@@ -335,9 +362,11 @@ COND_HOOK(pthread_join, join, (th, ret), pthread_t th, void **ret)
             errno = ENOSYS;                                                                     \
             return -1;                                                                          \
         }                                                                                       \
-        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
-        if (RT_LIKELY(br == 0) || rt_self.guard || rt_self.unwinding)                           \
+        if (RT_LIKELY((__atomic_load_n(&lockprof_watch, __ATOMIC_RELAXED) &                     \
+                       (LOCKPROF_WATCH_BLOCK | LOCKPROF_WATCH_TRACE)) == 0) ||                  \
+            rt_self.guard || rt_self.unwinding)                                                 \
             return nx.field args;                                                               \
+        int64_t br = __atomic_load_n(&lockprof_block_rate, __ATOMIC_RELAXED);                   \
         int saved = errno;                                                                      \
         if (nx.sem_trywait(s) == 0)                                                             \
             return 0;                                                                           \

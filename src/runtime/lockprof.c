@@ -12,6 +12,7 @@
 
 int64_t lockprof_mutex_rate;
 int64_t lockprof_block_rate;
+uint32_t lockprof_watch;
 
 /* v[0] events, v[1] nanoseconds waited; raw sampled numbers. */
 static sitetab_t mutex_tab = SITETAB_INIT(1u << 16);
@@ -37,14 +38,29 @@ static uint64_t next_random(void)
     return x * 0x2545f4914f6cdd1dull;
 }
 
+static void watch(uint32_t bit, bool on)
+{
+    if (on)
+        __atomic_fetch_or(&lockprof_watch, bit, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_and(&lockprof_watch, ~bit, __ATOMIC_RELAXED);
+}
+
 void lockprof_set_mutex_rate(int64_t rate)
 {
     __atomic_store_n(&lockprof_mutex_rate, rate < 0 ? 0 : rate, __ATOMIC_RELAXED);
+    watch(LOCKPROF_WATCH_MUTEX, rate > 0);
 }
 
 void lockprof_set_block_rate(int64_t rate)
 {
     __atomic_store_n(&lockprof_block_rate, rate < 0 ? 0 : rate, __ATOMIC_RELAXED);
+    watch(LOCKPROF_WATCH_BLOCK, rate > 0);
+}
+
+void lockprof_watch_trace(bool on)
+{
+    watch(LOCKPROF_WATCH_TRACE, on);
 }
 
 /* Go's mutexevent: int64(fastrand()) % rate == 0. */

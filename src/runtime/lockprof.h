@@ -39,8 +39,16 @@
 extern int64_t lockprof_mutex_rate __attribute__((visibility("hidden")));
 extern int64_t lockprof_block_rate __attribute__((visibility("hidden")));
 
+/* Who wants the lock hooks: the mutex profile, the block profile, the
+ * execution trace (trace.h). 0 (the default) lets every hook forward after
+ * this one load. */
+enum { LOCKPROF_WATCH_MUTEX = 1, LOCKPROF_WATCH_BLOCK = 2, LOCKPROF_WATCH_TRACE = 4 };
+extern uint32_t lockprof_watch __attribute__((visibility("hidden")));
+
 void lockprof_set_mutex_rate(int64_t rate);
 void lockprof_set_block_rate(int64_t rate);
+/* The trace starts or stops watching the lock hooks. */
+void lockprof_watch_trace(bool on);
 
 /* Whether this contention event is one of the 1-in-rate sampled. */
 bool lockprof_mutex_take(int64_t rate);

@@ -26,6 +26,14 @@ static const threadhook_client_t *clients[THREADHOOK_MAX_CLIENTS];
 static uint32_t nclients; /* published with release after clients[] */
 static rt_lock_t reg_lock = RT_LOCK_INIT;
 static pthread_key_t exit_key;
+/* The start routine of the thread being created or starting, for the
+ * callbacks (threadhook_routine). */
+static __thread void *(*routine)(void *) __attribute__((tls_model("initial-exec")));
+
+uintptr_t threadhook_routine(void)
+{
+    return (uintptr_t)routine;
+}
 
 /* What a new thread needs: the program's routine, and the cookie of each
  * client that was registered when it was created. Allocated by the
@@ -77,6 +85,7 @@ __attribute__((noinline)) void *cprof_thread_start(void *arg)
      * exit. pthread_setspecific may allocate (guarded); should it fail,
      * on_exit runs when the routine returns (not on pthread_exit). */
     bool keyed = pthread_setspecific(exit_key, s) == 0;
+    routine = s->start;
     for (uint32_t i = 0; i < s->n; i++)
         if (clients[i]->on_start)
             clients[i]->on_start(s->cookies[i], s->internal);
@@ -122,6 +131,7 @@ RT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     s->arg = arg;
     s->n = n;
     s->internal = internal;
+    routine = start;
     for (uint32_t i = 0; i < n; i++)
         s->cookies[i] = clients[i]->on_create ? clients[i]->on_create(internal) : NULL;
     rt_guard_leave(g);

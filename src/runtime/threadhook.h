@@ -32,6 +32,7 @@
 #define CPROF_THREADHOOK_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define THREADHOOK_MAX_CLIENTS 8
 
@@ -47,5 +48,9 @@ typedef struct {
  * THREADHOOK_MAX_CLIENTS are registered, or -EAGAIN when no thread-exit key
  * can be created. */
 int threadhook_register(const threadhook_client_t *c);
+
+/* In on_create and on_start: the program's start routine of the thread
+ * being created or starting (after that, the last one seen). */
+uintptr_t threadhook_routine(void);
 
 #endif

@@ -4,7 +4,8 @@
 # Content-Disposition, the index page, cmdline's exact bytes, the debug=1
 # text (which go tool pprof must parse into the protobuf's numbers), the
 # symbol table (GET and POST), HEAD, redirects, the threads, threadcreate,
-# mutex and block profiles, and Go's error for trace.
+# mutex and block profiles, and the trace's headers (trace_http.sh tests
+# the trace itself).
 # timeout: 120
 . "$(dirname "$0")/http_common.inc"
 need_go
@@ -27,7 +28,7 @@ expect index 200 "text/html; charset=utf-8"
 nosniff index
 grep -q '^<title>/debug/pprof/</title>$' "$T/index.body" || fail "index: no title"
 grep -q '^Types of profiles available:$' "$T/index.body" || fail "index: no table"
-for p in allocs block cmdline goroutine heap mutex profile threadcreate; do
+for p in allocs block cmdline goroutine heap mutex profile threadcreate trace; do
   grep -Eq "^<tr><td>[0-9]+</td><td><a href='$p\\?debug=1'>$p</a></td></tr>\$" "$T/index.body" ||
     { cat "$T/index.body"; fail "index: no row for $p"; }
   grep -q "^<li><div class=profile-name>$p: </div> " "$T/index.body" || fail "index: no description of $p"
@@ -170,14 +171,12 @@ expect goroutine2 200 "text/plain; charset=utf-8"
 grep -Eq '^thread [0-9]+ ".*" \[.*\]:$' "$T/goroutine2.body" || fail "goroutine?debug=2: no thread"
 note "goroutine, threadcreate, mutex, block"
 
-# --- what cprof does not record: Go's answers --------------------------------------
-for p in trace; do
-  req $p "$URL/debug/pprof/$p"
-  expect_error $p 404 "Unknown profile"
-  nosniff $p
-  req ${p}d "$URL/debug/pprof/$p?seconds=5"
-  expect_error ${p}d 404 "Unknown profile"
-done
+# --- the trace: Go's headers ----------------------------------------------------------
+req trace "$URL/debug/pprof/trace?seconds=0.2"
+expect trace 200 "application/octet-stream"
+nosniff trace
+disposition trace 'attachment; filename="trace"'
+[ "$(head -c 13 "$T/trace.body")" = "go 1.19 trace" ] || fail "trace: no Go 1.19 trace header"
 note "profile, goroutine, threadcreate, mutex, block, trace"
 stop_server "$PID"
 exit 0

@@ -9,46 +9,19 @@
 // uncaught exception; each check prints "ok ..." or throws. Screenshots go
 // to ARTIFACT_DIR.
 'use strict';
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { check, openBrowser } = require('./browser_common.js');
 
 const [MAIN, MEMORY, ART, DEMO] = process.argv.slice(2);
-const CHROME = process.env.CHROME || '/usr/bin/chromium';
-
-function check(cond, what) {
-  if (!cond) throw new Error('FAIL: ' + what);
-  console.log('ok   ' + what);
-}
 
 (async () => {
-  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cprof-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROME,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const problems = [];
+  const { page, problems, close } = await openBrowser([MAIN, MEMORY, DEMO]);
   let expectErrorStatus = false;
-  const page = ctx.pages()[0] || (await ctx.newPage());
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     // the 400 of an error page is logged by the browser itself
     if (expectErrorStatus && /status of 400/.test(m.text())) return;
     problems.push('console: ' + m.text());
-  });
-  page.on('pageerror', (e) => problems.push('exception: ' + e.message));
-  page.on('requestfailed', (r) => problems.push('request failed: ' + r.url()));
-  // Nothing but the server itself may be contacted (works offline).
-  await page.route('**/*', (route) => {
-    const u = route.request().url();
-    if (u.startsWith(MAIN) || u.startsWith(MEMORY) || (DEMO && u.startsWith(DEMO)) || u.startsWith('data:'))
-      return route.continue();
-    problems.push('external request: ' + u);
-    return route.abort();
   });
 
   async function open(url, shot) {
@@ -207,8 +180,7 @@ function check(cond, what) {
     await clip('docs-memory', 560);
   }
 
-  await ctx.close();
-  fs.rmSync(profileDir, { recursive: true, force: true });
+  await close();
   console.log('all browser checks passed');
 })().catch((e) => {
   console.error(e.message || e);

@@ -1,0 +1,188 @@
+/* session.c — one-at-a-time recording sessions (see session.h). */
+#include "session.h"
+
+#include "config.h"
+#include "outfile.h"
+#include "rt.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { OFF, STARTING, RUNNING, STOPPING };
+
+#define NRESULTS (sizeof(((session_t *)0)->results) / sizeof(((session_t *)0)->results[0]))
+
+static void set_state(session_t *s, int st)
+{
+    __atomic_store_n(&s->state, st, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &s->state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void wait_state(session_t *s, int st)
+{
+    struct timespec ts = {0, 10000000};
+    syscall(SYS_futex, &s->state, FUTEX_WAIT_PRIVATE, st, &ts, NULL, 0);
+}
+
+/* out for a file session (fd is its descriptor), else NULL. */
+static int64_t start(session_t *s, int fd, const outfile_t *out)
+{
+    int expected = OFF;
+    if (!__atomic_compare_exchange_n(&s->state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return -EBUSY;
+    s->fd = fd;
+    s->file = out != NULL;
+    if (out)
+        s->out = *out;
+    int rc = s->start(s);
+    int64_t id = rc < 0 ? rc : (s->id = ++s->last_id);
+    set_state(s, rc < 0 ? OFF : RUNNING);
+    return id;
+}
+
+static int result_of(session_t *s, int64_t id)
+{
+    return s->results[id % NRESULTS].id == id ? s->results[id % NRESULTS].rc : -ENOTCONN;
+}
+
+typedef struct {
+    session_t *s;
+    bool discard;
+} stopping_t;
+
+static int stop_into(int fd, void *arg)
+{
+    (void)fd; /* s->fd, the outfile's */
+    stopping_t *st = arg;
+    return st->s->stop(st->s, st->discard);
+}
+
+/* The running session's end (state is STOPPING): the module's stop, then
+ * its file completed (outfile.h: renamed into place, or written in place
+ * for a device or FIFO, SIGPIPE held back). */
+static int stop_locked(session_t *s, bool discard)
+{
+    int rc;
+    if (s->file) {
+        stopping_t st = {s, discard};
+        rc = outfile_close(&s->out, discard ? -ECANCELED : outfile_write(&s->out, stop_into, &st));
+        if (discard)
+            rc = 0;
+        else if (rc < 0)
+            rt_warn("cannot write %s %s: %s", s->what, s->out.path, outfile_strerror(rc));
+    } else {
+        rc = s->stop(s, discard);
+    }
+    s->fd = -1;
+    return rc;
+}
+
+static int stop(session_t *s, int64_t id, bool discard)
+{
+    for (;;) {
+        int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if (st == OFF)
+            return id ? result_of(s, id) : -ENOTCONN;
+        if (st == RUNNING) {
+            if (id && s->id != id)
+                return result_of(s, id);
+            if (!__atomic_compare_exchange_n(&s->state, &st, STOPPING, false, __ATOMIC_ACQUIRE,
+                                             __ATOMIC_RELAXED))
+                continue;
+            if (!id || s->id == id)
+                break;
+            set_state(s, RUNNING); /* another session began meanwhile: not ours */
+            return result_of(s, id);
+        }
+        wait_state(s, st); /* STARTING or STOPPING: wait for its end */
+    }
+    int64_t sid = s->id;
+    int rc = stop_locked(s, discard);
+    s->results[sid % NRESULTS].id = sid;
+    s->results[sid % NRESULTS].rc = rc;
+    set_state(s, OFF);
+    return id && id != sid ? result_of(s, id) : rc;
+}
+
+/* The file opened now, so that a path that cannot be written fails at the
+ * start. */
+static int start_file(session_t *s, const char *pattern)
+{
+    char path[4096];
+    uint64_t seq = __atomic_fetch_add(&s->file_seq, 1, __ATOMIC_RELAXED);
+    int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
+    if (rc < 0)
+        return rc;
+    outfile_t out;
+    if ((rc = outfile_open(&out, path, seq)) < 0)
+        return rc;
+    int64_t id = start(s, out.fd, &out);
+    if (id < 0) {
+        outfile_close(&out, (int)id);
+        return (int)id;
+    }
+    return 0;
+}
+
+int session_start_file(session_t *s, const char *pattern)
+{
+    if (!pattern || config_check_pattern(pattern) < 0)
+        return -EINVAL;
+    uint32_t g = rt_guard_enter();
+    int rc = start_file(s, pattern);
+    rt_guard_leave(g);
+    return rc;
+}
+
+void session_start_env(session_t *s, const char *pattern)
+{
+    if (!pattern)
+        return;
+    int rc = session_start_file(s, pattern);
+    if (rc < 0)
+        rt_warn("%s=\"%s\": cannot start: %s; no %s is written", s->env, pattern,
+                outfile_strerror(rc), s->what);
+}
+
+int64_t session_start_fd(session_t *s, int fd)
+{
+    uint32_t g = rt_guard_enter();
+    int64_t id = start(s, fd, NULL);
+    rt_guard_leave(g);
+    return id;
+}
+
+int session_stop(session_t *s, int64_t id, bool discard)
+{
+    if (id < 0)
+        return -EINVAL;
+    uint32_t g = rt_guard_enter();
+    int rc = stop(s, id, discard);
+    rt_guard_leave(g);
+    return rc;
+}
+
+void session_fini(session_t *s)
+{
+    int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+    if (st == OFF || st == STARTING)
+        return;
+    session_stop(s, 0, !s->file);
+}
+
+bool session_fork_child(session_t *s)
+{
+    if (s->state == OFF)
+        return false;
+    if (s->file && s->fd >= 0)
+        close(s->fd);
+    s->fd = s->out.fd = -1;
+    s->state = OFF;
+    return true;
+}

@@ -1,0 +1,94 @@
+/* trace.h — the execution trace: Go 1.19's trace format (what `go tool
+ * trace` reads) recorded from a C program. Owns the trace sessions (one at a
+ * time: CPROF_TRACE for the whole run, cprof_trace_start/stop, or
+ * /debug/pprof/trace), the per-thread event buffers, the writer thread, and
+ * the stack and string tables of the trace.
+ *
+ * The model (Go's runtime/trace.go, as internal/trace/parser.go checks it):
+ * every thread of the program is a goroutine running on a processor (P) of
+ * its own, so the parser's state machine holds per thread: ProcStart,
+ * GoCreate (by the creating thread, with the pthread_create stack, when the
+ * trace saw the creation; else by the thread itself), GoStart, then blocks
+ * (GoBlockSync for mutexes, rwlocks, semaphores and joins; GoBlockCond for
+ * condition variables) each followed by a GoUnblock on its own P (the
+ * waker is not seen: unlocks are not hooked) and a GoStart; GoEnd and
+ * ProcStop when the thread ends. A thread joins a trace at its first event
+ * in it. Events without state (HeapAlloc from the writer thread, CPUSample
+ * from the CPU profile's drain thread, the user annotations) go into the
+ * batch of whichever thread emits them.
+ *
+ * Recording: a thread writes its events, already encoded, into a buffer it
+ * owns (no lock, no allocation per event); full buffers go to a queue that
+ * the writer thread empties into the trace's file. Buffers come from one
+ * pool mapped at the first start (bounded: CPROF_MEMORY_LIMIT counts it);
+ * when none is free, events are dropped and counted — whole state
+ * transitions at a time, so the trace stays a valid state machine — and
+ * the count is written into the trace as a log message (category "cprof").
+ * Stacks are interned into a table of their own; the stack and string
+ * tables, symbolized in the process (function names from the objects'
+ * symbol tables, file = the object; frames without a name carry their
+ * address), go at the end of the trace, with the frequency event.
+ *
+ * Threads: the hooks' entry points run in any program thread with the
+ * guard clear; they capture no stack and take no lock but the pool's, on
+ * the rare buffer change. Stop waits until no thread is inside its write
+ * (a per-thread busy flag against the active flag, Dekker-style). Not for
+ * signal handlers, except trace_goid_sigsafe. fork: the child traces
+ * nothing and leaves the parent's file alone. */
+#ifndef CPROF_TRACE_H
+#define CPROF_TRACE_H
+
+#include "rt.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Nonzero while a trace runs: the one load of the annotations and the CPU
+ * profile's signal when none does (the lock hooks read lockprof_watch). */
+extern int trace_active __attribute__((visibility("hidden")));
+
+static inline bool trace_on(void)
+{
+    return RT_UNLIKELY(__atomic_load_n(&trace_active, __ATOMIC_RELAXED) != 0);
+}
+
+/* What a thread blocks on: Go's event types. */
+enum { TRACE_BLOCK_SYNC = 25, TRACE_BLOCK_COND = 26 };
+
+/* From the runtime's constructor (guard set): the bytes of the buffer
+ * pool (CPROF_TRACE_BUFFER), the thread callbacks and the fork handlers.
+ * 0 or a negative errno. */
+int trace_init(uint64_t pool_bytes);
+
+/* CPROF_TRACE: a trace of the whole run, written at exit (or at
+ * cprof_trace_stop). One stderr line if it cannot start. */
+void trace_start_from_env(const char *pattern);
+
+/* At exit: stops the trace in progress; a file trace is written. */
+void trace_fini(void);
+
+/* For the HTTP server: a trace written to fd (kept open by the caller) as
+ * it runs. The session id (> 0), -EBUSY while a trace runs, or a negative
+ * errno. trace_stop_session ends session id and completes its file (not
+ * with discard); if it was stopped already, the outcome of that. */
+int64_t trace_start_fd(int fd);
+int trace_stop_session(int64_t id, bool discard);
+
+/* The calling thread blocks now (kind TRACE_BLOCK_*), at the stack pcs
+ * (depth frames, leaf first, return addresses). True when the block was
+ * recorded: then trace_unblock must follow when the wait ends. Called with
+ * the guard clear or raised by the caller (lock hooks). */
+bool trace_block(int kind, const uintptr_t *pcs, int depth);
+void trace_unblock(void);
+
+/* A CPU profile sample (from the CPU profile's drain thread): taken at
+ * ts_ns (CLOCK_MONOTONIC) on the thread that trace_thread_sigsafe named
+ * then. */
+void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int depth);
+
+/* The calling thread's goroutine and P in the running trace (P << 32 |
+ * goroutine), or 0; may run in a signal handler (reads the thread's own
+ * record only). */
+uint64_t trace_thread_sigsafe(void);
+
+#endif
