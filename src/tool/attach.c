@@ -186,7 +186,7 @@ static void explain_eperm(pid_t pid, const char *cmd)
     fprintf(stderr, "cprof %s: no permission to trace process %d", cmd, (int)pid);
     if (uid >= 0 && uid != (long)getuid())
         fprintf(stderr, ": it runs as uid %ld and cprof as uid %ld (run cprof as that user, "
-                "or as root)", uid, (long)getuid());
+                "or with CAP_SYS_PTRACE)", uid, (long)getuid());
     else if (scope[0] && strcmp(scope, "0") != 0)
         fprintf(stderr, ": kernel.yama.ptrace_scope is %s (1: only a parent may trace; run "
                 "cprof as root, or set it to 0)", scope);
@@ -372,8 +372,7 @@ int attach_main(int argc, char **argv)
         return 0;
     }
     if (pr < 0) {
-        fprintf(stderr, "cprof %s: %s\n", cmd, err);
-        usage(stderr);
+        fprintf(stderr, "cprof %s: %s\nRun 'cprof %s -h' for usage.\n", cmd, err, cmd);
         return 2;
     }
     const char *token = getenv("CPROF_HTTP_TOKEN");
