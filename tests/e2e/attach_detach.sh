@@ -1,0 +1,49 @@
+#!/bin/sh
+# cprof attach, detach, attach again, on one running program
+# (tests/progs/attach_prog.c):
+# - detach stops the server and restores the calls: the work the program
+#   does while detached shows nowhere once it is attached again;
+# - what was sampled before a detach stays exact after the next attach;
+# - the program ends with its usual output and exits 0.
+# timeout: 300
+. "$(dirname "$0")/attach_common.inc"
+need_go
+
+cc_prog "$T/prog" "$PROGS/attach_prog.c" -ldl
+plain_run plain "$T/prog"
+grep TRUTH "$T/plain.out" > "$T/truth"
+
+detach() {
+  "$CPROF" detach "$1" 2> "$T/detach.err" || { cat "$T/detach.err"; fail "detach failed"; }
+  grep -q "profiling of process $1 stopped" "$T/detach.err" || fail "detach said '$(cat "$T/detach.err")'"
+}
+
+# 1. attach, detach, work while detached, attach: the work is not seen.
+start_prog a "$T/prog"
+attach_to "$PID" -rate=1
+url1=$URL
+detach "$PID"
+curl -sf "$url1/heap?debug=1" > /dev/null && fail "the server still answers after detach"
+step a go phase2
+attach_to "$PID" -rate=1
+go tool pprof -proto "$URL/heap" > "$T/a.pb.gz" 2> /dev/null || fail "fetching heap (a)"
+for fn in site_keep site_churn grow_old; do
+  printf 'TRUTH %s 0 0 0 0\n' $fn
+done > "$T/none"
+check_truth "$T/none" "$T/a.pb.gz" "$T/prog"
+detach "$PID"
+finish a
+cmp "$T/plain.out" "$T/a.out" || fail "output differs (a)"
+
+# 2. attach, work, detach, attach: the samples are still exact.
+start_prog b "$T/prog"
+attach_to "$PID" -rate=1
+step b go phase2
+detach "$PID"
+attach_to "$PID" -rate=1
+go tool pprof -proto "$URL/heap" > "$T/b.pb.gz" 2> /dev/null || fail "fetching heap (b)"
+check_truth "$T/truth" "$T/b.pb.gz" "$T/prog"
+finish b
+cmp "$T/plain.out" "$T/b.out" || fail "output differs (b)"
+[ -s "$T/b.err" ] && { cat "$T/b.err"; fail "unexpected stderr (b)"; }
+exit 0
