@@ -232,7 +232,7 @@ static int check_arch(pid_t pid, const char *cmd)
 }
 
 typedef struct {
-    uint64_t dlopen, dlsym, dlerror, mmap, munmap;
+    uint64_t dlopen, dlsym, dlerror, mmap, munmap, errno_location;
 } libc_fns_t;
 
 /* The C library's functions the calls need; 0 or 1 with the message. */
@@ -266,9 +266,10 @@ static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns
     if (inject_symbol(pid, m, n, dl, "dlsym", &fns->dlsym) < 0 ||
         inject_symbol(pid, m, n, dl, "dlerror", &fns->dlerror) < 0 ||
         inject_symbol(pid, m, n, libc, "mmap", &fns->mmap) < 0 ||
-        inject_symbol(pid, m, n, libc, "munmap", &fns->munmap) < 0) {
-        fprintf(stderr, "cprof %s: cannot find dlsym, dlerror, mmap and munmap in %s\n", cmd,
-                libc->path);
+        inject_symbol(pid, m, n, libc, "munmap", &fns->munmap) < 0 ||
+        inject_symbol(pid, m, n, libc, "__errno_location", &fns->errno_location) < 0) {
+        fprintf(stderr, "cprof %s: cannot find dlsym, dlerror, mmap, munmap and "
+                "__errno_location in %s\n", cmd, libc->path);
         return 1;
     }
     return 0;
@@ -295,19 +296,22 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
                      const char *settings, bool noload, int *rc, const char *cmd, pid_t pid)
 {
     char err[512];
-    uint64_t scratch, ret;
+    uint64_t scratch, ret, errno_at;
+    int saved_errno; /* the thread may be about to read it: the calls keep it */
     uint64_t margs[] = {0, SCRATCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         (uint64_t)-1, 0};
-    if (inject_call(t, f->mmap, margs, 6, &scratch, err, sizeof(err)) < 0) {
+    if (inject_call(t, f->errno_location, NULL, 0, &errno_at, err, sizeof(err)) < 0 ||
+        inject_read(t, errno_at, &saved_errno, sizeof(saved_errno)) < 0 ||
+        inject_call(t, f->mmap, margs, 6, &scratch, err, sizeof(err)) < 0) {
         fprintf(stderr, "cprof %s: process %d: %s\n", cmd, (int)pid, err);
         return 1;
     }
+    int status = 1;
     if (scratch == (uint64_t)MAP_FAILED || scratch == 0) {
         fprintf(stderr, "cprof %s: process %d cannot map %d bytes\n", cmd, (int)pid, SCRATCH);
-        return 1;
+        goto out;
     }
     size_t ll = strlen(lib) + 1, el = strlen(entry) + 1, sl = strlen(settings) + 1;
-    int status = 1;
     if (ll + el + sl > SCRATCH || inject_write(t, scratch, lib, ll) < 0 ||
         inject_write(t, scratch + ll, entry, el) < 0 ||
         inject_write(t, scratch + ll + el, settings, sl) < 0) {
@@ -346,6 +350,8 @@ unmap:;
     uint64_t uargs[] = {scratch, SCRATCH};
     if (inject_call(t, f->munmap, uargs, 2, &ret, err, sizeof(err)) < 0)
         fprintf(stderr, "cprof %s: process %d: munmap: %s\n", cmd, (int)pid, err);
+out:
+    inject_write(t, errno_at, &saved_errno, sizeof(saved_errno));
     return status;
 }
 

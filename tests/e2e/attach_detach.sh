@@ -4,6 +4,7 @@
 # - detach stops the server and restores the calls: the work the program
 #   does while detached shows nowhere once it is attached again;
 # - what was sampled before a detach stays exact after the next attach;
+# - -cpu=FILE writes the CPU profile at the detach;
 # - the program ends with its usual output and exits 0.
 # timeout: 300
 . "$(dirname "$0")/attach_common.inc"
@@ -37,9 +38,10 @@ cmp "$T/plain.out" "$T/a.out" || fail "output differs (a)"
 
 # 2. attach, work, detach, attach: the samples are still exact.
 start_prog b "$T/prog"
-attach_to "$PID" -rate=1
+attach_to "$PID" -rate=1 -cpu="$T/cpu.pb.gz"
 step b go phase2
 detach "$PID"
+go tool pprof -top "$T/cpu.pb.gz" 2> /dev/null | grep -q "^Type: cpu" || fail "-cpu: no CPU profile at detach"
 attach_to "$PID" -rate=1
 go tool pprof -proto "$URL/heap" > "$T/b.pb.gz" 2> /dev/null || fail "fetching heap (b)"
 check_truth "$T/truth" "$T/b.pb.gz" "$T/prog"
