@@ -1,6 +1,7 @@
 #!/bin/sh
 # cprof attach, detach, attach again, on one running program
 # (tests/progs/attach_prog.c):
+# - CPROF_HTTP_TOKEN of cprof attach guards the endpoints;
 # - detach stops the server and restores the calls: the work the program
 #   does while detached shows nowhere once it is attached again;
 # - what was sampled before a detach stays exact after the next attach;
@@ -21,8 +22,13 @@ detach() {
 
 # 1. attach, detach, work while detached, attach: the work is not seen.
 start_prog a "$T/prog"
+export CPROF_HTTP_TOKEN=s3cret
 attach_to "$PID" -rate=1
+unset CPROF_HTTP_TOKEN
 url1=$URL
+code=$(curl -s -o /dev/null -w "%{http_code}" "$url1/heap")
+[ "$code" = 401 ] || fail "attached with a token: $code without it, want 401"
+curl -sf -H "Authorization: Bearer s3cret" "$url1/heap" > /dev/null || fail "attached with a token: refused with it"
 detach "$PID"
 curl -sf "$url1/heap?debug=1" > /dev/null && fail "the server still answers after detach"
 step a go phase2

@@ -13,7 +13,8 @@
 # scrapes; a CPU scrape arriving while one runs gets Go's 500 "cpu profiling
 # already in use" while the other profiles keep answering; delta profiles
 # (?seconds= on allocs/heap) against cumulative ones; godeltaprof's paths
-# (/debug/pprof/delta_heap...) answer 404 as in a Go program without it.
+# (/debug/pprof/delta_heap...) answer 404 as in a Go program without it;
+# with CPROF_HTTP_TOKEN, a bearer token lets the scrapers in.
 # timeout: 300
 . "$(dirname "$0")/http_common.inc"
 need_go
@@ -115,4 +116,12 @@ for p in delta_heap delta_mutex delta_block; do
   code=$(curl -s -o /dev/null -w "%{http_code}" -H "User-Agent: $ALLOY_UA" "$URL/debug/pprof/$p")
   [ "$code" = 404 ] || fail "/debug/pprof/$p: $code, want 404"
 done
+# With CPROF_HTTP_TOKEN: the scrapers' bearer token (Alloy's
+# authorization block / bearer_token, Parca's authorization) is let in.
+start_server tok "$T/server" CPROF_HTTP_TOKEN=s3cret
+code=$(curl -s -o /dev/null -w "%{http_code}" -H "User-Agent: $ALLOY_UA" "$URL/debug/pprof/allocs")
+[ "$code" = 401 ] || fail "no token: $code, want 401"
+curl -s -H "User-Agent: $PARCA_UA" -H "Accept-Encoding: gzip" -H "Authorization: Bearer s3cret" \
+  -D "$T/tok.h" -o "$T/tok.pb.gz" "$URL/debug/pprof/allocs"
+check tok "alloc_space/bytes"
 exit 0
