@@ -116,6 +116,7 @@ for p in delta_heap delta_mutex delta_block; do
   code=$(curl -s -o /dev/null -w "%{http_code}" -H "User-Agent: $ALLOY_UA" "$URL/debug/pprof/$p")
   [ "$code" = 404 ] || fail "/debug/pprof/$p: $code, want 404"
 done
+
 # With CPROF_HTTP_TOKEN: the scrapers' bearer token (Alloy's
 # authorization block / bearer_token, Parca's authorization) is let in.
 start_server tok "$T/server" CPROF_HTTP_TOKEN=s3cret
