@@ -112,10 +112,12 @@ static int load_syms(void)
     if (n < 0)
         return n;
     static const char *const keep[] = {"free", "realloc", "reallocarray", "malloc_usable_size"};
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        syms[i].orig = dlsym(RTLD_DEFAULT, syms[i].name);
         for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
             if (strcmp(syms[i].name, keep[k]) == 0)
                 syms[i].keep = true;
+    }
     nsyms = (size_t)n;
     return hook("malloc") && hook("free") ? 0 : -ENOENT;
 }

@@ -2,7 +2,9 @@
  *
  * A module's slots are found from its dynamic section: the PLT relocations
  * (DT_JMPREL) and the others (DT_RELA) of type JUMP_SLOT or GLOB_DAT, each
- * naming a symbol of DT_SYMTAB. glibc relocates the d_ptr entries of the
+ * naming a symbol of DT_SYMTAB, and the function pointers in data that the
+ * loader set to one of them (R_X86_64_64: `void *(*xmlMalloc)(size_t) =
+ * malloc`), as a preload would have bound them. glibc relocates the d_ptr entries of the
  * dynamic section in memory; a value below the load address is taken as
  * not relocated (the vDSO's, other loaders').
  *
@@ -93,21 +95,25 @@ static bool skipped_module(const char *name)
            strncmp(base, "ld-", 3) == 0;
 }
 
-/* Calls fn(slot, sym index) for each slot of d whose symbol is in syms. */
+/* Calls fn(slot, sym index, data) for each slot of d whose symbol is in
+ * syms; data: a pointer in the module's data (R_X86_64_64), not a GOT
+ * entry. */
 static void each_slot(const dyn_t *d, const gotpatch_sym_t *syms, size_t n,
-                      void (*fn)(void **slot, size_t sym, const dyn_t *d, void *arg), void *arg)
+                      void (*fn)(void **slot, size_t sym, bool data, const dyn_t *d, void *arg),
+                      void *arg)
 {
 #if defined(__x86_64__)
     for (int t = 0; t < 2; t++) {
         for (size_t i = 0; d->rel[t] && i < d->nrel[t]; i++) {
             const ElfW(Rela) *r = &d->rel[t][i];
             unsigned type = ELF64_R_TYPE(r->r_info);
-            if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+            bool data = type == R_X86_64_64 && r->r_addend == 0;
+            if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT && !data)
                 continue;
             const char *name = d->strtab + d->symtab[ELF64_R_SYM(r->r_info)].st_name;
             for (size_t k = 0; k < n; k++) {
                 if (name[0] == syms[k].name[0] && strcmp(name, syms[k].name) == 0) {
-                    fn((void **)(d->base + r->r_offset), k, d, arg);
+                    fn((void **)(d->base + r->r_offset), k, data, d, arg);
                     break;
                 }
             }
@@ -156,11 +162,13 @@ typedef struct {
     bool full;
 } apply_t;
 
-static void apply_slot(void **slot, size_t k, const dyn_t *d, void *arg)
+static void apply_slot(void **slot, size_t k, bool data, const dyn_t *d, void *arg)
 {
     apply_t *a = arg;
     void *old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (old == a->syms[k].hook || a->full)
+    /* A pointer in data is the program's variable (libxml2's xmlMalloc):
+     * routed only while it still holds what the loader put there. */
+    if (old == a->syms[k].hook || a->full || (data && old != a->syms[k].orig))
         return;
     if (log_n == LOG_MAX) {
         a->full = true;
@@ -206,8 +214,9 @@ typedef struct {
     int restored;
 } restore_t;
 
-static void restore_slot(void **slot, size_t k, const dyn_t *d, void *arg)
+static void restore_slot(void **slot, size_t k, bool data, const dyn_t *d, void *arg)
 {
+    (void)data;
     restore_t *r = arg;
     if (r->syms[k].keep || __atomic_load_n(slot, __ATOMIC_ACQUIRE) != r->syms[k].hook)
         return;
@@ -323,7 +332,7 @@ static int exports_module(struct dl_phdr_info *info, size_t size, void *arg)
             continue;
         if ((size_t)x->n == x->max)
             return -ENOSPC;
-        x->out[x->n++] = (gotpatch_sym_t){name, (void *)(d.base + s->st_value), false};
+        x->out[x->n++] = (gotpatch_sym_t){name, (void *)(d.base + s->st_value), NULL, false};
     }
     return 1;
 }

@@ -23,13 +23,15 @@
 typedef struct {
     const char *name; /* symbol the module's relocation names */
     void *hook;       /* cprof's definition */
+    void *orig;       /* the definition the loader bound (function pointers
+                         in data are routed only while they hold it) */
     bool keep;        /* left routed to cprof by gotpatch_restore */
 } gotpatch_sym_t;
 
 /* The functions a module exports for interposition: every defined global
  * function of the module containing addr (found through its dynamic
  * symbol table) whose name does not start with skip_prefix. At most max
- * entries; returns how many, or a negative errno. */
+ * entries (orig NULL); returns how many, or a negative errno. */
 int gotpatch_exports(const void *addr, const char *skip_prefix, gotpatch_sym_t *out, size_t max);
 
 /* Points every matching slot of every loaded module at its hook. Returns
