@@ -19,6 +19,7 @@
 #include "arena.h"
 #include "procmaps.h"
 #include "rt.h"
+#include "http/symtab.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -269,31 +270,17 @@ bool gotpatch_modules_changed(void)
 
 /* --- a module's exports --------------------------------------------------- */
 
-/* Number of dynamic symbols, from DT_HASH or by walking DT_GNU_HASH to its
- * last chain. */
+/* Number of dynamic symbols (symtab.h). */
 static size_t count_syms(const ElfW(Dyn) *dyn, uintptr_t base)
 {
-    for (const ElfW(Dyn) *e = dyn; e->d_tag != DT_NULL; e++)
-        if (e->d_tag == DT_HASH)
-            return ((const uint32_t *)dyn_ptr(base, e->d_un.d_ptr))[1];
+    const uint32_t *hash = NULL, *gnu = NULL;
     for (const ElfW(Dyn) *e = dyn; e->d_tag != DT_NULL; e++) {
-        if (e->d_tag != DT_GNU_HASH)
-            continue;
-        const uint32_t *h = (const uint32_t *)dyn_ptr(base, e->d_un.d_ptr);
-        uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
-        const uint32_t *buckets = h + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
-        const uint32_t *chain = buckets + nbuckets;
-        uint32_t last = 0;
-        for (uint32_t i = 0; i < nbuckets; i++)
-            if (buckets[i] > last)
-                last = buckets[i];
-        if (last < symoffset)
-            return symoffset;
-        while (!(chain[last - symoffset] & 1))
-            last++;
-        return last + 1;
+        if (e->d_tag == DT_HASH)
+            hash = (const uint32_t *)dyn_ptr(base, e->d_un.d_ptr);
+        else if (e->d_tag == DT_GNU_HASH)
+            gnu = (const uint32_t *)dyn_ptr(base, e->d_un.d_ptr);
     }
-    return 0;
+    return symtab_dynsym_count(hash, gnu);
 }
 
 typedef struct {

@@ -12,17 +12,11 @@ need_go
 cc_prog "$T/prog" "$PROGS/attach_prog_cxx.cc"
 plain_run plain "$T/prog"
 
-start_prog at "$T/prog"
-attach_to "$PID" -rate=1 -mutex_rate=1
-step at go phase2
-go tool pprof -proto "$URL/heap" > "$T/heap.pb.gz" 2> "$T/pprof.err" || { cat "$T/pprof.err"; fail "fetching heap"; }
-grep TRUTH "$T/plain.out" > "$T/truth"
-check_truth "$T/truth" "$T/heap.pb.gz" "$T/prog"
+attached_run at "$T/prog"
 has site_objects "$(go tool pprof -top -sample_index=alloc_space "$URL/allocs" 2>/dev/null)"
 has spin "$(go tool pprof -top "$URL/profile?seconds=2" 2>/dev/null)"
 has main "$(go tool pprof -top -nodefraction=0 "$URL/goroutine" 2>/dev/null)"
 has fight "$(go tool pprof -top "$URL/mutex" 2>/dev/null)"
 finish at
-cmp "$T/plain.out" "$T/at.out" || { diff "$T/plain.out" "$T/at.out"; fail "output differs after attach"; }
-[ -s "$T/at.err" ] && { cat "$T/at.err"; fail "unexpected stderr from the attached program"; }
+same_output at
 exit 0

@@ -33,11 +33,10 @@ detach "$PID"
 curl -sf "$url1/heap?debug=1" > /dev/null && fail "the server still answers after detach"
 step a go phase2
 attach_to "$PID" -rate=1
-go tool pprof -proto "$URL/heap" > "$T/a.pb.gz" 2> /dev/null || fail "fetching heap (a)"
 for fn in site_keep site_churn grow_old; do
   printf 'TRUTH %s 0 0 0 0\n' $fn
 done > "$T/none"
-check_truth "$T/none" "$T/a.pb.gz" "$T/prog"
+heap_truth a "$T/none" "$T/prog"
 detach "$PID"
 finish a
 cmp "$T/plain.out" "$T/a.out" || fail "output differs (a)"
@@ -49,8 +48,7 @@ step b go phase2
 detach "$PID"
 go tool pprof -top "$T/cpu.pb.gz" 2> /dev/null | grep -q "^Type: cpu" || fail "-cpu: no CPU profile at detach"
 attach_to "$PID" -rate=1
-go tool pprof -proto "$URL/heap" > "$T/b.pb.gz" 2> /dev/null || fail "fetching heap (b)"
-check_truth "$T/truth" "$T/b.pb.gz" "$T/prog"
+heap_truth b "$T/truth" "$T/prog"
 finish b
 cmp "$T/plain.out" "$T/b.out" || fail "output differs (b)"
 [ -s "$T/b.err" ] && { cat "$T/b.err"; fail "unexpected stderr (b)"; }

@@ -17,12 +17,7 @@ gcc -std=gnu11 -g -O1 -shared -fPIC -o "$T/libattach_lib.so" "$PROGS/dlopen_lib.
 
 plain_run plain "$T/prog"
 
-start_prog at "$T/prog"
-attach_to "$PID" -rate=1 -mutex_rate=1
-step at go phase2
-go tool pprof -proto "$URL/heap" > "$T/heap.pb.gz" 2> "$T/pprof.err" || { cat "$T/pprof.err"; fail "fetching heap"; }
-grep TRUTH "$T/plain.out" > "$T/truth"
-check_truth "$T/truth" "$T/heap.pb.gz" "$T/prog"
+attached_run at "$T/prog"
 allocs=$(go tool pprof -top -sample_index=alloc_space "$URL/allocs" 2>/dev/null)
 has site_churn "$allocs"
 inuse=$(go tool pprof -raw -sample_index=inuse_space "$T/heap.pb.gz" 2>/dev/null)
@@ -38,8 +33,7 @@ has sleeper "$thr"
 mtx=$(go tool pprof -top "$URL/mutex" 2>/dev/null)
 has fight "$mtx"
 finish at
-cmp "$T/plain.out" "$T/at.out" || { diff "$T/plain.out" "$T/at.out"; fail "output differs after attach"; }
-[ -s "$T/at.err" ] && { cat "$T/at.err"; fail "unexpected stderr from the attached program"; }
+same_output at
 
 # A library loaded after the attach.
 plain_run plaindl "$T/prog" "$T/libattach_lib.so"

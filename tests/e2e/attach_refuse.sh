@@ -2,7 +2,8 @@
 # cprof attach refuses cleanly, with one line naming the cause and a
 # non-zero exit, and the target runs on unharmed (finishes with its usual
 # output, exit 0): no such process, a thread id, a process of another user
-# (cprof without CAP_SYS_PTRACE), a process another tracer holds, a
+# (cprof without CAP_SYS_PTRACE), a process another tracer holds, one
+# stopped by job control (it stays stopped), a
 # statically linked program, a program already running cprof (preloaded;
 # and attached twice: refused after the injected calls, the halfway case),
 # a program on another allocator (jemalloc preloaded). Not covered here: a
@@ -77,6 +78,14 @@ while not os.path.exists(sys.argv[3]):
   touch "$T/release"; wait $tracer
   unharmed traced
 fi
+
+# Stopped by job control: attaching would have to run it.
+start_prog stopped "$T/prog"
+kill -STOP "$PID"
+refused "stopped" "is stopped \(signal 19, job control\): continue it first" "$CPROF" attach "$PID"
+grep -q "^State:.*T (stopped)" "/proc/$PID/status" || fail "stopped: the attach ran the process"
+kill -CONT "$PID"
+unharmed stopped
 
 # Statically linked.
 if gcc -static -std=gnu11 -g -O1 -o "$T/prog_static" "$PROGS/attach_prog.c" -lpthread -ldl 2> /dev/null; then
