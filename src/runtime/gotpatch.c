@@ -19,7 +19,7 @@
 #include "arena.h"
 #include "procmaps.h"
 #include "rt.h"
-#include "http/symtab.h"
+#include "symtab.h"
 
 #include <elf.h>
 #include <errno.h>
