@@ -300,7 +300,8 @@ static int exports_module(struct dl_phdr_info *info, size_t size, void *arg)
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (uintptr_t)x->addr >= lo && (uintptr_t)x->addr < lo + ph->p_memsz)
+        uintptr_t a = (uintptr_t)x->addr;
+        if (ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz)
             mine = true;
         if (ph->p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)lo;

@@ -2,6 +2,8 @@
  * x86-64 only: elsewhere inject_open refuses. */
 #include "tool/fetch/inject.h"
 
+#include "base/err.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,20 +34,15 @@ int inject_maps(pid_t pid, inject_map_t **out, size_t *n, char *err, size_t errl
     FILE *f = fopen(path, "re");
     if (!f) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
+        return err_fmt(err, errlen, -e, "%s: %s", path, strerror(e));
     }
-    size_t cap = 64, k = 0;
-    inject_map_t *m = malloc(cap * sizeof(*m));
+    inject_map_t *m = NULL;
+    size_t cap = 0, k = 0, llen = 0;
     char *line = NULL;
-    size_t llen = 0;
-    while (m && getline(&line, &llen, f) > 0) {
-        if (k == cap) {
-            inject_map_t *nm = realloc(m, (cap *= 2) * sizeof(*m));
-            if (!nm)
-                break;
-            m = nm;
-        }
+    int rc = 0;
+    while (rc == 0 && getline(&line, &llen, f) > 0) {
+        if ((rc = err_grow((void **)&m, &cap, k + 1, sizeof(*m))) < 0)
+            break;
         inject_map_t *e = &m[k];
         int pos = 0;
         unsigned long long s, en, off;
@@ -55,14 +52,15 @@ int inject_maps(pid_t pid, inject_map_t **out, size_t *n, char *err, size_t errl
         char *p = line + pos;
         p[strcspn(p, "\n")] = '\0';
         if (!(e->path = strdup(p)))
-            break;
-        k++;
+            rc = -ENOMEM;
+        else
+            k++;
     }
     free(line);
     fclose(f);
-    if (!m) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
+    if (rc < 0) {
+        inject_maps_free(m, k);
+        return err_fmt(err, errlen, rc, "out of memory");
     }
     *out = m;
     *n = k;
@@ -222,20 +220,17 @@ static bool unsafe_at(inject_t *t, uint64_t rip, const inject_map_t *m, size_t n
 static int interrupt(inject_t *t, char *err, size_t errlen)
 {
     if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
-        snprintf(err, errlen, "PTRACE_INTERRUPT: %s", strerror(errno));
-        return -errno;
+        return err_fmt(err, errlen, -errno, "PTRACE_INTERRUPT: %s", strerror(errno));
     }
     for (;;) {
         int st, rc = wait_stop(t->tid, &st);
         if (rc < 0) {
-            snprintf(err, errlen, "the process exited");
-            return rc;
+            return err_fmt(err, errlen, rc, "the process exited");
         }
         if (is_event_stop(st)) {
             if (WSTOPSIG(st) != SIGTRAP) {
-                snprintf(err, errlen, "the process is stopped (signal %d, job control): "
-                         "continue it first", WSTOPSIG(st));
-                return -EAGAIN;
+                return err_fmt(err, errlen, -EAGAIN, "the process is stopped (signal %d, job "
+                               "control): continue it first", WSTOPSIG(st));
             }
             return 0;
         }
@@ -248,8 +243,7 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
 {
     inject_t *t = calloc(1, sizeof(*t));
     if (!t) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
+        return err_fmt(err, errlen, -ENOMEM, "out of memory");
     }
     t->tid = pid;
     t->mem = -1;
@@ -262,7 +256,7 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
     sigprocmask(SIG_BLOCK, &block, &t->oldmask);
     if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0) {
         int e = errno;
-        snprintf(err, errlen, "ptrace: %s", strerror(e));
+        err_fmt(err, errlen, -e, "ptrace: %s", strerror(e));
         sigprocmask(SIG_SETMASK, &t->oldmask, NULL);
         free(t);
         return -e;
@@ -272,7 +266,7 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
     t->mem = open(path, O_RDWR | O_CLOEXEC);
     int rc = t->mem < 0 ? -errno : 0;
     if (rc < 0)
-        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        err_fmt(err, errlen, rc, "%s: %s", path, strerror(-rc));
     /* Stop, look, and let it run a little more until it stands somewhere
      * safe. */
     struct timespec pause = {0, 1000000};
@@ -280,16 +274,14 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
         if ((rc = interrupt(t, err, errlen)) < 0)
             break;
         if (ptrace(PTRACE_GETREGS, pid, 0, &t->saved) < 0) {
-            rc = -errno;
-            snprintf(err, errlen, "PTRACE_GETREGS: %s", strerror(errno));
+            rc = err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
             break;
         }
         if (!unsafe_at(t, t->saved.rip, m, n))
             break;
         if (i == SAFE_TRIES) {
-            snprintf(err, errlen, "the thread never left the C library or the loader for a "
-                     "moment; try again");
-            rc = -EAGAIN;
+            rc = err_fmt(err, errlen, -EAGAIN, "the thread never left the C library or the "
+                         "loader for a moment; try again");
             break;
         }
         ptrace(PTRACE_CONT, pid, 0, 0);
@@ -300,14 +292,13 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
         if (ptrace(PTRACE_GETREGSET, pid, (void *)NT_X86_XSTATE, &iov) == 0)
             t->xlen = iov.iov_len;
         else if (ptrace(PTRACE_GETFPREGS, pid, 0, &t->fp) < 0)
-            rc = -errno, snprintf(err, errlen, "PTRACE_GETFPREGS: %s", strerror(errno));
+            rc = err_fmt(err, errlen, -errno, "PTRACE_GETFPREGS: %s", strerror(errno));
     }
     if (rc == 0) {
         /* Calls run below the red zone, 16-byte aligned at the call. */
         t->ret_slot = ((t->saved.rsp - RED_ZONE - 256) & ~(uint64_t)15) - 8;
         if (inject_read(t, t->ret_slot, &t->ret_saved, 8) < 0) {
-            snprintf(err, errlen, "cannot read the thread's stack");
-            rc = -EIO;
+            rc = err_fmt(err, errlen, -EIO, "cannot read the thread's stack");
         }
     }
     if (rc < 0) {
@@ -332,19 +323,16 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
     r.orig_rax = (uint64_t)-1; /* no system call restart around the call */
     uint64_t zero = 0;
     if (inject_write(t, t->ret_slot, &zero, 8) < 0) {
-        snprintf(err, errlen, "cannot write the thread's stack");
-        return -EIO;
+        return err_fmt(err, errlen, -EIO, "cannot write the thread's stack");
     }
     t->ret_written = true;
     if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
-        snprintf(err, errlen, "ptrace: %s", strerror(errno));
-        return -errno;
+        return err_fmt(err, errlen, -errno, "ptrace: %s", strerror(errno));
     }
     for (;;) {
         int st, rc = wait_stop(t->tid, &st);
         if (rc < 0) {
-            snprintf(err, errlen, "the process exited during the call");
-            return rc;
+            return err_fmt(err, errlen, rc, "the process exited during the call");
         }
         int sig = WSTOPSIG(st);
         if (is_event_stop(st)) { /* a group stop: carry on with the call */
@@ -354,16 +342,14 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
         if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL) {
             struct user_regs_struct now;
             if (ptrace(PTRACE_GETREGS, t->tid, 0, &now) < 0) {
-                snprintf(err, errlen, "PTRACE_GETREGS: %s", strerror(errno));
-                return -errno;
+                return err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
             }
             if (sig == SIGSEGV && now.rip == 0) {
                 *ret = now.rax;
                 return 0;
             }
-            snprintf(err, errlen, "the call faulted (signal %d at %#llx); the fault was "
-                     "not delivered", sig, (unsigned long long)now.rip);
-            return -EFAULT;
+            return err_fmt(err, errlen, -EFAULT, "the call faulted (signal %d at %#llx); the "
+                           "fault was not delivered", sig, (unsigned long long)now.rip);
         }
         ptrace(PTRACE_CONT, t->tid, 0, (void *)(uintptr_t)sig);
     }
@@ -382,11 +368,9 @@ int inject_close(inject_t *t, char *err, size_t errlen)
             rc = -errno;
     }
     if (rc < 0)
-        snprintf(err, errlen, "could not restore the thread: %s", strerror(-rc));
-    if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0 && errno != ESRCH && rc == 0) {
-        rc = -errno;
-        snprintf(err, errlen, "PTRACE_DETACH: %s", strerror(errno));
-    }
+        err_fmt(err, errlen, rc, "could not restore the thread: %s", strerror(-rc));
+    if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0 && errno != ESRCH && rc == 0)
+        rc = err_fmt(err, errlen, -errno, "PTRACE_DETACH: %s", strerror(errno));
     if (t->mem >= 0)
         close(t->mem);
     sigprocmask(SIG_SETMASK, &t->oldmask, NULL);
@@ -404,8 +388,7 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
                 size_t errlen)
 {
     (void)pid, (void)m, (void)n, (void)out;
-    snprintf(err, errlen, "cprof attach is only implemented for x86-64");
-    return -ENOTSUP;
+    return err_fmt(err, errlen, -ENOTSUP, "cprof attach is only implemented for x86-64");
 }
 
 int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,

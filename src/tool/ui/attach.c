@@ -2,6 +2,7 @@
 #include "tool/ui/attach.h"
 
 #include "tool/fetch/inject.h"
+#include "tool/driver/driver.h"
 #include "tool/fetch/record.h"
 
 #include <dlfcn.h>
@@ -26,7 +27,8 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fputs("usage: cprof attach [-http=ADDR] [-rate=N] [-mutex_rate=N] [-block_rate=NS] [-cpu=FILE] PID\n"
+    fputs("usage: cprof attach [-http=ADDR] [-rate=N] [-mutex_rate=N] [-block_rate=NS]\n"
+          "                    [-cpu=FILE] PID\n"
           "       cprof detach PID\n"
           "Loads libcprof.so into the running process PID (started without LD_PRELOAD),\n"
           "routes its allocation, thread and lock calls to cprof, serves /debug/pprof/ on\n"
@@ -145,26 +147,26 @@ static int precheck(const opts_t *o, const char *cmd)
     char state = '?';
     long tgid = status_field(pid, "Tgid", &state);
     if (tgid < 0) {
-        fprintf(stderr, "cprof %s: no process %d\n", cmd, (int)pid);
+        driver_msg("cprof %s: no process %d", cmd, (int)pid);
         return 1;
     }
     if (tgid != pid) {
-        fprintf(stderr, "cprof %s: %d is a thread of process %ld: give the process id\n", cmd,
+        driver_msg("cprof %s: %d is a thread of process %ld: give the process id", cmd,
                 (int)pid, tgid);
         return 1;
     }
     if (pid == getpid()) {
-        fprintf(stderr, "cprof %s: %d is cprof itself\n", cmd, (int)pid);
+        driver_msg("cprof %s: %d is cprof itself", cmd, (int)pid);
         return 1;
     }
     if (state == 'Z' || state == 'X') {
-        fprintf(stderr, "cprof %s: process %d has exited\n", cmd, (int)pid);
+        driver_msg("cprof %s: process %d has exited", cmd, (int)pid);
         return 1;
     }
     long tracer = status_field(pid, "TracerPid", NULL);
     if (tracer > 0) {
-        fprintf(stderr, "cprof %s: process %d is already traced by process %ld (a debugger, "
-                "strace or another cprof attach): only one tracer at a time\n", cmd, (int)pid,
+        driver_msg("cprof %s: process %d is already traced by process %ld (a debugger, "
+                "strace or another cprof attach): only one tracer at a time", cmd, (int)pid,
                 tracer);
         return 1;
     }
@@ -183,17 +185,19 @@ static void explain_eperm(pid_t pid, const char *cmd)
         scope[strcspn(scope, "\n")] = '\0';
         fclose(f);
     }
-    fprintf(stderr, "cprof %s: no permission to trace process %d", cmd, (int)pid);
-    if (uid >= 0 && uid != (long)getuid())
-        fprintf(stderr, ": it runs as uid %ld and cprof as uid %ld (run cprof as that user, "
-                "or with CAP_SYS_PTRACE)", uid, (long)getuid());
-    else if (scope[0] && strcmp(scope, "0") != 0)
-        fprintf(stderr, ": kernel.yama.ptrace_scope is %s (1: only a parent may trace; run "
-                "cprof as root, or set it to 0)", scope);
-    else
-        fprintf(stderr, " (cprof needs the same user and no setuid or non-dumpable target, "
-                "or CAP_SYS_PTRACE)");
-    fputc('\n', stderr);
+    const char *why = " (cprof needs the same user and no setuid or non-dumpable target, or "
+                      "CAP_SYS_PTRACE)";
+    char buf[256];
+    if (uid >= 0 && uid != (long)getuid()) {
+        snprintf(buf, sizeof(buf), ": it runs as uid %ld and cprof as uid %ld (run cprof as "
+                 "that user, or with CAP_SYS_PTRACE)", uid, (long)getuid());
+        why = buf;
+    } else if (scope[0] && strcmp(scope, "0") != 0) {
+        snprintf(buf, sizeof(buf), ": kernel.yama.ptrace_scope is %s (1: only a parent may "
+                 "trace; run cprof as root, or set it to 0)", scope);
+        why = buf;
+    }
+    driver_msg("cprof %s: no permission to trace process %d%s", cmd, (int)pid, why);
 }
 
 /* The machine of the process's executable, from its ELF header. */
@@ -206,27 +210,27 @@ static int check_arch(pid_t pid, const char *cmd)
         if (errno == EACCES || errno == EPERM)
             explain_eperm(pid, cmd);
         else
-            fprintf(stderr, "cprof %s: %s: %s\n", cmd, path, strerror(errno));
+            driver_msg("cprof %s: %s: %s", cmd, path, strerror(errno));
         return 1;
     }
     Elf64_Ehdr eh;
     ssize_t r = read(fd, &eh, sizeof(eh));
     close(fd);
     if (r < (ssize_t)EI_NIDENT + 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-        fprintf(stderr, "cprof %s: process %d does not run an ELF program\n", cmd, (int)pid);
+        driver_msg("cprof %s: process %d does not run an ELF program", cmd, (int)pid);
         return 1;
     }
 #if defined(__x86_64__)
     if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
-        fprintf(stderr, "cprof %s: process %d runs a %s program (ELF machine %d); cprof "
-                "attaches to x86-64 programs only\n", cmd, (int)pid,
+        driver_msg("cprof %s: process %d runs a %s program (ELF machine %d); cprof "
+                "attaches to x86-64 programs only", cmd, (int)pid,
                 eh.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "foreign", eh.e_machine);
         return 1;
     }
     return 0;
 #else
-    fprintf(stderr, "cprof %s: this cprof was not built for x86-64, the only architecture "
-            "attach supports\n", cmd);
+    driver_msg("cprof %s: this cprof was not built for x86-64, the only architecture "
+            "attach supports", cmd);
     return 1;
 #endif
 }
@@ -244,12 +248,12 @@ static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns
         libc = inject_find_object(m, n, "libc-2.");
     if (!libc) {
         if (inject_find_object(m, n, "ld-musl") || inject_find_object(m, n, "libc.musl"))
-            fprintf(stderr, "cprof %s: process %d uses musl libc; cprof attaches to glibc "
-                    "programs only\n", cmd, (int)pid);
+            driver_msg("cprof %s: process %d uses musl libc; cprof attaches to glibc "
+                    "programs only", cmd, (int)pid);
         else
-            fprintf(stderr, "cprof %s: process %d has no C library loaded: it is statically "
+            driver_msg("cprof %s: process %d has no C library loaded: it is statically "
                     "linked or not a glibc program; cprof attaches to dynamically linked "
-                    "glibc programs only (use cprof record or LD_PRELOAD at start)\n", cmd,
+                    "glibc programs only (use cprof record or LD_PRELOAD at start)", cmd,
                     (int)pid);
         return 1;
     }
@@ -258,8 +262,8 @@ static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns
     if (inject_symbol(pid, m, n, libc, "dlopen", &fns->dlopen) < 0) {
         dl = inject_find_object(m, n, "libdl.so");
         if (!dl || inject_symbol(pid, m, n, dl, "dlopen", &fns->dlopen) < 0) {
-            fprintf(stderr, "cprof %s: process %d's C library (%s) has no dlopen and libdl is "
-                    "not loaded: cannot load cprof into it\n", cmd, (int)pid, libc->path);
+            driver_msg("cprof %s: process %d's C library (%s) has no dlopen and libdl is "
+                    "not loaded: cannot load cprof into it", cmd, (int)pid, libc->path);
             return 1;
         }
     }
@@ -268,8 +272,8 @@ static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns
         inject_symbol(pid, m, n, libc, "mmap", &fns->mmap) < 0 ||
         inject_symbol(pid, m, n, libc, "munmap", &fns->munmap) < 0 ||
         inject_symbol(pid, m, n, libc, "__errno_location", &fns->errno_location) < 0) {
-        fprintf(stderr, "cprof %s: cannot find dlsym, dlerror, mmap, munmap and "
-                "__errno_location in %s\n", cmd, libc->path);
+        driver_msg("cprof %s: cannot find dlsym, dlerror, mmap, munmap and "
+                "__errno_location in %s", cmd, libc->path);
         return 1;
     }
     return 0;
@@ -279,12 +283,14 @@ static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns
 static const char *attach_error(int rc)
 {
     switch (rc) {
-    case -EEXIST: return "it already runs cprof (preloaded or linked): use its CPROF_HTTP endpoints";
+    case -EEXIST:
+        return "it already runs cprof (preloaded or linked): use its CPROF_HTTP endpoints";
     case -EALREADY: return "cprof is already attached to it (cprof detach it first)";
     case -EBUSY: return "another cprof attach or detach is under way in it";
     case -ENOTSUP: return "its malloc is not the C library's (jemalloc, tcmalloc...): cprof "
                           "attach only profiles programs on glibc's malloc";
-    case -ENOTCONN: return "cprof is loaded in it but not attached (preloaded, or detached already)";
+    case -ENOTCONN:
+        return "cprof is loaded in it but not attached (preloaded, or detached already)";
     case -EINVAL: return "the runtime rejected the settings (an older libcprof.so?)";
     default: return strerror(-rc);
     }
@@ -303,24 +309,24 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
     if (inject_call(t, f->errno_location, NULL, 0, &errno_at, err, sizeof(err)) < 0 ||
         inject_read(t, errno_at, &saved_errno, sizeof(saved_errno)) < 0 ||
         inject_call(t, f->mmap, margs, 6, &scratch, err, sizeof(err)) < 0) {
-        fprintf(stderr, "cprof %s: process %d: %s\n", cmd, (int)pid, err);
+        driver_msg("cprof %s: process %d: %s", cmd, (int)pid, err);
         return 1;
     }
     int status = 1;
     if (scratch == (uint64_t)MAP_FAILED || scratch == 0) {
-        fprintf(stderr, "cprof %s: process %d cannot map %d bytes\n", cmd, (int)pid, SCRATCH);
+        driver_msg("cprof %s: process %d cannot map %d bytes", cmd, (int)pid, SCRATCH);
         goto out;
     }
     size_t ll = strlen(lib) + 1, el = strlen(entry) + 1, sl = strlen(settings) + 1;
     if (ll + el + sl > SCRATCH || inject_write(t, scratch, lib, ll) < 0 ||
         inject_write(t, scratch + ll, entry, el) < 0 ||
         inject_write(t, scratch + ll + el, settings, sl) < 0) {
-        fprintf(stderr, "cprof %s: cannot write into process %d\n", cmd, (int)pid);
+        driver_msg("cprof %s: cannot write into process %d", cmd, (int)pid);
         goto unmap;
     }
     uint64_t oargs[] = {scratch, RTLD_NOW | (noload ? RTLD_NOLOAD : RTLD_LOCAL)}, handle;
     if (inject_call(t, f->dlopen, oargs, 2, &handle, err, sizeof(err)) < 0) {
-        fprintf(stderr, "cprof %s: process %d: dlopen: %s\n", cmd, (int)pid, err);
+        driver_msg("cprof %s: process %d: dlopen: %s", cmd, (int)pid, err);
         goto unmap;
     }
     if (!handle) {
@@ -330,18 +336,18 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
             inject_read(t, msg, why, sizeof(why) - 1) < 0)
             snprintf(why, sizeof(why), "unknown error");
         why[sizeof(why) - 1] = '\0';
-        fprintf(stderr, "cprof %s: process %d could not load %s: %s\n", cmd, (int)pid, lib, why);
+        driver_msg("cprof %s: process %d could not load %s: %s", cmd, (int)pid, lib, why);
         goto unmap;
     }
     uint64_t sargs[] = {handle, scratch + ll}, fn;
     if (inject_call(t, f->dlsym, sargs, 2, &fn, err, sizeof(err)) < 0 || !fn) {
-        fprintf(stderr, "cprof %s: %s in process %d has no %s (an older cprof?)\n", cmd, lib,
+        driver_msg("cprof %s: %s in process %d has no %s (an older cprof?)", cmd, lib,
                 (int)pid, entry);
         goto unmap;
     }
     uint64_t eargs[] = {scratch + ll + el};
     if (inject_call(t, fn, eargs, 1, &ret, err, sizeof(err)) < 0) {
-        fprintf(stderr, "cprof %s: process %d: %s: %s\n", cmd, (int)pid, entry, err);
+        driver_msg("cprof %s: process %d: %s: %s", cmd, (int)pid, entry, err);
         goto unmap;
     }
     *rc = (int)(uint32_t)ret;
@@ -349,7 +355,7 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
 unmap:;
     uint64_t uargs[] = {scratch, SCRATCH};
     if (inject_call(t, f->munmap, uargs, 2, &ret, err, sizeof(err)) < 0)
-        fprintf(stderr, "cprof %s: process %d: munmap: %s\n", cmd, (int)pid, err);
+        driver_msg("cprof %s: process %d: munmap: %s", cmd, (int)pid, err);
 out:
     inject_write(t, errno_at, &saved_errno, sizeof(saved_errno));
     return status;
@@ -378,13 +384,13 @@ int attach_main(int argc, char **argv)
         return 0;
     }
     if (pr < 0) {
-        fprintf(stderr, "cprof %s: %s\nRun 'cprof %s -h' for usage.\n", cmd, err, cmd);
+        driver_msg("cprof %s: %s\nRun 'cprof %s -h' for usage.", cmd, err, cmd);
         return 2;
     }
     const char *token = getenv("CPROF_HTTP_TOKEN");
     if (token && (!*token || strchr(token, ' ') || strlen(token) > 1024)) {
-        fprintf(stderr, "cprof %s: CPROF_HTTP_TOKEN must be 1 to 1024 characters without "
-                "spaces\n", cmd);
+        driver_msg("cprof %s: CPROF_HTTP_TOKEN must be 1 to 1024 characters without "
+                "spaces", cmd);
         return 2;
     }
     char cpu[PATH_MAX] = "";
@@ -404,7 +410,7 @@ int attach_main(int argc, char **argv)
         if (strstr(err, strerror(EACCES)) || strstr(err, strerror(EPERM)))
             explain_eperm(o.pid, cmd);
         else
-            fprintf(stderr, "cprof %s: %s\n", cmd, err);
+            driver_msg("cprof %s: %s", cmd, err);
         return 1;
     }
     int status = 1;
@@ -416,10 +422,10 @@ int attach_main(int argc, char **argv)
     if (loaded) { /* never a second copy: the one there answers */
         snprintf(lib, sizeof(lib), "%s", loaded->path);
     } else if (o.detach) {
-        fprintf(stderr, "cprof detach: cprof is not loaded in process %d\n", (int)o.pid);
+        driver_msg("cprof detach: cprof is not loaded in process %d", (int)o.pid);
         goto out;
     } else if (record_find_runtime(lib, sizeof(lib), err, sizeof(err)) < 0) {
-        fprintf(stderr, "cprof attach: %s\n", err);
+        driver_msg("cprof attach: %s", err);
         goto out;
     }
     char settings[3 * PATH_MAX];
@@ -433,24 +439,24 @@ int attach_main(int argc, char **argv)
         goto out;
     }
     if (rc < 0) {
-        fprintf(stderr, "cprof %s: process %d: %s\n", cmd, (int)o.pid, err);
+        driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, err);
         goto out;
     }
     int entry_rc = 0;
     int calls = run_calls(t, &fns, lib, o.detach ? "cprof__detach" : "cprof__attach", settings,
                           o.detach, &entry_rc, cmd, o.pid);
     if (inject_close(t, err, sizeof(err)) < 0) {
-        fprintf(stderr, "cprof %s: process %d: %s\n", cmd, (int)o.pid, err);
+        driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, err);
         goto out;
     }
     if (calls)
         goto out;
     if (entry_rc < 0) {
-        fprintf(stderr, "cprof %s: process %d: %s\n", cmd, (int)o.pid, attach_error(entry_rc));
+        driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, attach_error(entry_rc));
         goto out;
     }
     if (o.detach)
-        fprintf(stderr, "cprof detach: profiling of process %d stopped\n", (int)o.pid);
+        driver_msg("cprof detach: profiling of process %d stopped", (int)o.pid);
     else
         print_url(o.http, entry_rc);
     status = 0;
