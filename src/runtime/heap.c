@@ -118,8 +118,10 @@ void heap_stats(cprof_stats_t *st)
     st->mallocs = s.mallocs;
     st->frees = s.frees;
     st->total_alloc_bytes = s.alloc_bytes;
-    st->live_bytes = s.alloc_bytes - s.free_bytes;
-    st->live_objects = s.mallocs - s.frees;
+    /* After cprof attach, frees of blocks older than the attach are
+     * counted too (attach.h): the difference stops at 0. */
+    st->live_bytes = s.alloc_bytes > s.free_bytes ? s.alloc_bytes - s.free_bytes : 0;
+    st->live_objects = s.mallocs > s.frees ? s.mallocs - s.frees : 0;
     st->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     uint32_t n = buckets_count();
     for (uint32_t i = 0; i < n; i++) {

@@ -367,10 +367,10 @@ static int start_locked(const char *addr, const char *token, char *bound, size_t
 
 /* The whole start: variables, server, address file. announce: print the
  * address (and failures) to stderr, as for CPROF_HTTP. */
-static int start(const char *addr, bool announce)
+static int start(const char *addr, const char *token, bool announce)
 {
-    const char *token, *addr_file;
-    if (read_token(&token) < 0 || read_addr_file(&addr_file) < 0)
+    const char *addr_file;
+    if ((!token && read_token(&token) < 0) || read_addr_file(&addr_file) < 0)
         return -EINVAL;
     int expected = OFF;
     if (!__atomic_compare_exchange_n(&state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
@@ -416,7 +416,7 @@ void httpctl_start_from_env(void)
     if (a.all_interfaces)
         rt_warn("CPROF_HTTP=\"%s\" serves every network interface: anyone who can reach this "
                 "host can read the program's profiles and command line", v);
-    start(v, true);
+    start(v, NULL, true);
 }
 
 RT_EXPORT int cprof_http_start(const char *addr)
@@ -424,9 +424,20 @@ RT_EXPORT int cprof_http_start(const char *addr)
     if (!addr)
         return -EINVAL;
     uint32_t g = rt_guard_enter();
-    int rc = start(addr, false);
+    int rc = start(addr, NULL, false);
     rt_guard_leave(g);
     return rc;
+}
+
+int httpctl_load(void)
+{
+    char why[4400];
+    return load_module(why, sizeof(why));
+}
+
+int httpctl_start_token(const char *addr, const char *token)
+{
+    return start(addr, token, false);
 }
 
 RT_EXPORT int cprof_http_stop(void)

@@ -14,4 +14,11 @@
  * prints one line naming it; the server stays off, the program runs on. */
 void httpctl_start_from_env(void);
 
+/* For cprof attach (attach.h), guard set: loads libcprof-http.so and its
+ * libraries now, so that the GOT pass routes their calls too before the
+ * server starts threads; then starts the server on addr with token (NULL:
+ * CPROF_HTTP_TOKEN, if set). 0 or a negative errno; nothing printed. */
+int httpctl_load(void);
+int httpctl_start_token(const char *addr, const char *token);
+
 #endif

@@ -135,8 +135,7 @@ static uint64_t dyn_ptr(uint64_t v, uint64_t bias)
     return v < bias ? v + bias : v;
 }
 
-/* Number of .dynsym entries, from DT_HASH or DT_GNU_HASH. */
-static size_t dynsym_count(const uint32_t *hash, const uint32_t *gnu)
+size_t symtab_dynsym_count(const uint32_t *hash, const uint32_t *gnu)
 {
     if (hash)
         return hash[1];
@@ -181,7 +180,7 @@ static int read_loaded_dynsym(obj_t *o, const struct dl_phdr_info *info)
     }
     if (!symtab || !strtab || syment != sizeof(ElfW(Sym)))
         return 0;
-    size_t n = dynsym_count((const uint32_t *)hash, (const uint32_t *)gnu);
+    size_t n = symtab_dynsym_count((const uint32_t *)hash, (const uint32_t *)gnu);
     const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab;
     const char *strs = (const char *)strtab;
     const uint16_t *vs = (const uint16_t *)versym;

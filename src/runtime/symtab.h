@@ -18,6 +18,7 @@
 #define CPROF_HTTP_SYMTAB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct symtab symtab_t;
@@ -34,5 +35,9 @@ const char *symtab_lookup(const symtab_t *t, uint64_t addr);
 
 /* The same, and *start is the function's first address. */
 const char *symtab_lookup_sym(const symtab_t *t, uint64_t addr, uint64_t *start);
+
+/* Number of .dynsym entries of a loaded object, from its DT_HASH or
+ * DT_GNU_HASH table (either NULL when absent; 0 when both are). */
+size_t symtab_dynsym_count(const uint32_t *hash, const uint32_t *gnu);
 
 #endif

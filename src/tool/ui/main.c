@@ -1,6 +1,7 @@
 /* main.c — the cprof command: go tool pprof's counterpart for C programs.
  * Parses the command line, has the driver fetch the profiles, then makes
- * one report, serves the web UI or runs the shell; or runs "cprof record".
+ * one report, serves the web UI or runs the shell; or runs "cprof record",
+ * or "cprof attach" / "cprof detach" (attach.h).
  * Errors go to stderr; exit codes: 0 success, 1 failure, 2 bad usage. */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "tool/driver/flags.h"
 #include "tool/fetch/fetch.h"
 #include "tool/fetch/record.h"
+#include "tool/ui/attach.h"
 #include "tool/ui/shell.h"
 #include "tool/ui/web.h"
 
@@ -195,6 +197,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "record") == 0)
         return record(argc - 2, argv + 2);
+    if (argc >= 2 && (strcmp(argv[1], "attach") == 0 || strcmp(argv[1], "detach") == 0))
+        return attach_main(argc - 1, argv + 1);
     config_t cfg;
     config_default(&cfg);
     source_opts_t src;

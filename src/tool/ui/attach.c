@@ -1,0 +1,466 @@
+/* attach.c — the attach and detach commands (see attach.h). */
+#include "tool/ui/attach.h"
+
+#include "tool/fetch/inject.h"
+#include "tool/driver/driver.h"
+#include "tool/fetch/record.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define SCRATCH 16384 /* bytes mapped in the target for the calls' strings */
+
+typedef struct {
+    bool detach;
+    const char *http, *rate, *mutex_rate, *block_rate, *cpu;
+    pid_t pid;
+} opts_t;
+
+static void usage(FILE *f)
+{
+    fputs("usage: cprof attach [-http=ADDR] [-rate=N] [-mutex_rate=N] [-block_rate=NS]\n"
+          "                    [-cpu=FILE] PID\n"
+          "       cprof detach PID\n"
+          "Loads libcprof.so into the running process PID (started without LD_PRELOAD),\n"
+          "routes its allocation, thread and lock calls to cprof, serves /debug/pprof/ on\n"
+          "ADDR and prints the URL; detach stops profiling and restores the calls.\n"
+          "  -http=ADDR        listen address, HOST:PORT (default 127.0.0.1:0: a free port\n"
+          "                    on loopback); CPROF_HTTP_TOKEN in cprof's environment sets\n"
+          "                    the token the endpoints then require\n"
+          "  -rate=N           bytes per heap sample (default 524288; 1 = every allocation)\n"
+          "  -mutex_rate=N     record 1 in N lock contentions (default 0: off)\n"
+          "  -block_rate=NS    one blocking sample per NS nanoseconds blocked (default 0: off)\n"
+          "  -cpu=FILE         CPU profile from the attach to the detach (or exit), written\n"
+          "                    to FILE\n",
+          f);
+}
+
+static bool digits(const char *s)
+{
+    if (!s || !*s || strlen(s) > 18)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* -name=value, --name=value or -name value. 1 matched, 0 not, -1 error. */
+static int flag(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    if (a[0] != '-')
+        return 0;
+    a += a[1] == '-' ? 2 : 1;
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *val = argv[++*i];
+    return 1;
+}
+
+static int parse(int argc, char **argv, opts_t *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof(*o));
+    o->detach = strcmp(argv[0], "detach") == 0;
+    o->http = "127.0.0.1:0";
+    o->rate = "524288";
+    o->mutex_rate = o->block_rate = "0";
+    const char *pid = NULL;
+    for (int i = 1; i < argc; i++) {
+        static const char *const names[] = {"http", "rate", "mutex_rate", "block_rate", "cpu"};
+        const char **vals[] = {&o->http, &o->rate, &o->mutex_rate, &o->block_rate, &o->cpu};
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "-help") == 0 ||
+            strcmp(argv[i], "--help") == 0)
+            return 1;
+        int m = 0;
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !m && !o->detach; k++)
+            m = flag(argc, argv, &i, names[k], vals[k]);
+        if (m < 0) {
+            snprintf(err, errlen, "%s needs a value", argv[i]);
+            return -1;
+        }
+        if (m)
+            continue;
+        if (argv[i][0] == '-' || pid) {
+            snprintf(err, errlen, "unexpected argument %s", argv[i]);
+            return -1;
+        }
+        pid = argv[i];
+    }
+    if (!digits(pid) || atoll(pid) <= 0 || atoll(pid) > INT_MAX) {
+        snprintf(err, errlen, pid ? "%s is not a process id" : "missing PID", pid);
+        return -1;
+    }
+    o->pid = (pid_t)atoll(pid);
+    if (!digits(o->rate) || !digits(o->mutex_rate) || !digits(o->block_rate)) {
+        snprintf(err, errlen, "-rate, -mutex_rate and -block_rate take a number (0 or more)");
+        return -1;
+    }
+    if (!*o->http || strchr(o->http, ' ') || (o->cpu && (!*o->cpu || strchr(o->cpu, ' ')))) {
+        snprintf(err, errlen, "-http and -cpu take a value without spaces");
+        return -1;
+    }
+    return 0;
+}
+
+/* "Name:\tvalue" of /proc/PID/status, as a number; -1 if absent. */
+static long status_field(pid_t pid, const char *name, char *state)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    long v = -1;
+    size_t n = strlen(name);
+    while (f && fgets(line, sizeof(line), f)) {
+        if (state && strncmp(line, "State:", 6) == 0)
+            sscanf(line + 6, " %c", state);
+        if (strncmp(line, name, n) == 0 && line[n] == ':')
+            v = atol(line + n + 1);
+    }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* The refusals that need no ptrace. 0, or 1 with the message printed. */
+static int precheck(const opts_t *o, const char *cmd)
+{
+    pid_t pid = o->pid;
+    char state = '?';
+    long tgid = status_field(pid, "Tgid", &state);
+    if (tgid < 0) {
+        driver_msg("cprof %s: no process %d", cmd, (int)pid);
+        return 1;
+    }
+    if (tgid != pid) {
+        driver_msg("cprof %s: %d is a thread of process %ld: give the process id", cmd,
+                (int)pid, tgid);
+        return 1;
+    }
+    if (pid == getpid()) {
+        driver_msg("cprof %s: %d is cprof itself", cmd, (int)pid);
+        return 1;
+    }
+    if (state == 'Z' || state == 'X') {
+        driver_msg("cprof %s: process %d has exited", cmd, (int)pid);
+        return 1;
+    }
+    long tracer = status_field(pid, "TracerPid", NULL);
+    if (tracer > 0) {
+        driver_msg("cprof %s: process %d is already traced by process %ld (a debugger, "
+                "strace or another cprof attach): only one tracer at a time", cmd, (int)pid,
+                tracer);
+        return 1;
+    }
+    return 0;
+}
+
+/* Why ptrace was refused, in the words of the likely cause. */
+static void explain_eperm(pid_t pid, const char *cmd)
+{
+    long uid = status_field(pid, "Uid", NULL);
+    char scope[16] = "";
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+    if (f) {
+        if (!fgets(scope, sizeof(scope), f))
+            scope[0] = '\0';
+        scope[strcspn(scope, "\n")] = '\0';
+        fclose(f);
+    }
+    const char *why = " (cprof needs the same user and no setuid or non-dumpable target, or "
+                      "CAP_SYS_PTRACE)";
+    char buf[256];
+    if (uid >= 0 && uid != (long)getuid()) {
+        snprintf(buf, sizeof(buf), ": it runs as uid %ld and cprof as uid %ld (run cprof as "
+                 "that user, or with CAP_SYS_PTRACE)", uid, (long)getuid());
+        why = buf;
+    } else if (scope[0] && strcmp(scope, "0") != 0) {
+        snprintf(buf, sizeof(buf), ": kernel.yama.ptrace_scope is %s (1: only a parent may "
+                 "trace; run cprof as root, or set it to 0)", scope);
+        why = buf;
+    }
+    driver_msg("cprof %s: no permission to trace process %d%s", cmd, (int)pid, why);
+}
+
+/* The machine of the process's executable, from its ELF header. */
+static int check_arch(pid_t pid, const char *cmd)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EACCES || errno == EPERM)
+            explain_eperm(pid, cmd);
+        else
+            driver_msg("cprof %s: %s: %s", cmd, path, strerror(errno));
+        return 1;
+    }
+    Elf64_Ehdr eh;
+    ssize_t r = read(fd, &eh, sizeof(eh));
+    close(fd);
+    if (r < (ssize_t)EI_NIDENT + 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+        driver_msg("cprof %s: process %d does not run an ELF program", cmd, (int)pid);
+        return 1;
+    }
+#if defined(__x86_64__)
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+        driver_msg("cprof %s: process %d runs a %s program (ELF machine %d); cprof "
+                "attaches to x86-64 programs only", cmd, (int)pid,
+                eh.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "foreign", eh.e_machine);
+        return 1;
+    }
+    return 0;
+#else
+    driver_msg("cprof %s: this cprof was not built for x86-64, the only architecture "
+            "attach supports", cmd);
+    return 1;
+#endif
+}
+
+typedef struct {
+    uint64_t dlopen, dlsym, dlerror, mmap, munmap, errno_location;
+} libc_fns_t;
+
+/* The C library's functions the calls need; 0 or 1 with the message. */
+static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns,
+                     const char *cmd)
+{
+    const inject_map_t *libc = inject_find_object(m, n, "libc.so.6");
+    if (!libc)
+        libc = inject_find_object(m, n, "libc-2.");
+    if (!libc) {
+        if (inject_find_object(m, n, "ld-musl") || inject_find_object(m, n, "libc.musl"))
+            driver_msg("cprof %s: process %d uses musl libc; cprof attaches to glibc "
+                    "programs only", cmd, (int)pid);
+        else
+            driver_msg("cprof %s: process %d has no C library loaded: it is statically "
+                    "linked or not a glibc program; cprof attaches to dynamically linked "
+                    "glibc programs only (use cprof record or LD_PRELOAD at start)", cmd,
+                    (int)pid);
+        return 1;
+    }
+    /* glibc 2.34 moved dlopen into libc; before, it is in libdl if loaded. */
+    const inject_map_t *dl = libc;
+    if (inject_symbol(pid, m, n, libc, "dlopen", &fns->dlopen) < 0) {
+        dl = inject_find_object(m, n, "libdl.so");
+        if (!dl || inject_symbol(pid, m, n, dl, "dlopen", &fns->dlopen) < 0) {
+            driver_msg("cprof %s: process %d's C library (%s) has no dlopen and libdl is "
+                    "not loaded: cannot load cprof into it", cmd, (int)pid, libc->path);
+            return 1;
+        }
+    }
+    if (inject_symbol(pid, m, n, dl, "dlsym", &fns->dlsym) < 0 ||
+        inject_symbol(pid, m, n, dl, "dlerror", &fns->dlerror) < 0 ||
+        inject_symbol(pid, m, n, libc, "mmap", &fns->mmap) < 0 ||
+        inject_symbol(pid, m, n, libc, "munmap", &fns->munmap) < 0 ||
+        inject_symbol(pid, m, n, libc, "__errno_location", &fns->errno_location) < 0) {
+        driver_msg("cprof %s: cannot find dlsym, dlerror, mmap, munmap and "
+                "__errno_location in %s", cmd, libc->path);
+        return 1;
+    }
+    return 0;
+}
+
+/* What the runtime's return code means, for a user. */
+static const char *attach_error(int rc)
+{
+    switch (rc) {
+    case -EEXIST:
+        return "it already runs cprof (preloaded or linked): use its CPROF_HTTP endpoints";
+    case -EALREADY: return "cprof is already attached to it (cprof detach it first)";
+    case -EBUSY: return "another cprof attach or detach is under way in it";
+    case -ENOTSUP: return "its malloc is not the C library's (jemalloc, tcmalloc...): cprof "
+                          "attach only profiles programs on glibc's malloc";
+    case -ENOTCONN:
+        return "cprof is loaded in it but not attached (preloaded, or detached already)";
+    case -EINVAL: return "the runtime rejected the settings (an older libcprof.so?)";
+    default: return strerror(-rc);
+    }
+}
+
+/* The calls, in the held thread: dlopen, dlsym, the entry point. *rc gets
+ * what the entry point returned. 0, or 1 with the message printed. */
+static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const char *entry,
+                     const char *settings, bool noload, int *rc, const char *cmd, pid_t pid)
+{
+    char err[512];
+    uint64_t scratch, ret, errno_at;
+    int saved_errno; /* the thread may be about to read it: the calls keep it */
+    uint64_t margs[] = {0, SCRATCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        (uint64_t)-1, 0};
+    if (inject_call(t, f->errno_location, NULL, 0, &errno_at, err, sizeof(err)) < 0 ||
+        inject_read(t, errno_at, &saved_errno, sizeof(saved_errno)) < 0 ||
+        inject_call(t, f->mmap, margs, 6, &scratch, err, sizeof(err)) < 0) {
+        driver_msg("cprof %s: process %d: %s", cmd, (int)pid, err);
+        return 1;
+    }
+    int status = 1;
+    if (scratch == (uint64_t)MAP_FAILED || scratch == 0) {
+        driver_msg("cprof %s: process %d cannot map %d bytes", cmd, (int)pid, SCRATCH);
+        goto out;
+    }
+    size_t ll = strlen(lib) + 1, el = strlen(entry) + 1, sl = strlen(settings) + 1;
+    if (ll + el + sl > SCRATCH || inject_write(t, scratch, lib, ll) < 0 ||
+        inject_write(t, scratch + ll, entry, el) < 0 ||
+        inject_write(t, scratch + ll + el, settings, sl) < 0) {
+        driver_msg("cprof %s: cannot write into process %d", cmd, (int)pid);
+        goto unmap;
+    }
+    uint64_t oargs[] = {scratch, RTLD_NOW | (noload ? RTLD_NOLOAD : RTLD_LOCAL)}, handle;
+    if (inject_call(t, f->dlopen, oargs, 2, &handle, err, sizeof(err)) < 0) {
+        driver_msg("cprof %s: process %d: dlopen: %s", cmd, (int)pid, err);
+        goto unmap;
+    }
+    if (!handle) {
+        char why[512] = "unknown error";
+        uint64_t msg;
+        if (inject_call(t, f->dlerror, NULL, 0, &msg, err, sizeof(err)) == 0 && msg &&
+            inject_read(t, msg, why, sizeof(why) - 1) < 0)
+            snprintf(why, sizeof(why), "unknown error");
+        why[sizeof(why) - 1] = '\0';
+        driver_msg("cprof %s: process %d could not load %s: %s", cmd, (int)pid, lib, why);
+        goto unmap;
+    }
+    uint64_t sargs[] = {handle, scratch + ll}, fn;
+    if (inject_call(t, f->dlsym, sargs, 2, &fn, err, sizeof(err)) < 0 || !fn) {
+        driver_msg("cprof %s: %s in process %d has no %s (an older cprof?)", cmd, lib,
+                (int)pid, entry);
+        goto unmap;
+    }
+    uint64_t eargs[] = {scratch + ll + el};
+    if (inject_call(t, fn, eargs, 1, &ret, err, sizeof(err)) < 0) {
+        driver_msg("cprof %s: process %d: %s: %s", cmd, (int)pid, entry, err);
+        goto unmap;
+    }
+    *rc = (int)(uint32_t)ret;
+    status = 0;
+unmap:;
+    uint64_t uargs[] = {scratch, SCRATCH};
+    if (inject_call(t, f->munmap, uargs, 2, &ret, err, sizeof(err)) < 0)
+        driver_msg("cprof %s: process %d: munmap: %s", cmd, (int)pid, err);
+out:
+    inject_write(t, errno_at, &saved_errno, sizeof(saved_errno));
+    return status;
+}
+
+/* "http://HOST:PORT/debug/pprof/" for the address the server was given. */
+static void print_url(const char *http, int port)
+{
+    const char *colon = strrchr(http, ':');
+    int hl = (int)(colon - http);
+    const char *host = http;
+    if (hl == 0 || (hl == 9 && strncmp(http, "localhost", 9) == 0))
+        host = "127.0.0.1", hl = 9;
+    printf("http://%.*s:%d/debug/pprof/\n", hl, host, port);
+    fflush(stdout);
+}
+
+int attach_main(int argc, char **argv)
+{
+    opts_t o;
+    char err[PATH_MAX + 256];
+    int pr = parse(argc, argv, &o, err, sizeof(err));
+    const char *cmd = argv[0];
+    if (pr > 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (pr < 0) {
+        driver_msg("cprof %s: %s\nRun 'cprof %s -h' for usage.", cmd, err, cmd);
+        return 2;
+    }
+    const char *token = getenv("CPROF_HTTP_TOKEN");
+    if (token && (!*token || strchr(token, ' ') || strlen(token) > 1024)) {
+        driver_msg("cprof %s: CPROF_HTTP_TOKEN must be 1 to 1024 characters without "
+                "spaces", cmd);
+        return 2;
+    }
+    char cpu[PATH_MAX] = "";
+    if (o.cpu) { /* the target's working directory is not ours */
+        if (o.cpu[0] == '/')
+            snprintf(cpu, sizeof(cpu), "%s", o.cpu);
+        else if (!getcwd(cpu, sizeof(cpu) - strlen(o.cpu) - 2))
+            cpu[0] = '\0';
+        else
+            snprintf(cpu + strlen(cpu), sizeof(cpu) - strlen(cpu), "/%s", o.cpu);
+    }
+    if (precheck(&o, cmd) || check_arch(o.pid, cmd))
+        return 1;
+    inject_map_t *m;
+    size_t n;
+    if (inject_maps(o.pid, &m, &n, err, sizeof(err)) < 0) {
+        if (strstr(err, strerror(EACCES)) || strstr(err, strerror(EPERM)))
+            explain_eperm(o.pid, cmd);
+        else
+            driver_msg("cprof %s: %s", cmd, err);
+        return 1;
+    }
+    int status = 1;
+    libc_fns_t fns;
+    char lib[PATH_MAX];
+    const inject_map_t *loaded = inject_find_object(m, n, "libcprof.so");
+    if (find_libc(o.pid, m, n, &fns, cmd))
+        goto out;
+    if (loaded) { /* never a second copy: the one there answers */
+        snprintf(lib, sizeof(lib), "%s", loaded->path);
+    } else if (o.detach) {
+        driver_msg("cprof detach: cprof is not loaded in process %d", (int)o.pid);
+        goto out;
+    } else if (record_find_runtime(lib, sizeof(lib), err, sizeof(err)) < 0) {
+        driver_msg("cprof attach: %s", err);
+        goto out;
+    }
+    char settings[3 * PATH_MAX];
+    snprintf(settings, sizeof(settings), "rate=%s mutex_rate=%s block_rate=%s http=%s%s%s%s%s",
+             o.rate, o.mutex_rate, o.block_rate, o.http, token ? " token=" : "",
+             token ? token : "", cpu[0] ? " cpu=" : "", cpu);
+    inject_t *t;
+    int rc = inject_open(o.pid, m, n, &t, err, sizeof(err));
+    if (rc == -EPERM) {
+        explain_eperm(o.pid, cmd);
+        goto out;
+    }
+    if (rc < 0) {
+        driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, err);
+        goto out;
+    }
+    int entry_rc = 0;
+    int calls = run_calls(t, &fns, lib, o.detach ? "cprof__detach" : "cprof__attach", settings,
+                          o.detach, &entry_rc, cmd, o.pid);
+    if (inject_close(t, err, sizeof(err)) < 0) {
+        driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, err);
+        goto out;
+    }
+    if (calls)
+        goto out;
+    if (entry_rc < 0) {
+        driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, attach_error(entry_rc));
+        goto out;
+    }
+    if (o.detach)
+        driver_msg("cprof detach: profiling of process %d stopped", (int)o.pid);
+    else
+        print_url(o.http, entry_rc);
+    status = 0;
+out:
+    inject_maps_free(m, n);
+    return status;
+}
