@@ -34,7 +34,7 @@ HTTP_OBJ := $(HTTP_SRC:%.c=$(B)/pic/%.o)
 # --- the tool (src/tool) -> cprof ------------------------------------------
 TOOL_SRC := $(wildcard src/tool/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/obj/%.o)
-TOOL_LIBS := $(call pc,libdw libcurl libedit libmicrohttpd) \
+TOOL_LIBS := $(call pc,libdw libcurl libedit libmicrohttpd libpcre2-8) \
              $(shell pkg-config --exists libdebuginfod && echo -ldebuginfod) -lz -lm -lstdc++
 
 TARGETS := $(B)/libcprof.so $(B)/cprof.pc
