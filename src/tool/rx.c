@@ -11,6 +11,7 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,12 +521,30 @@ rx_t *rx_compile(const char *pattern, char *err, size_t errlen)
     return rx;
 }
 
+/* One match block per thread (the web UI matches on its server thread),
+ * freed when the thread ends. */
+static pthread_key_t md_key;
+static pthread_once_t md_once = PTHREAD_ONCE_INIT;
+
+static void md_free(void *md)
+{
+    pcre2_match_data_free(md);
+}
+
+static void md_init(void)
+{
+    pthread_key_create(&md_key, md_free);
+}
+
 bool rx_match(const rx_t *rx, const char *s)
 {
-    /* One match block per thread (the web UI matches on its server thread). */
-    static __thread pcre2_match_data *md;
-    if (!md && !(md = pcre2_match_data_create(1, NULL)))
-        return false;
+    pthread_once(&md_once, md_init);
+    pcre2_match_data *md = pthread_getspecific(md_key);
+    if (!md) {
+        if (!(md = pcre2_match_data_create(1, NULL)))
+            return false;
+        pthread_setspecific(md_key, md);
+    }
     return pcre2_match(rx->code, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) >= 0;
 }
 
