@@ -22,7 +22,7 @@ static const command_t cmds[] = {
     {"callgrind", FMT_CALLGRIND, false, false, true, "Outputs a graph in callgrind format",
      GRAPHUSE("callgrind")},
     {"comments", FMT_COMMENTS, false, true, false, "Output all profile comments", NULL},
-    {"disasm", FMT_DIS, true, false, false, "Output assembly listings annotated with samples",
+    {"disasm", FMT_DIS, true, true, false, "Output assembly listings annotated with samples",
      LISTUSE("disasm")},
     {"dot", FMT_DOT, false, true, false, "Outputs a graph in DOT format", GRAPHUSE("dot")},
     {"eog", FMT_DOT, false, true, false, "Visualize graph through eog", GRAPHUSE("eog")},

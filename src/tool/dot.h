@@ -53,4 +53,8 @@ typedef struct {
 } dot_command_t;
 bool dot_command(const char *name, dot_command_t *out);
 
+/* Runs argv (searched on PATH) with in on its stdin; its stdout into *out,
+ * stderr into *errs. Returns the wait status, or -errno. */
+int dot_run_filter(char *const argv[], const char *in, size_t inlen, sbuf_t *out, sbuf_t *errs);
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tool/disasm.h"
 #include "tool/dot.h"
 #include "tool/flame.h"
 #include "tool/measure.h"
@@ -497,6 +498,7 @@ int report_generate(report_t *r, char *err, size_t errlen)
     case FMT_TREE: return report_tree(r, err, errlen);
     case FMT_TRACES: return report_traces(r, err, errlen);
     case FMT_LIST: return report_list(r, err, errlen);
+    case FMT_DIS: return report_disasm(r, err, errlen);
     case FMT_RAW: return report_raw(r, err, errlen);
     case FMT_TAGS: return report_tags(r, err, errlen);
     case FMT_COMMENTS: return report_comments(r, err, errlen);
