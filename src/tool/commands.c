@@ -19,7 +19,7 @@
       "Include samples matching focus_regex, and exclude ignore_regex."
 
 static const command_t cmds[] = {
-    {"callgrind", FMT_CALLGRIND, false, false, true, "Outputs a graph in callgrind format",
+    {"callgrind", FMT_CALLGRIND, false, true, true, "Outputs a graph in callgrind format",
      GRAPHUSE("callgrind")},
     {"comments", FMT_COMMENTS, false, true, false, "Output all profile comments", NULL},
     {"disasm", FMT_DIS, true, true, false, "Output assembly listings annotated with samples",
@@ -42,7 +42,7 @@ static const command_t cmds[] = {
     {"gif", FMT_DOT, false, true, true, "Outputs a graph image in GIF format",
      GRAPHUSE("gif")},
     {"gv", FMT_DOT, false, true, false, "Visualize graph through gv", GRAPHUSE("gv")},
-    {"kcachegrind", FMT_CALLGRIND, false, false, false, "Visualize report in KCachegrind",
+    {"kcachegrind", FMT_CALLGRIND, false, true, false, "Visualize report in KCachegrind",
      GRAPHUSE("kcachegrind")},
     {"list", FMT_LIST, true, true, false, "Output annotated source for functions matching regexp",
      LISTUSE("list")},
@@ -62,7 +62,7 @@ static const command_t cmds[] = {
      "List tags with key:value matching tag_regex and exclude ignore_regex."},
     {"text", FMT_TEXT, false, true, false, "Outputs top entries in text form", TOPUSE("text")},
     {"top", FMT_TEXT, false, true, false, "Outputs top entries in text form", TOPUSE("top")},
-    {"topproto", FMT_TOPPROTO, false, false, true,
+    {"topproto", FMT_TOPPROTO, false, true, true,
      "Outputs top entries in compressed protobuf format", NULL},
     {"traces", FMT_TRACES, false, true, false, "Outputs all profile samples in text form", NULL},
     {"tree", FMT_TREE, false, true, false, "Outputs a text rendering of call graph",

@@ -331,6 +331,8 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
                vdc.viewer) {
         viewer = vdc.viewer;
         view_ext = vdc.format;
+    } else if (!dest && !(cfg.output && *cfg.output) && strcmp(cmd->name, "kcachegrind") == 0) {
+        viewer = "kcachegrind", view_ext = "grind";
     }
     int rc = -1;
     char err[ERRLEN];
@@ -460,8 +462,10 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     } else if (cmd->binary && (interactive || isatty(STDOUT_FILENO))) {
         char name[64];
         dot_command_t dc;
-        out = away_from_tty(dot_command(cmd->name, &dc) ? dc.format : "pb.gz", name,
-                            sizeof(name));
+        out = away_from_tty(dot_command(cmd->name, &dc)          ? dc.format
+                            : cmd->format == FMT_CALLGRIND ? "callgraph.out"
+                                                           : "pb.gz",
+                            name, sizeof(name));
         if (!out) {
             msg("creating a temporary file: %s", strerror(errno));
             goto done;

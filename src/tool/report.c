@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tool/callgrind.h"
 #include "tool/disasm.h"
 #include "tool/dot.h"
 #include "tool/flame.h"
@@ -241,8 +242,11 @@ int report_trimmed_graph(report_t *r, bool visual, graph_t **gout, trim_result_t
     graph_opts_t go = {.value_index = r->value_index,
                        .mean_index = r->mean_index,
                        .drop_negative = r->cfg->drop_negative,
-                       /* pprof honours call_tree for graph images only */
-                       .call_tree = r->cfg->call_tree && r->cmd->format == FMT_DOT,
+                       /* pprof honours call_tree for graph images and callgrind */
+                       .call_tree = r->cfg->call_tree &&
+                                    (r->cmd->format == FMT_DOT || r->cmd->format == FMT_CALLGRIND),
+                       /* and keeps object names where they are shown */
+                       .obj_names = r->cmd->format == FMT_CALLGRIND,
                        .tags = visual,
                        .bytes_unit = *bu ? bu : "bytes",
                        .tag_unit = r->cfg->unit};
@@ -499,6 +503,8 @@ int report_generate(report_t *r, char *err, size_t errlen)
     case FMT_TRACES: return report_traces(r, err, errlen);
     case FMT_LIST: return report_list(r, err, errlen);
     case FMT_DIS: return report_disasm(r, err, errlen);
+    case FMT_CALLGRIND: return report_callgrind(r, err, errlen);
+    case FMT_TOPPROTO: return report_topproto(r, err, errlen);
     case FMT_RAW: return report_raw(r, err, errlen);
     case FMT_TAGS: return report_tags(r, err, errlen);
     case FMT_COMMENTS: return report_comments(r, err, errlen);
