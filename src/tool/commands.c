@@ -69,7 +69,7 @@ static const command_t cmds[] = {
      TOPUSE("tree")},
     {"web", FMT_DOT, false, true, false, "Visualize graph through web browser",
      GRAPHUSE("web")},
-    {"weblist", FMT_WEBLIST, true, false, false, "Display annotated source in a web browser",
+    {"weblist", FMT_WEBLIST, true, true, false, "Display annotated source in a web browser",
      LISTUSE("weblist")},
 };
 

@@ -220,7 +220,7 @@ static int parse_objdump(char *text, disasm_inst_t **out, size_t *nout)
             }
             v[n++] = (disasm_inst_t){.addr = strtoull(l, NULL, 16), .text = strdup(txt),
                                      .function = function ? strdup(function) : NULL,
-                                     .file = file ? strdup(base_name(file)) : NULL, .line = line};
+                                     .file = file ? strdup(file) : NULL, .line = line};
             l = next;
             continue;
         }
@@ -429,7 +429,7 @@ int disasm_collect(report_t *r, graph_t *g, disasm_sym_t **out, size_t *nout, ch
                 in->cum += nd->cum;
                 in->cum_div += nd->cum_div;
                 if (!in->file && nd->info.file)
-                    in->file = strdup(base_name(work_str(w, nd->info.file)));
+                    in->file = strdup(work_str(w, nd->info.file));
                 if (!in->line && nd->info.lineno)
                     in->line = nd->info.lineno;
                 if (!in->function && nd->info.name)
@@ -491,7 +491,7 @@ int report_disasm(report_t *r, char *err, size_t errlen)
         int64_t line = 0;
         for (size_t i = 0; i < s->n_insts; i++) {
             const disasm_inst_t *in = &s->insts[i];
-            const char *fn = in->function ? in->function : "", *fl = in->file ? in->file : "";
+            const char *fn = in->function ? in->function : "", *fl = in->file ? base_name(in->file) : "";
             sbuf_t loc = {0};
             if (strcmp(fn, function) != 0 || strcmp(fl, file) != 0 || in->line != line) {
                 function = fn;

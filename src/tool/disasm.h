@@ -21,7 +21,7 @@
 typedef struct {
     uint64_t addr; /* file address */
     char *text;    /* objdump's instruction text */
-    char *function, *file; /* objdump's function and file (basename) */
+    char *function, *file; /* objdump's function and source file */
     int64_t line;
     int64_t flat, flat_div, cum, cum_div;
 } disasm_inst_t;

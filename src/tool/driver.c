@@ -235,9 +235,11 @@ static void command_overrides(const command_t *cmd, config_t *c)
         config_set_str(&c->granularity, "addresses");
         c->noinlines = true;
     } else if (strcmp(n, "weblist") == 0) {
+        /* One node per address, as disasm: cprof's weblist places each
+         * instruction on its function's line itself (weblist.c). */
         trim = false;
         config_set_str(&c->granularity, "addresses");
-        c->noinlines = false;
+        c->noinlines = true;
     } else if (strcmp(n, "peek") == 0) {
         trim = false;
     } else if (strcmp(n, "list") == 0) {
@@ -333,6 +335,8 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         view_ext = vdc.format;
     } else if (!dest && !(cfg.output && *cfg.output) && strcmp(cmd->name, "kcachegrind") == 0) {
         viewer = "kcachegrind", view_ext = "grind";
+    } else if (!dest && !(cfg.output && *cfg.output) && cmd->format == FMT_WEBLIST) {
+        viewer = "browser", view_ext = "html";
     }
     int rc = -1;
     char err[ERRLEN];

@@ -13,6 +13,7 @@
 #include "tool/dot.h"
 #include "tool/flame.h"
 #include "tool/measure.h"
+#include "tool/weblist.h"
 
 static inline int64_t abs64(int64_t v)
 {
@@ -505,6 +506,7 @@ int report_generate(report_t *r, char *err, size_t errlen)
     case FMT_DIS: return report_disasm(r, err, errlen);
     case FMT_CALLGRIND: return report_callgrind(r, err, errlen);
     case FMT_TOPPROTO: return report_topproto(r, err, errlen);
+    case FMT_WEBLIST: return report_weblist(r, err, errlen);
     case FMT_RAW: return report_raw(r, err, errlen);
     case FMT_TAGS: return report_tags(r, err, errlen);
     case FMT_COMMENTS: return report_comments(r, err, errlen);

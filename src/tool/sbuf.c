@@ -92,3 +92,29 @@ char *sb_steal(sbuf_t *b)
     *b = (sbuf_t){0};
     return s;
 }
+
+void sb_html_n(sbuf_t *b, const char *s, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *rep;
+        switch (s[i]) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&#34;"; break;
+        case '\'': rep = "&#39;"; break;
+        case '\0': rep = "\xef\xbf\xbd"; break;
+        default: continue;
+        }
+        sb_putn(b, s + start, i - start);
+        sb_puts(b, rep);
+        start = i + 1;
+    }
+    sb_putn(b, s + start, n - start);
+}
+
+void sb_html(sbuf_t *b, const char *s)
+{
+    sb_html_n(b, s, strlen(s));
+}

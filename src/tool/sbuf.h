@@ -26,6 +26,11 @@ void sb_printf(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2,
 void sb_vprintf(sbuf_t *b, const char *fmt, va_list ap);
 /* The contents as a C string ("" for an empty buffer). */
 const char *sb_cstr(sbuf_t *b);
+
+/* Appends text escaped for HTML element content or a quoted attribute
+ * value (& < > " ' escaped, a NUL byte as U+FFFD). */
+void sb_html_n(sbuf_t *b, const char *s, size_t n);
+void sb_html(sbuf_t *b, const char *s);
 /* Takes ownership of the contents (malloc'd; "" duplicated when empty). */
 char *sb_steal(sbuf_t *b);
 

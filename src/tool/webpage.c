@@ -125,28 +125,12 @@ web_view_t web_view_of(const char *name)
 
 void web_html_n(sbuf_t *b, const char *s, size_t n)
 {
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *rep;
-        switch (s[i]) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&#34;"; break;
-        case '\'': rep = "&#39;"; break;
-        case '\0': rep = "\xef\xbf\xbd"; break;
-        default: continue;
-        }
-        sb_putn(b, s + start, i - start);
-        sb_puts(b, rep);
-        start = i + 1;
-    }
-    sb_putn(b, s + start, n - start);
+    sb_html_n(b, s, n);
 }
 
 void web_html(sbuf_t *b, const char *s)
 {
-    web_html_n(b, s, strlen(s));
+    sb_html(b, s);
 }
 
 void web_url_escape(sbuf_t *b, const char *s)

@@ -14,22 +14,7 @@
 # timeout: 300
 . "$(dirname "$0")/webui_common.inc"
 
-CHROME=${CHROME:-$(command -v chromium || true)}
-[ -n "$CHROME" ] || skip "skip: chromium not installed (scripts/deps.sh installs it)"
-command -v node >/dev/null 2>&1 || skip "skip: node (nodejs) not installed"
-command -v npm >/dev/null 2>&1 || skip "skip: npm not installed"
-
-# playwright-core, pinned, installed once under build/ (not in the tree)
-PW_VERSION=1.65.1
-NODE_DIR=$BUILD/node
-if [ ! -f "$NODE_DIR/node_modules/playwright-core/package.json" ] ||
-   ! grep -q "\"version\": \"$PW_VERSION\"" "$NODE_DIR/node_modules/playwright-core/package.json"; then
-  note "installing playwright-core@$PW_VERSION into $NODE_DIR"
-  mkdir -p "$NODE_DIR"
-  (cd "$NODE_DIR" && HOME="$T/home" npm install --no-audit --no-fund --no-save --silent \
-     --prefix "$NODE_DIR" "playwright-core@$PW_VERSION" > "$T/npm.log" 2>&1) ||
-    { cat "$T/npm.log"; skip "skip: npm install playwright-core failed (no registry?)"; }
-fi
+need_playwright
 
 ART=$BUILD/test-artifacts/webui
 rm -rf "$ART"; mkdir -p "$ART"
