@@ -83,6 +83,25 @@ static bool push_sym(syms_t *s, const disasm_sym_t *x)
     return true;
 }
 
+/* The next line of text (cut in place), without surrounding spaces; *rest
+ * moves past it. NULL at the end. */
+static char *next_line(char **rest)
+{
+    char *l = *rest;
+    if (!l || !*l)
+        return NULL;
+    char *nl = strchr(l, '\n');
+    if (nl)
+        *nl = '\0';
+    *rest = nl ? nl + 1 : NULL;
+    while (is_space(*l))
+        l++;
+    char *t = l + strlen(l);
+    while (t > l && is_space(t[-1]))
+        *--t = '\0';
+    return l;
+}
+
 /* pprof's matchSymbol: the names of the group if it holds address, else the
  * first name that matches (as written, or one of its demangled forms). */
 static char **match_group(char **names, size_t n, uint64_t start, uint64_t end, const rx_t *rx,
@@ -127,16 +146,8 @@ static int find_symbols(char *nm, const profile_mapping_t *m, const char *path, 
         char *name;
     } *v = NULL;
     size_t n = 0, cap = 0;
-    for (char *l = nm; l && *l; ) {
-        char *nl = strchr(l, '\n');
-        if (nl)
-            *nl = '\0';
-        char *next = nl ? nl + 1 : NULL;
-        while (is_space(*l))
-            l++;
-        char *t = l + strlen(l), *e;
-        while (t > l && is_space(t[-1]))
-            *--t = '\0';
+    for (char *rest = nm, *l; (l = next_line(&rest));) {
+        char *e;
         uint64_t a = strtoull(l, &e, 16);
         if (e > l && is_space(*e)) {
             while (is_space(*e))
@@ -157,7 +168,6 @@ static int find_symbols(char *nm, const profile_mapping_t *m, const char *path, 
                 v[n++] = (struct nmsym){a, e};
             }
         }
-        l = next;
     }
     int rc = 0;
     char **names = malloc((n + 1) * sizeof(*names));
@@ -193,16 +203,7 @@ static int parse_objdump(char *text, disasm_inst_t **out, size_t *nout)
     int64_t line = 0;
     disasm_inst_t *v = NULL;
     size_t n = 0, cap = 0;
-    for (char *l = text; l && *l; ) {
-        char *nl = strchr(l, '\n');
-        if (nl)
-            *nl = '\0';
-        char *next = nl ? nl + 1 : NULL;
-        while (is_space(*l))
-            l++;
-        char *t = l + strlen(l);
-        while (t > l && is_space(t[-1]))
-            *--t = '\0';
+    for (char *rest = text, *l; (l = next_line(&rest));) {
         /* ^([[:xdigit:]]+):\s+(.*) — an instruction */
         char *p = l;
         while (is_xdigit(*p))
@@ -221,7 +222,6 @@ static int parse_objdump(char *text, disasm_inst_t **out, size_t *nout)
             v[n++] = (disasm_inst_t){.addr = strtoull(l, NULL, 16), .text = strdup(txt),
                                      .function = function ? strdup(function) : NULL,
                                      .file = file ? strdup(file) : NULL, .line = line};
-            l = next;
             continue;
         }
         char *q = l;
@@ -238,7 +238,6 @@ static int parse_objdump(char *text, disasm_inst_t **out, size_t *nout)
             free(file);
             file = strndup(q, (size_t)(colon - q));
             line = strtoll(colon + 1, NULL, 10);
-            l = next;
             continue;
         }
         /* ^;?\s?(\S.*)\(\): — a function, or LLVM's ^([[:xdigit:]]+)?\s?(.*): */
@@ -261,7 +260,6 @@ static int parse_objdump(char *text, disasm_inst_t **out, size_t *nout)
             file = NULL;
             line = 0;
         }
-        l = next;
     }
     free(function);
     free(file);
@@ -323,7 +321,7 @@ static bool in_mapping(const profile_mapping_t *m, uint64_t a)
     return a >= m->memory_start && a < m->memory_limit;
 }
 
-int disasm_collect(report_t *r, graph_t *g, disasm_sym_t **out, size_t *nout, char *err,
+static int disasm_collect(report_t *r, graph_t *g, disasm_sym_t **out, size_t *nout, char *err,
                    size_t errlen)
 {
     work_t *w = r->w;
@@ -460,7 +458,7 @@ static const char *value_or_dot(const report_t *r, int64_t v, char *buf, size_t 
     return v ? report_format_value(r, v, buf, n) : ".";
 }
 
-int report_disasm(report_t *r, char *err, size_t errlen)
+int disasm_symbols(report_t *r, disasm_sym_t **out, size_t *n, char *err, size_t errlen)
 {
     graph_opts_t go = {.value_index = r->value_index,
                        .mean_index = r->mean_index,
@@ -471,10 +469,16 @@ int report_disasm(report_t *r, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
+    int rc = disasm_collect(r, g, out, n, err, errlen);
+    graph_free(g);
+    return rc;
+}
+
+int report_disasm(report_t *r, char *err, size_t errlen)
+{
     disasm_sym_t *syms;
     size_t n;
-    int rc = disasm_collect(r, g, &syms, &n, err, errlen);
-    graph_free(g);
+    int rc = disasm_symbols(r, &syms, &n, err, errlen);
     if (rc < 0)
         return rc;
     char a[64], b[64], pct[32];

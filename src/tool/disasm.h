@@ -39,10 +39,10 @@ typedef struct {
 } disasm_sym_t;
 
 /* The matching symbols with samples, in pprof's order, disassembled and
- * annotated with the nodes of g (a graph at address granularity). 0 or a
- * negative errno with a message in err ("no matches found for regexp: X"). */
-int disasm_collect(report_t *r, graph_t *g, disasm_sym_t **out, size_t *n, char *err,
-                   size_t errlen);
+ * annotated with the nodes of the report's graph at address granularity.
+ * 0 or a negative errno with a message in err ("no matches found for
+ * regexp: X"). */
+int disasm_symbols(report_t *r, disasm_sym_t **out, size_t *n, char *err, size_t errlen);
 void disasm_free(disasm_sym_t *s, size_t n);
 
 /* pprof's value of an instruction (its divisors applied). */

@@ -1,6 +1,6 @@
 /* weblist.c — -weblist: source lines with their instructions (see weblist.h).
  *
- * Each function comes from disasm_collect: its instructions and their
+ * Each function comes from disasm_symbols: its instructions and their
  * values. Each instruction is shown under the line of the function itself
  * that it belongs to: the outermost frame the object's DWARF gives for it
  * (code inlined from elsewhere goes under the line of its call), else the
@@ -174,19 +174,9 @@ static void print_function(const report_t *r, sbuf_t *b, const disasm_sym_t *s, 
 
 int weblist_body(report_t *r, sbuf_t *b, char *err, size_t errlen)
 {
-    graph_opts_t go = {.value_index = r->value_index,
-                       .mean_index = r->mean_index,
-                       .obj_names = true,
-                       .drop_negative = r->cfg->drop_negative};
-    graph_t *g;
-    if (graph_new(r->w, &go, &g) < 0 || graph_build(g, NULL) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
     disasm_sym_t *syms;
     size_t n;
-    int rc = disasm_collect(r, g, &syms, &n, err, errlen);
-    graph_free(g);
+    int rc = disasm_symbols(r, &syms, &n, err, errlen);
     if (rc < 0)
         return rc;
     char cwd[4096];
