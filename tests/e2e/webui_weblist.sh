@@ -28,8 +28,11 @@ grep -Eq '(src|href)="?(http|//)' "$T/wl.html" && fail "-weblist: the page loads
 
 # the shell's weblist opens the page in the browser ($BROWSER, a stand-in)
 mkdir -p "$T/bin"
-printf '#!/bin/sh\ncp "$1" "%s/opened.html"\n' "$T" > "$T/bin/opener"; chmod +x "$T/bin/opener"
+printf '#!/bin/sh\ncp "$1" "%s/o.tmp" && mv "%s/o.tmp" "%s/opened.html"\n' "$T" "$T" "$T" > "$T/bin/opener"
+chmod +x "$T/bin/opener"
 printf 'weblist lib_grab\nquit\n' | BROWSER="$T/bin/opener" "$CPROF" "$P" > "$T/sh.out" 2>&1
+i=0  # the shell does not wait for its browser
+while [ ! -s "$T/opened.html" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 grep -q '<h2>lib_grab</h2>' "$T/opened.html" 2>/dev/null || { cat "$T/sh.out"; fail "shell weblist did not open the page"; }
 
 start_ui main "$P"
