@@ -501,7 +501,7 @@ int web_serve(profile_t *p, const config_t *cfg, const source_opts_t *src)
     snprintf(url, sizeof(url), "http://%s%s%s:%d", v6 ? "[" : "", W.host, v6 ? "]" : "", bound);
     fprintf(stderr, "Serving web UI on %s\n", url);
     fflush(stderr);
-    if (!src->no_browser && browser_open(url, NULL, false) == -ENOENT)
+    if (!src->no_browser && browser_open(url, NULL, false, NULL, 0) == -ENOENT)
         fprintf(stderr, "%s\n", url);
 
     int64_t next_poll = src->poll > 0 ? now_ms() + (int64_t)src->poll * 1000 : -1;

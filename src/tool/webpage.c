@@ -222,7 +222,7 @@ static void legend_value(sbuf_t *b, const char *legend, const char *key, const c
         }
         l += n + (e ? 1 : 0);
     }
-    sb_puts(b, def);
+    web_html(b, def);
 }
 
 /* Each line of text in its own element. */
@@ -264,6 +264,27 @@ static void field_help(sbuf_t *b, const char *field)
         return;
     const char *e = strchr(h, '\n');
     web_html_n(b, h, e ? (size_t)(e - h) : strlen(h));
+}
+
+/* "FILE TYPE" for the title and the details: from the legend, else (an
+ * error page has none) from the profile itself: its main binary's name and
+ * its default sample type, as the reports would say. */
+static void profile_title(sbuf_t *b, const web_req_t *q, const char *legend)
+{
+    const profile_t *p = q->p;
+    const char *file = "unknown", *type = "unknown";
+    if (p && p->n_mappings && p->strings[p->mappings[0].filename][0]) {
+        file = p->strings[p->mappings[0].filename];
+        const char *slash = strrchr(file, '/');
+        file = slash ? slash + 1 : file;
+    }
+    if (p && p->default_sample_type)
+        type = p->strings[p->default_sample_type];
+    else if (p && p->n_sample_types)
+        type = p->strings[p->sample_types[p->n_sample_types - 1].type];
+    legend_value(b, legend, "File: ", file);
+    sb_putc(b, ' ');
+    legend_value(b, legend, "Type: ", type);
 }
 
 /* pprof's configMenu: Default and the saved configurations, each a link
@@ -399,9 +420,7 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
     sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                "<title>");
-    legend_value(b, f->legend, "File: ", "unknown");
-    sb_putc(b, ' ');
-    legend_value(b, f->legend, "Type: ", "unknown");
+    profile_title(b, q, f->legend);
     sb_puts(b, "</title>\n<style>\n");
     sb_putn(b, (const char *)asset_webui_css, asset_webui_css_len);
     sb_puts(b, "</style>\n</head>\n<body");
@@ -448,9 +467,7 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
     web_html(b, web_arg(q, "f"));
     sb_puts(b, "\">\n<details id=\"details\"><summary title=\"Show information about the "
                "profile and this view\">");
-    legend_value(b, f->legend, "File: ", "unknown");
-    sb_putc(b, ' ');
-    legend_value(b, f->legend, "Type: ", "unknown");
+    profile_title(b, q, f->legend);
     sb_puts(b, "</summary><div id=\"detailsbox\">");
     lines_html(b, f->legend, "<div>", "</div>");
     sb_puts(b, "</div></details>\n</header>\n");
