@@ -1,7 +1,7 @@
 /* commands.h — the report commands pprof knows (-top, -list REGEX, ...):
  * their output format, whether they take a regexp argument, and help text.
- * Formats cprof does not have yet (callgrind, disasm, ...) are listed so
- * that flags parse, and report that they are not available. */
+ * A command marked unavailable parses as a flag and says it is not
+ * available (every format of go tool pprof 1.19 is available now). */
 #ifndef CPROF_TOOL_COMMANDS_H
 #define CPROF_TOOL_COMMANDS_H
 

@@ -5,7 +5,8 @@
 # cprof also names libc's frames, which pprof 1.19 leaves as addresses);
 # valgrind's callgrind_annotate reads cprof's callgrind output with the same
 # per-function totals as -top's cum column (callgrind call costs are
-# inclusive); -kcachegrind hands a .grind file to the kcachegrind on PATH.
+# inclusive); -kcachegrind hands a .grind file to the kcachegrind on PATH;
+# cprof -h lists no format as unavailable.
 . "$(dirname "$0")/tool_common.inc"
 P=$CPROF_TOP/tests/progs
 gcc -g -O1 -fno-omit-frame-pointer -fPIC -shared -o "$T/libdis.so" "$P/disasm_lib.c" &&
@@ -50,6 +51,12 @@ if command -v callgrind_annotate >/dev/null; then
   done
 else
   echo "# no callgrind_annotate (valgrind): not checked"
+fi
+
+# Every output format of go tool pprof -h is there.
+checks=$((checks + 1))
+if "$CPROF" -h 2>&1 | grep -i 'not available'; then
+  echo "FAIL: cprof -h still lists formats as not available"; fails=$((fails + 1))
 fi
 
 # -kcachegrind opens the file in kcachegrind (a stand-in here).
