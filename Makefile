@@ -16,24 +16,36 @@ BASE_CFLAGS := $(CSTD) $(WARN) $(OPT) -fno-omit-frame-pointer -D_GNU_SOURCE \
 
 pc = $(shell pkg-config --cflags --libs $(1) 2>/dev/null)
 
+# --- the shared base (src/base): buffers, escaping, hashing ----------------
+BASE_SRC := $(wildcard src/base/*.c)
+BASE_OBJ := $(BASE_SRC:%.c=$(B)/pic/%.o)
+
 # --- the format library (src/profile), shared by runtime and tool ---------
 PROFILE_SRC := $(wildcard src/profile/*.c)
 PROFILE_OBJ := $(PROFILE_SRC:%.c=$(B)/pic/%.o)
 
 # --- the runtime (src/runtime) -> libcprof.so ------------------------------
 RUNTIME_SRC := $(wildcard src/runtime/*.c)
-# symtab.c (function names from .symtab) also names the frames of the
-# runtime's text profiles (stackprof.c).
-RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/pic/%.o) $(B)/pic/src/http/symtab.o
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/pic/%.o)
 RUNTIME_LIBS := -lunwind -lz -ldl -lpthread -lm
 
 # --- the HTTP endpoints (src/http) -> libcprof-http.so ---------------------
 HTTP_SRC := $(wildcard src/http/*.c)
-HTTP_OBJ := $(HTTP_SRC:%.c=$(B)/pic/%.o)
+# symtab.c (function names from .symtab, runtime code) names the frames of
+# /debug/pprof/symbol as well.
+HTTP_OBJ := $(HTTP_SRC:%.c=$(B)/pic/%.o) $(B)/pic/src/runtime/symtab.o
 
 # --- the tool (src/tool) -> cprof ------------------------------------------
-TOOL_SRC := $(wildcard src/tool/*.c)
+# One static library per layer, build/lib/<layer>.a, listed from the top
+# down (the link order): a layer includes only the layers after it.
+TOOL_LAYERS := ui driver report fetch graph symbolize
+LAYERS      := $(TOOL_LAYERS) profile base
+layer_src = $(if $(filter profile,$(1)),$(PROFILE_SRC),$(if $(filter base,$(1)),$(BASE_SRC),$(wildcard src/tool/$(1)/*.c)))
+layer_obj = $(patsubst %.c,$(2)/%.o,$(call layer_src,$(1)))
+TOOL_SRC := $(foreach l,$(TOOL_LAYERS),$(call layer_src,$(l)))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/obj/%.o)
+LAYER_LIBS := $(LAYERS:%=$(B)/lib/%.a)
+ASAN_LAYER_LIBS := $(LAYERS:%=$(B)/asan/lib/%.a)
 TOOL_LIBS := $(call pc,libdw libcurl libedit libmicrohttpd libpcre2-8) \
              $(shell pkg-config --exists libdebuginfod && echo -ldebuginfod) -lz -lm -lstdc++
 
@@ -47,80 +59,110 @@ endif
 
 all: $(TARGETS)
 
-# Web assets (src/tool/assets/*: scripts, styles, pages) compiled into the
+# Web assets (src/tool/ui/assets/*: scripts, styles, pages) compiled into the
 # tool as C arrays: build/gen/assets.h, made before any tool object.
-ASSETS := $(wildcard src/tool/assets/*)
+ASSETS := $(wildcard src/tool/ui/assets/*)
 $(B)/gen/assets.h: $(ASSETS) scripts/embed.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed.sh $(ASSETS) > $@.tmp && mv -f $@.tmp $@
 
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -MP -c -o $@ $<
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/libcprofile.a: $(PROFILE_OBJ)
+# The base and the format library are position-independent: the shared
+# objects link them.
+$(B)/lib/profile.a: $(PROFILE_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/lib/base.a: $(BASE_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The tool's layers, plain and (for the unit tests and tool_hostile.sh)
+# under ASan/UBSan. .SECONDEXPANSION lets a library name its own objects.
+.SECONDEXPANSION:
+$(B)/lib/%.a: $$(call layer_obj,$$*,$(B)/obj)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/asan/lib/%.a: $$(call layer_obj,$$*,$(B)/asan/obj)
+	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $^
 
 # Shared objects are linked to a temporary name and renamed: a test that
 # preloads the library never sees half a file.
-$(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/libcprofile.a
-	$(CC) -shared -o $@.tmp $(RUNTIME_OBJ) $(B)/libcprofile.a $(RUNTIME_LIBS) \
+$(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a
+	$(CC) -shared -o $@.tmp $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(RUNTIME_LIBS) \
 	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
 
-$(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/libcprofile.a $(B)/libcprof.so
-	$(CC) -shared -o $@.tmp $(HTTP_OBJ) $(B)/libcprofile.a $(call pc,libmicrohttpd) -lz -lm \
+$(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(B)/libcprof.so
+	$(CC) -shared -o $@.tmp $(HTTP_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(call pc,libmicrohttpd) -lz -lm \
 	    -L$(B) -lcprof -Wl,--no-undefined -Wl,-soname,libcprof-http.so && mv -f $@.tmp $@
 
 $(TOOL_OBJ): | $(B)/gen/assets.h
 
-$(B)/cprof: $(TOOL_OBJ) $(B)/libcprofile.a
-	$(CC) -o $@ $(TOOL_OBJ) $(B)/libcprofile.a $(TOOL_LIBS)
+$(B)/cprof: $(LAYER_LIBS)
+	$(CC) -o $@ $(LAYER_LIBS) $(TOOL_LIBS)
 
 $(B)/cprof.pc: cprof.pc.in
 	@mkdir -p $(B)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+# A header that dependency files written before it moved (or went) still
+# name: nothing to make, the objects that named it are rebuilt.
+src/%.h: ;
 
 # --- tests ------------------------------------------------------------------
-# Unit tests: tests/unit/test_<module>.c, linked with the object files of the
-# module they test (named in the test's first line: "// links: src/x/y.c ...").
+# Unit tests: tests/unit/test_<module>.c, linked with what their first line
+# names ("// links: ..."): source files (src/x/y.c), linker flags (-ldl), or
+# layers of the tool (graph, report, ...; each stands for build/lib/<layer>.a
+# and the test gets every layer below it too).
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/asan/%)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit_links = $(shell sed -n '1s|^// links:||p' $(1))
+# The layers a test names, and those below them, in link order.
+below = $(if $(1),$(wordlist $(firstword $(foreach i,$(shell seq $(words $(LAYERS))),$(if $(filter $(word $(i),$(LAYERS)),$(1)),$(i)))),$(words $(LAYERS)),$(LAYERS)))
+link_args = $(foreach t,$(1),$(if $(filter $(LAYERS),$(t)),,$(t))) \
+            $(patsubst %,$(2)/lib/%.a,$(call below,$(filter $(LAYERS),$(1))))
 UNIT_LIBS := $(call pc,cmocka) $(TOOL_LIBS) -lunwind -ldl -lpthread
 
-$(B)/tests/%: tests/unit/%.c
+$(B)/tests/%: tests/unit/%.c $(LAYER_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< $(call unit_links,$<) $(UNIT_LIBS)
+	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< $(call link_args,$(call unit_links,$<),$(B)) $(UNIT_LIBS)
 
-$(B)/tests/asan/%: tests/unit/%.c
+$(B)/tests/asan/%: tests/unit/%.c $(ASAN_LAYER_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN) -Itests -o $@ $< $(call unit_links,$<) $(UNIT_LIBS)
+	$(CC) $(BASE_CFLAGS) $(SAN) -Itests -o $@ $< $(call link_args,$(call unit_links,$<),$(B)/asan) $(UNIT_LIBS)
 
 # Test tools of the format library: profgen (random profiles), profdump.
-$(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/libcprofile.a
+$(B)/prof%: tests/gen/prof%.c tests/gen/gen.c tests/gen/gen.h $(B)/lib/profile.a $(B)/lib/base.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/libcprofile.a -lz -lm
+	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< tests/gen/gen.c $(B)/lib/profile.a $(B)/lib/base.a -lz -lm
 
 # cprof itself under ASan/UBSan, for the hostile-input tests (tool_hostile.sh).
-TOOL_ASAN_OBJ := $(TOOL_SRC:%.c=$(B)/asan/obj/%.o) $(PROFILE_SRC:%.c=$(B)/asan/obj/%.o)
+TOOL_ASAN_OBJ := $(foreach l,$(LAYERS),$(call layer_obj,$(l),$(B)/asan/obj))
 
 $(B)/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN) -MMD -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(SAN) -MMD -MP -c -o $@ $<
 
 $(TOOL_ASAN_OBJ) $(UNIT_BIN) $(ASAN_BIN): | $(B)/gen/assets.h
 
-$(B)/asan/cprof: $(TOOL_ASAN_OBJ)
-	$(CC) $(SAN) -o $@ $(TOOL_ASAN_OBJ) $(TOOL_LIBS)
+$(B)/asan/cprof: $(ASAN_LAYER_LIBS)
+	$(CC) $(SAN) -o $@ $(ASAN_LAYER_LIBS) $(TOOL_LIBS)
 
 tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof
 
@@ -137,12 +179,14 @@ demo: deps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/libcprof.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/cprof.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/cprof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	if [ -f $(B)/libcprof-http.so ]; then install -m 755 $(B)/libcprof-http.so $(DESTDIR)$(PREFIX)/lib/; fi
 	if [ -f $(B)/cprof ]; then install -m 755 $(B)/cprof $(DESTDIR)$(PREFIX)/bin/; fi
+	install -m 644 docs/cprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf $(B)

@@ -6,11 +6,12 @@
  * line, X-Go-Pprof: 1. */
 #include "pprof.h"
 
+#include "base/sbuf.h"
 #include "profile/decode.h"
 #include "profile/merge.h"
 #include "profile/profile.h"
 #include "query.h"
-#include "symtab.h"
+#include "runtime/symtab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,80 +37,6 @@ static char *token;
 static size_t token_len;
 static symtab_t *symbols; /* built on the first symbol request */
 static int waiting;       /* delta profiles in progress */
-
-/* --- growable text -------------------------------------------------------- */
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} buf_t;
-
-static void buf_add(buf_t *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void buf_str(buf_t *b, const char *s)
-{
-    buf_add(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void buf_printf(buf_t *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof(tmp)) {
-        buf_add(b, tmp, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    buf_add(b, big, (size_t)n);
-    free(big);
-}
-
-/* html.EscapeString */
-static void buf_html(buf_t *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': buf_str(b, "&lt;"); break;
-        case '>': buf_str(b, "&gt;"); break;
-        case '&': buf_str(b, "&amp;"); break;
-        case '\'': buf_str(b, "&#39;"); break;
-        case '"': buf_str(b, "&#34;"); break;
-        default: buf_add(b, s, 1);
-        }
-    }
-}
 
 /* --- replies -------------------------------------------------------------- */
 
@@ -137,31 +64,30 @@ void pprof_reply_clear(pprof_reply_t *rep)
     rep->fd = -1;
 }
 
-static void reply_text(pprof_reply_t *out, int status, const char *type, buf_t *b)
+static void reply_text(pprof_reply_t *out, int status, const char *type, sbuf_t *b)
 {
     out->status = status;
     out->content_type = type;
     out->nosniff = true;
     if (b->oom) {
-        free(b->p);
-        *b = (buf_t){0};
+        sb_free(b);
         out->status = 500;
         out->content_type = TEXT_PLAIN;
         out->go_error = true;
-        buf_str(b, "out of memory\n");
+        sb_puts(b, "out of memory\n");
     }
-    out->body = b->p;
+    out->body = b->s;
     out->len = b->len;
-    *b = (buf_t){0};
+    *b = (sbuf_t){0};
 }
 
 /* Go's serveError: text/plain, X-Go-Pprof, no Content-Disposition, the
  * text and a newline. */
 static void serve_error(pprof_reply_t *out, int status, const char *txt)
 {
-    buf_t b = {0};
-    buf_str(&b, txt);
-    buf_str(&b, "\n");
+    sbuf_t b = {0};
+    sb_puts(&b, txt);
+    sb_puts(&b, "\n");
     reply_text(out, status, TEXT_PLAIN, &b);
     out->disposition[0] = '\0';
     out->go_error = true;
@@ -170,26 +96,26 @@ static void serve_error(pprof_reply_t *out, int status, const char *txt)
 /* Go's http.NotFound, for paths outside /debug/pprof/. */
 static void not_found(pprof_reply_t *out)
 {
-    buf_t b = {0};
-    buf_str(&b, "404 page not found\n");
+    sbuf_t b = {0};
+    sb_puts(&b, "404 page not found\n");
     reply_text(out, 404, TEXT_PLAIN, &b);
 }
 
 /* Go's ServeMux redirect (301 with a small HTML body). */
 static void redirect(pprof_reply_t *out, const char *path, const char *query)
 {
-    buf_t loc = {0}, b = {0};
-    buf_str(&loc, path);
+    sbuf_t loc = {0}, b = {0};
+    sb_puts(&loc, path);
     if (query && *query) {
-        buf_str(&loc, "?");
-        buf_str(&loc, query);
+        sb_puts(&loc, "?");
+        sb_puts(&loc, query);
     }
-    buf_str(&b, "<a href=\"");
-    buf_html(&b, loc.p ? loc.p : "");
-    buf_str(&b, "\">Moved Permanently</a>.\n\n");
+    sb_puts(&b, "<a href=\"");
+    sb_html(&b, sb_cstr(&loc));
+    sb_puts(&b, "\">Moved Permanently</a>.\n\n");
     reply_text(out, 301, "text/html; charset=utf-8", &b);
     out->nosniff = false;
-    out->location = loc.p;
+    out->location = loc.s;
 }
 
 /* A new memfd for a body written through the runtime's fd writers. */
@@ -236,11 +162,11 @@ static int int_param(const char *query, const char *name, int64_t *v, pprof_repl
 
 /* --- the profiles ------------------------------------------------------------- */
 
-typedef enum { PROF_HEAP, PROF_ALLOCS } prof_kind_t;
+typedef struct endpoint endpoint_t;
 
 struct pprof_req {
     /* symbol */
-    buf_t out;
+    sbuf_t out;
     char word[SYMBOL_WORD_MAX + 1];
     size_t word_len;
     bool word_full; /* Go's ErrBufferFull: the rest of the body is ignored */
@@ -249,7 +175,7 @@ struct pprof_req {
     bool have_base;
     heap_snapshot_t base;
     int64_t base_ns;
-    prof_kind_t kind;
+    const endpoint_t *ep; /* the delta profile's */
     /* CPU profile: the session (> 0 while it runs) and the memfd it is
      * written to */
     int64_t cpu_id;
@@ -257,122 +183,71 @@ struct pprof_req {
     /* delta of a threads, threadcreate, mutex or block profile: the first
      * profile, decoded */
     profile_t *sp_base;
-    int64_t sp_base_ns;
-    int sp_kind;
+    const cprof_http_profile_t *sp;
 };
 
-/* What the count column of the index shows for an entry. */
-typedef enum {
-    COUNT_NONE,    /* a page, not a profile of pprof.Profiles(): 0 */
-    COUNT_BUCKETS, /* heap and allocs: stack records */
-    COUNT_THREADS, /* goroutine: the program's threads */
-    COUNT_CREATED, /* threadcreate: live threads it counts */
-    COUNT_MUTEX,   /* mutex and block: stack records */
-    COUNT_BLOCK,
-} count_t;
+/* The parameters an endpoint takes (endpoint_t.params), read before it is
+ * served, each with Go's checks and in Go's order. */
+enum {
+    P_DELTA = 1,   /* seconds=N: a delta profile over N seconds (debug must be 0) */
+    P_SECONDS = 2, /* seconds=N: the CPU profile's duration, 30 by default */
+    P_GC = 4,      /* gc=N: checked, nothing to collect in C */
+    P_DEBUG = 8,   /* debug=N: the text forms */
+};
 
 typedef struct {
-    const char *name;
-    const char *desc;
-    count_t count;
-} entry_t;
+    int64_t seconds; /* delta (or CPU) profile duration; 0 for a profile now */
+    int64_t debug;
+} params_t;
 
-/* Go's profileDescriptions, for the entries cprof serves (in Go's order,
- * by name), adapted where cprof's profile differs: threads for goroutines,
- * and the mutex profile shows the waiters. */
-static const entry_t entries[] = {
-    {"allocs", "A sampling of all past memory allocations", COUNT_BUCKETS},
-    {"block", "Stack traces that led to blocking on synchronization primitives", COUNT_BLOCK},
-    {"cmdline", "The command line invocation of the current program", COUNT_NONE},
-    {"goroutine", "Stack traces of all current threads", COUNT_THREADS},
-    {"heap", "A sampling of memory allocations of live objects. You can specify the gc GET "
-             "parameter to run GC before taking the heap sample.", COUNT_BUCKETS},
-    {"mutex", "Stack traces of threads waiting for contended mutexes", COUNT_MUTEX},
-    {"profile", "CPU profile. You can specify the duration in the seconds GET parameter. After "
-                "you get the profile file, use the go tool pprof command to investigate the "
-                "profile.", COUNT_NONE},
-    {"threadcreate", "Stack traces that led to the creation of new OS threads", COUNT_CREATED},
+/* One request to one endpoint. */
+typedef struct {
+    pprof_req_t *r;
+    const endpoint_t *e;
+    const pprof_request_t *in;
+    params_t prm;
+    pprof_reply_t *out;
+    int64_t *until_ms; /* for PPROF_WAIT */
+} call_t;
+
+/* One path under /debug/pprof/ (see endpoints[]). */
+struct endpoint {
+    const char *name;
+    const char *desc; /* Go's profileDescriptions; NULL: not on the index page */
+    pprof_action_t (*serve)(const call_t *c);
+    /* The index page's count column; NULL: 0 (a page, not a profile). */
+    unsigned long long (*count)(const endpoint_t *e, const cprof_stats_t *st);
+    unsigned params;          /* P_* */
+    bool post;                /* takes POST as well as GET and HEAD */
+    const char *sample_type;  /* heap profiles: the default sample type (NULL: inuse_space) */
 };
 
-static unsigned long long entry_count(const entry_t *e, const cprof_stats_t *st)
-{
-    switch (e->count) {
-    case COUNT_BUCKETS: return st->stack_buckets;
-    case COUNT_THREADS: return ops->threads_count();
-    case COUNT_CREATED: return ops->threadcreate_count();
-    case COUNT_MUTEX: return ops->mutex_count();
-    case COUNT_BLOCK: return ops->block_count();
-    default: return 0;
-    }
-}
-
-static void serve_index(pprof_reply_t *out)
-{
-    cprof_stats_t st = {0};
-    ops->stats(&st);
-    buf_t b = {0};
-    buf_str(&b, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n.profile-name{\n"
-                "\tdisplay:inline-block;\n\twidth:6rem;\n}\n</style>\n</head>\n<body>\n"
-                "/debug/pprof/<br>\n<br>\nTypes of profiles available:\n<table>\n"
-                "<thead><td>Count</td><td>Profile</td></thead>\n");
-    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-        unsigned long long count = entry_count(&entries[i], &st);
-        buf_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", count, entries[i].name);
-        buf_html(&b, entries[i].name);
-        buf_str(&b, "</a></td></tr>\n");
-    }
-    buf_str(&b, "</table>\n<a href=\"goroutine?debug=2\">full goroutine stack dump</a>\n"
-                "<br>\n<p>\nProfile Descriptions:\n<ul>\n");
-    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-        buf_str(&b, "<li><div class=profile-name>");
-        buf_html(&b, entries[i].name);
-        buf_str(&b, ": </div> ");
-        buf_html(&b, entries[i].desc);
-        buf_str(&b, "</li>\n");
-    }
-    buf_str(&b, "</ul>\n</p>\n</body>\n</html>");
-    reply_text(out, 200, "text/html; charset=utf-8", &b);
-}
-
 /* Go's Cmdline: os.Args joined with NUL bytes (no trailing NUL). */
-static void serve_cmdline(pprof_reply_t *out)
+static pprof_action_t serve_cmdline(const call_t *c)
 {
-    buf_t b = {0};
+    sbuf_t b = {0};
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         char chunk[4096];
         ssize_t n;
         while ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR))
             if (n > 0)
-                buf_add(&b, chunk, (size_t)n);
+                sb_putn(&b, chunk, (size_t)n);
         close(fd);
     }
-    if (b.len > 0 && b.p[b.len - 1] == '\0')
+    if (b.len > 0 && b.s[b.len - 1] == '\0')
         b.len--;
-    reply_text(out, 200, TEXT_PLAIN, &b);
+    reply_text(c->out, 200, TEXT_PLAIN, &b);
+    return PPROF_REPLY;
 }
 
 /* Go's Profile handler: StartCPUProfile, sleep `seconds` (default 30),
  * StopCPUProfile; the profile is written to a memfd at the end of the wait
  * (pprof_wait_end). One at a time, as in Go: the runtime refuses a second
  * session with -EBUSY. */
-static pprof_action_t serve_cpu(pprof_req_t *r, const char *query, pprof_reply_t *out,
-                                int64_t *until_ms)
+static pprof_action_t serve_cpu(const call_t *c)
 {
-    int64_t sec = 0;
-    char *s = query_get(query, "seconds");
-    bool bad = s && *s && !query_atoi(s, &sec);
-    free(s);
-    if (bad) {
-        serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
-        return PPROF_REPLY;
-    }
-    if (sec <= 0)
-        sec = 30;
-    if (sec >= PPROF_WRITE_TIMEOUT_S) {
-        serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
-        return PPROF_REPLY;
-    }
+    pprof_reply_t *out = c->out;
     int fd = body_fd();
     int64_t id = fd < 0 ? -errno : ops->cpu_start(fd);
     if (id < 0) {
@@ -384,9 +259,9 @@ static pprof_action_t serve_cpu(pprof_req_t *r, const char *query, pprof_reply_t
         serve_error(out, 500, msg);
         return PPROF_REPLY;
     }
-    r->cpu_id = id;
-    r->cpu_fd = fd;
-    *until_ms = pprof_now_ms() + sec * 1000;
+    c->r->cpu_id = id;
+    c->r->cpu_fd = fd;
+    *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
     return PPROF_WAIT;
 }
 
@@ -410,21 +285,21 @@ static void cpu_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         serve_error(out, 500, "failed to collect profile");
 }
 
-static int write_profile(int fd, const heap_snapshot_t *s, prof_kind_t kind, int debug)
+static int write_profile(int fd, const heap_snapshot_t *s, const endpoint_t *e, int debug)
 {
     if (debug)
         return ops->heap_write_text(fd, s);
-    return ops->heap_write_proto(fd, s, kind == PROF_ALLOCS ? "alloc_space" : NULL);
+    return ops->heap_write_proto(fd, s, e->sample_type);
 }
 
-static void serve_heap(prof_kind_t kind, int debug, pprof_reply_t *out)
+static void serve_heap(const endpoint_t *e, int debug, pprof_reply_t *out)
 {
-    const char *name = kind == PROF_ALLOCS ? "allocs" : "heap";
+    const char *name = e->name;
     heap_snapshot_t s;
     int fd = body_fd();
     int rc = fd < 0 ? -errno : ops->heap_snapshot(&s);
     if (rc == 0) {
-        rc = write_profile(fd, &s, kind, debug);
+        rc = write_profile(fd, &s, e, debug);
         ops->heap_snapshot_free(&s);
     }
     if (rc == 0)
@@ -472,30 +347,22 @@ static int delta_request(const char *query, pprof_reply_t *out, int64_t *seconds
 
 /* Go's handler(name).ServeHTTP for heap and allocs, with
  * serveDeltaProfile's checks in its order. */
-static pprof_action_t serve_profile(pprof_req_t *r, prof_kind_t kind, const char *query,
-                                    pprof_reply_t *out, int64_t *until_ms)
+static pprof_action_t serve_profile(const call_t *c)
 {
-    int64_t n = 0;
-    int delta = delta_request(query, out, &n);
-    if (delta < 0)
-        return PPROF_REPLY;
-    if (delta) {
+    pprof_req_t *r = c->r;
+    if (c->prm.seconds) {
         if (ops->heap_snapshot(&r->base) < 0) {
-            serve_error(out, 500, "failed to collect profile");
+            serve_error(c->out, 500, "failed to collect profile");
             return PPROF_REPLY;
         }
         r->have_base = true;
         r->base_ns = realtime_ns();
-        r->kind = kind;
+        r->ep = c->e;
         waiting++;
-        *until_ms = pprof_now_ms() + n * 1000;
+        *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
         return PPROF_WAIT;
     }
-    int64_t gc = 0, debug = 0;
-    if (int_param(query, "gc", &gc, out) < 0 || int_param(query, "debug", &debug, out) < 0)
-        return PPROF_REPLY;
-    /* gc > 0 asks Go to collect garbage first; C has nothing to collect. */
-    serve_heap(kind, debug != 0, out);
+    serve_heap(c->e, c->prm.debug != 0, c->out);
     return PPROF_REPLY;
 }
 
@@ -529,38 +396,30 @@ static int set_duration(int fd, int64_t time_ns, int64_t duration_ns)
 
 /* --- threads (goroutine), threadcreate, mutex and block ---------------------------- */
 
-enum { SP_GOROUTINE, SP_THREADCREATE, SP_MUTEX, SP_BLOCK, SP_N };
-static const char *const sp_names[SP_N] = {"goroutine", "threadcreate", "mutex", "block"};
-
-static int sp_kind(const char *name)
-{
-    for (int i = 0; i < SP_N; i++)
-        if (strcmp(name, sp_names[i]) == 0)
-            return i;
-    return -1;
-}
-
 /* Go's WriteTo(w, debug): goroutine's debug >= 2 is the per-thread dump,
  * any other debug > 0 the text form. */
-static int sp_write(int kind, int fd, int64_t debug)
+static int sp_write(const cprof_http_profile_t *sp, int fd, int64_t debug)
 {
-    int d = debug <= 0 ? 0 : debug >= 2 && kind == SP_GOROUTINE ? 2 : 1;
-    switch (kind) {
-    case SP_GOROUTINE: return ops->threads_write(fd, d);
-    case SP_THREADCREATE: return ops->threadcreate_write(fd, d);
-    case SP_MUTEX: return ops->mutex_write(fd, d);
-    default: return ops->block_write(fd, d);
-    }
+    return sp->write(fd, debug <= 0 ? 0 : debug >= 2 && sp->max_debug >= 2 ? 2 : 1);
+}
+
+/* The runtime's profile named name, or NULL. */
+static const cprof_http_profile_t *sp_find(const char *name)
+{
+    for (size_t i = 0; i < ops->n_profiles; i++)
+        if (strcmp(ops->profiles[i].name, name) == 0)
+            return &ops->profiles[i];
+    return NULL;
 }
 
 /* The profile now, decoded (for delta profiles). */
-static int sp_collect(int kind, profile_t **out)
+static int sp_collect(const cprof_http_profile_t *sp, profile_t **out)
 {
     *out = NULL;
     int fd = body_fd();
     if (fd < 0)
         return -errno;
-    int rc = sp_write(kind, fd, 0);
+    int rc = sp_write(sp, fd, 0);
     off_t len = rc == 0 ? lseek(fd, 0, SEEK_END) : 0;
     uint8_t *data = rc == 0 && len > 0 ? malloc((size_t)len) : NULL;
     if (rc == 0)
@@ -575,31 +434,31 @@ static int sp_collect(int kind, profile_t **out)
 
 /* Go's handler(name).ServeHTTP and serveDeltaProfile for the profiles
  * that are stacks with counts (Go's profileSupportsDelta has them all). */
-static pprof_action_t serve_stackprof(pprof_req_t *r, int kind, const char *query,
-                                      pprof_reply_t *out, int64_t *until_ms)
+static pprof_action_t serve_stackprof(const call_t *c)
 {
-    int64_t n = 0;
-    int delta = delta_request(query, out, &n);
-    if (delta < 0)
+    pprof_req_t *r = c->r;
+    pprof_reply_t *out = c->out;
+    const cprof_http_profile_t *sp = sp_find(c->e->name);
+    if (!sp) { /* a runtime without it */
+        serve_error(out, 404, "Unknown profile");
         return PPROF_REPLY;
-    if (delta) {
-        if (sp_collect(kind, &r->sp_base) < 0) {
+    }
+    if (c->prm.seconds) {
+        if (sp_collect(sp, &r->sp_base) < 0) {
             serve_error(out, 500, "failed to collect profile");
             return PPROF_REPLY;
         }
-        r->sp_kind = kind;
+        r->sp = sp;
         waiting++;
-        *until_ms = pprof_now_ms() + n * 1000;
+        *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
         return PPROF_WAIT;
     }
-    int64_t debug = 0;
-    if (int_param(query, "debug", &debug, out) < 0)
-        return PPROF_REPLY;
+    int64_t debug = c->prm.debug;
     int fd = body_fd();
-    int rc = fd < 0 ? -errno : sp_write(kind, fd, debug);
+    int rc = fd < 0 ? -errno : sp_write(sp, fd, debug);
     /* As Go: the content type follows debug != 0, the body debug > 0. */
     if (rc == 0)
-        rc = reply_fd(out, fd, debug ? TEXT_PLAIN : OCTETS, debug ? NULL : sp_names[kind]);
+        rc = reply_fd(out, fd, debug ? TEXT_PLAIN : OCTETS, debug ? NULL : sp->name);
     else if (fd >= 0)
         close(fd);
     if (rc < 0)
@@ -618,7 +477,7 @@ static void sp_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         serve_error(out, 500, "context canceled");
         return;
     }
-    if (sp_collect(r->sp_kind, &cur) < 0) {
+    if (sp_collect(r->sp, &cur) < 0) {
         profile_free(base);
         serve_error(out, 500, "failed to collect profile");
         return;
@@ -635,7 +494,7 @@ static void sp_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         fd = body_fd();
         rc = fd < 0 ? -errno : profile_write_fd(delta, fd);
     }
-    snprintf(name, sizeof(name), "%s-delta", sp_names[r->sp_kind]);
+    snprintf(name, sizeof(name), "%s-delta", r->sp->name);
     if (rc == 0)
         rc = reply_fd(out, fd, OCTETS, name);
     else if (fd >= 0)
@@ -674,14 +533,16 @@ void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
     int64_t now_ns = realtime_ns();
     if (rc == 0) {
         ops->heap_snapshot_subtract(&cur, &r->base);
-        rc = write_profile(fd, &cur, r->kind, 0);
+        rc = write_profile(fd, &cur, r->ep, 0);
         ops->heap_snapshot_free(&cur);
     }
     ops->heap_snapshot_free(&r->base);
     if (rc == 0)
         rc = set_duration(fd, now_ns, now_ns - r->base_ns);
+    char name[32];
+    snprintf(name, sizeof(name), "%s-delta", r->ep->name);
     if (rc == 0)
-        rc = reply_fd(out, fd, OCTETS, r->kind == PROF_ALLOCS ? "allocs-delta" : "heap-delta");
+        rc = reply_fd(out, fd, OCTETS, name);
     else if (fd >= 0)
         close(fd);
     if (rc < 0)
@@ -701,7 +562,7 @@ static void symbol_word(pprof_req_t *r, const char *w, size_t n)
     }
     const char *name = symbols ? symtab_lookup(symbols, pc) : NULL;
     if (name)
-        buf_printf(&r->out, "%#llx %s\n", (unsigned long long)pc, name);
+        sb_printf(&r->out, "%#llx %s\n", (unsigned long long)pc, name);
 }
 
 /* Splits the request into '+'-separated words as Go's bufio loop does. */
@@ -722,7 +583,7 @@ static void symbol_feed(pprof_req_t *r, const char *data, size_t len)
 static void symbol_finish(pprof_req_t *r, pprof_reply_t *out)
 {
     if (r->word_full)
-        buf_str(&r->out, "reading request: bufio: buffer full\n");
+        sb_puts(&r->out, "reading request: bufio: buffer full\n");
     else
         symbol_word(r, r->word, r->word_len);
     reply_text(out, 200, TEXT_PLAIN, &r->out);
@@ -777,6 +638,151 @@ static bool method_is(const pprof_request_t *in, const char *m)
     return strcmp(in->method, m) == 0;
 }
 
+/* --- the endpoints ---------------------------------------------------------------- */
+
+static pprof_action_t serve_symbol(const call_t *c)
+{
+    sb_puts(&c->r->out, "num_symbols: 1\n");
+    if (method_is(c->in, "POST")) {
+        if (c->in->content_length > (int64_t)PPROF_MAX_BODY) {
+            serve_error(c->out, 413, "Request Entity Too Large");
+            return PPROF_REPLY;
+        }
+        return PPROF_READ_BODY;
+    }
+    symbol_feed(c->r, c->in->query, strlen(c->in->query));
+    symbol_finish(c->r, c->out);
+    return PPROF_REPLY;
+}
+
+static unsigned long long count_buckets(const endpoint_t *e, const cprof_stats_t *st)
+{
+    (void)e;
+    return st->stack_buckets;
+}
+
+static unsigned long long count_runtime(const endpoint_t *e, const cprof_stats_t *st)
+{
+    (void)st;
+    const cprof_http_profile_t *sp = sp_find(e->name);
+    return sp ? sp->count() : 0;
+}
+
+static pprof_action_t serve_index(const call_t *c);
+
+/* One row per path under /debug/pprof/, in Go's order (by name): what the
+ * index page lists (desc), how the path is served and counted, and which
+ * parameters it takes. To add an endpoint, add its row here; a profile the
+ * runtime writes whole (write(fd, debug) and count()) needs no code here:
+ * add it to the runtime's profile table (httpctl.c, see httpops.h) and give
+ * its row serve_stackprof, count_runtime and P_DELTA | P_DEBUG. */
+static const endpoint_t endpoints[] = {
+    {"", NULL, serve_index, NULL, 0, false, NULL},
+    {"allocs", "A sampling of all past memory allocations", serve_profile, count_buckets,
+     P_DELTA | P_GC | P_DEBUG, false, "alloc_space"},
+    {"block", "Stack traces that led to blocking on synchronization primitives",
+     serve_stackprof, count_runtime, P_DELTA | P_DEBUG, false, NULL},
+    {"cmdline", "The command line invocation of the current program", serve_cmdline, NULL, 0,
+     false, NULL},
+    {"goroutine", "Stack traces of all current threads", serve_stackprof, count_runtime,
+     P_DELTA | P_DEBUG, false, NULL},
+    {"heap",
+     "A sampling of memory allocations of live objects. You can specify the gc GET "
+     "parameter to run GC before taking the heap sample.",
+     serve_profile, count_buckets, P_DELTA | P_GC | P_DEBUG, false, NULL},
+    {"mutex", "Stack traces of threads waiting for contended mutexes", serve_stackprof,
+     count_runtime, P_DELTA | P_DEBUG, false, NULL},
+    {"profile",
+     "CPU profile. You can specify the duration in the seconds GET parameter. After you get "
+     "the profile file, use the go tool pprof command to investigate the profile.",
+     serve_cpu, NULL, P_SECONDS, false, NULL},
+    {"symbol", NULL, serve_symbol, NULL, 0, true, NULL},
+    {"threadcreate", "Stack traces that led to the creation of new OS threads", serve_stackprof,
+     count_runtime, P_DELTA | P_DEBUG, false, NULL},
+};
+#define END (endpoints + sizeof(endpoints) / sizeof(endpoints[0]))
+
+static pprof_action_t serve_index(const call_t *c)
+{
+    pprof_reply_t *out = c->out;
+    cprof_stats_t st = {0};
+    ops->stats(&st);
+    sbuf_t b = {0};
+    sb_puts(&b, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n.profile-name{\n"
+                "\tdisplay:inline-block;\n\twidth:6rem;\n}\n</style>\n</head>\n<body>\n"
+                "/debug/pprof/<br>\n<br>\nTypes of profiles available:\n<table>\n"
+                "<thead><td>Count</td><td>Profile</td></thead>\n");
+    for (const endpoint_t *x = endpoints; x < END; x++) {
+        if (!x->desc)
+            continue;
+        unsigned long long count = x->count ? x->count(x, &st) : 0;
+        sb_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", count, x->name);
+        sb_html(&b, x->name);
+        sb_puts(&b, "</a></td></tr>\n");
+    }
+    sb_puts(&b, "</table>\n<a href=\"goroutine?debug=2\">full goroutine stack dump</a>\n"
+                "<br>\n<p>\nProfile Descriptions:\n<ul>\n");
+    for (const endpoint_t *x = endpoints; x < END; x++) {
+        if (!x->desc)
+            continue;
+        sb_puts(&b, "<li><div class=profile-name>");
+        sb_html(&b, x->name);
+        sb_puts(&b, ": </div> ");
+        sb_html(&b, x->desc);
+        sb_puts(&b, "</li>\n");
+    }
+    sb_puts(&b, "</ul>\n</p>\n</body>\n</html>");
+    reply_text(out, 200, "text/html; charset=utf-8", &b);
+    return PPROF_REPLY;
+}
+
+
+/* The endpoint of a path, or NULL. */
+static const endpoint_t *endpoint_find(const char *path)
+{
+    if (strncmp(path, PREFIX, strlen(PREFIX)) != 0)
+        return NULL;
+    for (const endpoint_t *e = endpoints; e < END; e++)
+        if (strcmp(path + strlen(PREFIX), e->name) == 0)
+            return e;
+    return NULL;
+}
+
+/* Reads e's parameters: 0, or -1 after an error reply. */
+static int read_params(const endpoint_t *e, const char *query, pprof_reply_t *out, params_t *p)
+{
+    *p = (params_t){0};
+    if (e->params & P_DELTA) {
+        int delta = delta_request(query, out, &p->seconds);
+        if (delta != 0)
+            return delta < 0 ? -1 : 0;
+    }
+    if (e->params & P_SECONDS) {
+        int64_t sec = 0;
+        char *s = query_get(query, "seconds");
+        bool bad = s && *s && !query_atoi(s, &sec);
+        free(s);
+        if (bad) {
+            serve_error(out, 400, "invalid value for \"seconds\" - must be a positive integer");
+            return -1;
+        }
+        if (sec <= 0)
+            sec = 30;
+        if (sec >= PPROF_WRITE_TIMEOUT_S) {
+            serve_error(out, 400, "profile duration exceeds server's WriteTimeout");
+            return -1;
+        }
+        p->seconds = sec;
+    }
+    /* gc > 0 asks Go to collect garbage first; C has nothing to collect. */
+    int64_t gc = 0;
+    if ((e->params & P_GC) && int_param(query, "gc", &gc, out) < 0)
+        return -1;
+    if ((e->params & P_DEBUG) && int_param(query, "debug", &p->debug, out) < 0)
+        return -1;
+    return 0;
+}
+
 pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_reply_t *out,
                            int64_t *until_ms)
 {
@@ -787,7 +793,8 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
         out->challenge = true;
         return PPROF_REPLY;
     }
-    bool post_ok = strcmp(in->path, PREFIX "symbol") == 0;
+    const endpoint_t *e = endpoint_find(in->path);
+    bool post_ok = e && e->post;
     if (!method_is(in, "GET") && !method_is(in, "HEAD") && !(post_ok && method_is(in, "POST"))) {
         serve_error(out, 405, "Method Not Allowed");
         out->allow = post_ok ? GET_HEAD_POST : GET_HEAD;
@@ -809,34 +816,15 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
         not_found(out);
         return PPROF_REPLY;
     }
-    const char *name = in->path + strlen(PREFIX);
-    if (!*name) {
-        serve_index(out);
-    } else if (strcmp(name, "cmdline") == 0) {
-        serve_cmdline(out);
-    } else if (strcmp(name, "profile") == 0) {
-        return serve_cpu(r, in->query, out, until_ms);
-    } else if (strcmp(name, "symbol") == 0) {
-        buf_str(&r->out, "num_symbols: 1\n");
-        if (method_is(in, "POST")) {
-            if (in->content_length > (int64_t)PPROF_MAX_BODY) {
-                serve_error(out, 413, "Request Entity Too Large");
-                return PPROF_REPLY;
-            }
-            return PPROF_READ_BODY;
-        }
-        symbol_feed(r, in->query, strlen(in->query));
-        symbol_finish(r, out);
-    } else if (strcmp(name, "heap") == 0 || strcmp(name, "allocs") == 0) {
-        return serve_profile(r, name[0] == 'a' ? PROF_ALLOCS : PROF_HEAP, in->query, out,
-                             until_ms);
-    } else if (sp_kind(name) >= 0) {
-        return serve_stackprof(r, sp_kind(name), in->query, out, until_ms);
-    } else {
+    if (!e) {
         /* trace, and anything else: pprof.Lookup finds no such profile. */
         serve_error(out, 404, "Unknown profile");
+        return PPROF_REPLY;
     }
-    return PPROF_REPLY;
+    call_t c = {.r = r, .e = e, .in = in, .out = out, .until_ms = until_ms};
+    if (read_params(e, in->query, out, &c.prm) < 0)
+        return PPROF_REPLY;
+    return e->serve(&c);
 }
 
 /* --- lifetime -------------------------------------------------------------------- */
@@ -862,7 +850,7 @@ void pprof_req_free(pprof_req_t *r)
         ops->cpu_stop(r->cpu_id, true);
         close(r->cpu_fd);
     }
-    free(r->out.p);
+    sb_free(&r->out);
     free(r);
 }
 

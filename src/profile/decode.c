@@ -35,6 +35,8 @@
 
 #include "legacy.h"
 
+#include "base/err.h"
+
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
 
 /* Top-level field numbers of Profile. */
@@ -55,19 +57,8 @@ enum {
     F_DEFAULT_TYPE = 14,
 };
 
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
+/* A message into err; -EINVAL. */
+#define set_err(err, errlen, ...) err_fmt(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* --- wire reader ------------------------------------------------------------ */
 
@@ -206,21 +197,6 @@ static int want(dec_t *d, const fld_t *f, int wire, const char *what)
                 wire_name(f->wire), wire_name(wire));
 }
 
-static int grow_arr(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        return -ENOMEM;
-    *arr = na;
-    *cap = nc;
-    return 0;
-}
-
 static int oom(dec_t *d)
 {
     set_err(d->err, d->errlen, "out of memory while decoding the profile");
@@ -232,7 +208,7 @@ static int repeated_u64(dec_t *d, const fld_t *f, uint64_t **arr, size_t *n, siz
                         const char *what)
 {
     if (f->wire == WT_VARINT) {
-        if (grow_arr((void **)arr, cap, *n + 1, sizeof(**arr)) < 0)
+        if (err_grow((void **)arr, cap, *n + 1, sizeof(**arr)) < 0)
             return oom(d);
         (*arr)[(*n)++] = f->u;
         return 0;
@@ -242,7 +218,7 @@ static int repeated_u64(dec_t *d, const fld_t *f, uint64_t **arr, size_t *n, siz
                     f->off, wire_name(f->wire));
     rd_t r = {f->data, f->data + f->len};
     /* Every varint takes at least one byte: f->len bounds the count. */
-    if (grow_arr((void **)arr, cap, *n + f->len, sizeof(**arr)) < 0)
+    if (err_grow((void **)arr, cap, *n + f->len, sizeof(**arr)) < 0)
         return oom(d);
     while (r.pos < r.end) {
         uint64_t v;
@@ -310,7 +286,7 @@ static int dec_label(dec_t *d, const fld_t *outer)
     } else if (l.num == 0 && l.num_unit == 0) {
         return 0;
     }
-    if (grow_arr((void **)&d->labels, &d->cap_labels, d->n_labels + 1, sizeof(*d->labels)) < 0)
+    if (err_grow((void **)&d->labels, &d->cap_labels, d->n_labels + 1, sizeof(*d->labels)) < 0)
         return oom(d);
     d->labels[d->n_labels++] = l;
     return 0;
@@ -438,7 +414,7 @@ static int dec_line(dec_t *d, const fld_t *outer)
     }
     if (rc < 0)
         return rc;
-    if (grow_arr((void **)&d->lines, &d->cap_lines, d->n_lines + 1, sizeof(*d->lines)) < 0)
+    if (err_grow((void **)&d->lines, &d->cap_lines, d->n_lines + 1, sizeof(*d->lines)) < 0)
         return oom(d);
     d->lines[d->n_lines++] = ln;
     return 0;

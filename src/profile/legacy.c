@@ -20,7 +20,6 @@
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,21 +27,10 @@
 
 #include "decode.h"
 
+#include "base/err.h"
+#include "base/hash.h"
+
 /* --- errors ------------------------------------------------------------------ */
-
-static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 /* --- intermediate form -------------------------------------------------------- */
 
@@ -104,35 +92,9 @@ typedef struct {
     size_t errlen;
 } lp_t;
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need) {
-        if (nc > SIZE_MAX / 2 / elem)
-            return -ENOMEM;
-        nc *= 2;
-    }
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        return -ENOMEM;
-    *arr = na;
-    *cap = nc;
-    return 0;
-}
-
 static int oom(lp_t *lp)
 {
-    return lerr(lp->err, lp->errlen, -ENOMEM, "out of memory while parsing a legacy profile");
-}
-
-static uint64_t hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
+    return err_fmt(lp->err, lp->errlen, -ENOMEM, "out of memory while parsing a legacy profile");
 }
 
 /* Index of the location at addr, created if new (pprof's locs map). */
@@ -144,7 +106,7 @@ static int64_t loc_for(lp_t *lp, uint64_t addr)
         if (!s)
             return -1;
         for (size_t i = 0; i < lp->n_locs; i++) {
-            size_t h = hash64(lp->locs[i].addr) & (ns - 1);
+            size_t h = hash_mix64(lp->locs[i].addr) & (ns - 1);
             while (s[h])
                 h = (h + 1) & (ns - 1);
             s[h] = (uint32_t)i + 1;
@@ -153,12 +115,12 @@ static int64_t loc_for(lp_t *lp, uint64_t addr)
         lp->hslots = s;
         lp->hmask = ns - 1;
     }
-    size_t h = hash64(addr) & lp->hmask;
+    size_t h = hash_mix64(addr) & lp->hmask;
     for (; lp->hslots[h]; h = (h + 1) & lp->hmask)
         if (lp->locs[lp->hslots[h] - 1].addr == addr)
             return lp->hslots[h] - 1;
     if (lp->n_locs >= UINT32_MAX - 1 ||
-        grow((void **)&lp->locs, &lp->cap_locs, lp->n_locs + 1, sizeof(*lp->locs)) < 0)
+        err_grow((void **)&lp->locs, &lp->cap_locs, lp->n_locs + 1, sizeof(*lp->locs)) < 0)
         return -1;
     lp->locs[lp->n_locs] = (lloc_t){addr, -1, 0};
     lp->hslots[h] = (uint32_t)lp->n_locs + 1;
@@ -171,8 +133,8 @@ static int add_sample(lp_t *lp, const uint64_t *addrs, size_t n, bool leaf_exact
                       const int64_t *v, bool has_bytes, int64_t bytes)
 {
     if (n > UINT32_MAX ||
-        grow((void **)&lp->pool, &lp->cap_pool, lp->n_pool + n, sizeof(*lp->pool)) < 0 ||
-        grow((void **)&lp->samples, &lp->cap_samples, lp->n_samples + 1, sizeof(*lp->samples)) < 0)
+        err_grow((void **)&lp->pool, &lp->cap_pool, lp->n_pool + n, sizeof(*lp->pool)) < 0 ||
+        err_grow((void **)&lp->samples, &lp->cap_samples, lp->n_samples + 1, sizeof(*lp->samples)) < 0)
         return oom(lp);
     lsample_t *s = &lp->samples[lp->n_samples];
     memset(s, 0, sizeof(*s));
@@ -772,7 +734,7 @@ static long hex_addresses(const char *s, uint64_t **arr, size_t *cap, char *bad,
             snprintf(bad, badlen, "%.*s", (int)(q - p) > 40 ? 40 : (int)(q - p), p);
             return -1;
         }
-        if (grow((void **)arr, cap, n + 1, sizeof(**arr)) < 0)
+        if (err_grow((void **)arr, cap, n + 1, sizeof(**arr)) < 0)
             return -2;
         (*arr)[n++] = v;
         p = q;
@@ -904,7 +866,7 @@ static int parse_maps(lp_t *lp, lines_t *it)
                 size_t kn, vn;
                 *eq = '\0';
                 const char *k = trim(l, &kn), *v = trim(eq + 1, &vn);
-                if (grow((void **)&attrs, &capattrs, nattrs + 2, sizeof(*attrs)) < 0) {
+                if (err_grow((void **)&attrs, &capattrs, nattrs + 2, sizeof(*attrs)) < 0) {
                     rc = -ENOMEM;
                 } else {
                     char *key = malloc(kn + 2);
@@ -921,7 +883,7 @@ static int parse_maps(lp_t *lp, lines_t *it)
                 }
             }
         } else if (r == 1) {
-            if (grow((void **)&lp->maps, &lp->cap_maps, lp->n_maps + 1, sizeof(*lp->maps)) < 0) {
+            if (err_grow((void **)&lp->maps, &lp->cap_maps, lp->n_maps + 1, sizeof(*lp->maps)) < 0) {
                 free(m.file);
                 free(m.build_id);
                 rc = -ENOMEM;
@@ -1263,7 +1225,7 @@ static int build(lp_t *lp, profile_t **out)
     }
     for (size_t i = 0; i < lp->n_samples; i++) {
         const lsample_t *s = &lp->samples[i];
-        if (grow((void **)&ids, &capids, s->n + 1, sizeof(*ids)) < 0) {
+        if (err_grow((void **)&ids, &capids, s->n + 1, sizeof(*ids)) < 0) {
             free(ids);
             goto nomem;
         }
@@ -1331,9 +1293,9 @@ static int heap_values(lp_t *lp, const char *line, const char *cs, const char *s
 {
     int64_t count, size;
     if (!parse_i64(cs, 10, &count) || !parse_i64(ss, 10, &size))
-        return lerr(lp->err, lp->errlen, -EINVAL, "malformed heap sample: %.80s", line);
+        return err_fmt(lp->err, lp->errlen, -EINVAL, "malformed heap sample: %.80s", line);
     if (count == 0 && size != 0)
-        return lerr(lp->err, lp->errlen, -EINVAL, "%s count was 0 but %s bytes was %lld", what,
+        return err_fmt(lp->err, lp->errlen, -EINVAL, "%s count was 0 but %s bytes was %lld", what,
                     what, (long long)size);
     if (count != 0) {
         *block = count == -1 && size == INT64_MIN ? INT64_MIN : size / count;
@@ -1434,7 +1396,7 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
             break;
         }
         if (match_heap_sample(l, g) != 0) {
-            rc = lerr(lp->err, lp->errlen, -EINVAL,
+            rc = err_fmt(lp->err, lp->errlen, -EINVAL,
                       "heap profile line %zu is not a sample: \"%.60s\"", lineno, l);
             free(l);
             break;
@@ -1457,7 +1419,7 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
             if (n == -2)
                 rc = oom(lp);
             else if (n < 0)
-                rc = lerr(lp->err, lp->errlen, -EINVAL,
+                rc = err_fmt(lp->err, lp->errlen, -EINVAL,
                           "heap profile line %zu: address %s does not fit in 64 bits", lineno,
                           bad);
             else
@@ -1514,7 +1476,7 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
         int64_t n;
         if (match_count_line(line, m) != 0 ||
             !parse_i64(sub(line, m, 1, num, sizeof(num)), 0, &n)) {
-            rc = lerr(lp->err, lp->errlen, -EINVAL, "%s profile: malformed line \"%.60s\"", tname,
+            rc = err_fmt(lp->err, lp->errlen, -EINVAL, "%s profile: malformed line \"%.60s\"", tname,
                       line);
             break;
         }
@@ -1522,7 +1484,7 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
         if (na == -2)
             rc = oom(lp);
         else if (na < 0)
-            rc = lerr(lp->err, lp->errlen, -EINVAL, "%s profile: address %s does not fit in 64 bits",
+            rc = err_fmt(lp->err, lp->errlen, -EINVAL, "%s profile: address %s does not fit in 64 bits",
                       tname, bad);
         else
             rc = add_sample(lp, addrs, (size_t)na, false, &n, false, 0);
@@ -1634,7 +1596,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
             }
             if (!parse_i64(sub(l, g, 1, a, sizeof(a)), 10, &v1) ||
                 !parse_i64(sub(l, g, 2, b, sizeof(b)), 10, &v2)) {
-                rc = lerr(lp->err, lp->errlen, -EINVAL, "malformed contention sample: %.60s", l);
+                rc = err_fmt(lp->err, lp->errlen, -EINVAL, "malformed contention sample: %.60s", l);
                 free(l);
                 break;
             }
@@ -1653,7 +1615,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
             if (n == -2)
                 rc = -ENOMEM;
             else if (n < 0)
-                rc = lerr(lp->err, lp->errlen, -EINVAL,
+                rc = err_fmt(lp->err, lp->errlen, -EINVAL,
                           "contention profile: address %s does not fit in 64 bits", bad);
             else
                 rc = add_sample(lp, addrs, (size_t)n, false, vals, false, 0);
@@ -1737,11 +1699,11 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
             size_t capmore = 0;
             long k = l ? hex_addresses(l, &more, &capmore, bad, sizeof(bad)) : -2;
             free(l);
-            if (k == -2 || grow((void **)&addrs, &capaddrs, n + (size_t)(k > 0 ? k : 0) + 1,
+            if (k == -2 || err_grow((void **)&addrs, &capaddrs, n + (size_t)(k > 0 ? k : 0) + 1,
                                 sizeof(*addrs)) < 0)
                 rc = -ENOMEM;
             else if (k < 0)
-                rc = lerr(lp->err, lp->errlen, -EINVAL,
+                rc = err_fmt(lp->err, lp->errlen, -EINVAL,
                           "thread profile: address %s does not fit in 64 bits", bad);
             else if (k > 0) {
                 memcpy(addrs + n, more, (size_t)k * sizeof(*addrs));
@@ -1847,7 +1809,7 @@ static int parse_cpu(lp_t *lp, const uint8_t *data, size_t len)
             free(addrs);
             return LEGACY_UNRECOGNIZED;
         }
-        if (grow((void **)&addrs, &capaddrs, (size_t)nstk + 1, sizeof(*addrs)) < 0) {
+        if (err_grow((void **)&addrs, &capaddrs, (size_t)nstk + 1, sizeof(*addrs)) < 0) {
             free(addrs);
             return oom(lp);
         }
@@ -1944,9 +1906,9 @@ int legacy_parse(const uint8_t *data, size_t len, profile_t **out, char *err, si
             break;
     }
     if (lp.rx_failed)
-        rc = lerr(err, errlen, -ENOMEM, "out of memory compiling a regular expression");
+        rc = err_fmt(err, errlen, -ENOMEM, "out of memory compiling a regular expression");
     if (rc == LEGACY_UNRECOGNIZED)
-        lerr(err, errlen, rc, "unrecognized profile format");
+        err_fmt(err, errlen, rc, "unrecognized profile format");
     if (rc == 0)
         rc = build(&lp, out);
     if (rc == 0) {

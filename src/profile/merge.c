@@ -19,25 +19,12 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int merr(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int merr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
+#include "base/err.h"
 
 static const char *S(const profile_t *p, int64_t i)
 {
@@ -65,7 +52,7 @@ static bool same_vt(const profile_t *a, const profile_value_type_t *x, const pro
 int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t errlen)
 {
     if (!same_vt(a, &a->period_type, b, &b->period_type))
-        return merr(err, errlen, -EINVAL, "incompatible period types %s/%s and %s/%s",
+        return err_fmt(err, errlen, -EINVAL, "incompatible period types %s/%s and %s/%s",
                     S(a, a->period_type.type), S(a, a->period_type.unit),
                     S(b, b->period_type.type), S(b, b->period_type.unit));
     bool same = a->n_sample_types == b->n_sample_types;
@@ -75,7 +62,7 @@ int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t
         char x[160], y[160];
         types_str(a, x, sizeof(x));
         types_str(b, y, sizeof(y));
-        return merr(err, errlen, -EINVAL, "incompatible sample types %s and %s", x, y);
+        return err_fmt(err, errlen, -EINVAL, "incompatible sample types %s and %s", x, y);
     }
     return 0;
 }
@@ -172,21 +159,6 @@ typedef struct {
     profile_line_t *lines;
     size_t cap_lines;
 } merger_t;
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        return -ENOMEM;
-    *arr = na;
-    *cap = nc;
-    return 0;
-}
 
 static int64_t str_out(merger_t *m, int64_t i)
 {
@@ -317,7 +289,7 @@ static int64_t map_location(merger_t *m, uint64_t id)
             off = m->map_off[spos];
         }
     }
-    if (grow((void **)&m->lines, &m->cap_lines, sl->n_lines + 1, sizeof(*m->lines)) < 0)
+    if (err_grow((void **)&m->lines, &m->cap_lines, sl->n_lines + 1, sizeof(*m->lines)) < 0)
         return -1;
     for (uint32_t i = 0; i < sl->n_lines; i++) {
         int64_t f = map_function(m, sl->lines[i].function_id);
@@ -423,8 +395,8 @@ static bool is_zero(const profile_t *p, const profile_sample_t *s)
 static int map_sample(merger_t *m, const profile_sample_t *ss)
 {
     profile_t *out = m->out;
-    if (grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
-        grow((void **)&m->labels, &m->cap_labels, ss->n_labels + 1, sizeof(*m->labels)) < 0)
+    if (err_grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
+        err_grow((void **)&m->labels, &m->cap_labels, ss->n_labels + 1, sizeof(*m->labels)) < 0)
         return -ENOMEM;
     for (uint32_t i = 0; i < ss->n_location_ids; i++) {
         int64_t l = map_location(m, ss->location_ids[i]);
@@ -567,7 +539,7 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
             if (seen[k])
                 continue;
             seen[k] = 1;
-            if (grow((void **)&out->comments, &out->cap_comments, out->n_comments + 1,
+            if (err_grow((void **)&out->comments, &out->cap_comments, out->n_comments + 1,
                      sizeof(*out->comments)) < 0) {
                 free(seen);
                 return -ENOMEM;
@@ -589,7 +561,7 @@ int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t
 {
     *out = NULL;
     if (n == 0)
-        return merr(err, errlen, -EINVAL, "no profiles to merge");
+        return err_fmt(err, errlen, -EINVAL, "no profiles to merge");
     for (size_t i = 1; i < n; i++) {
         int rc = profile_compatible(srcs[0], srcs[i], err, errlen);
         if (rc < 0)
@@ -615,7 +587,7 @@ int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t
         rc = profile_index(p);
     if (rc < 0) {
         profile_free(p);
-        return merr(err, errlen, rc, "out of memory while merging profiles");
+        return err_fmt(err, errlen, rc, "out of memory while merging profiles");
     }
     for (size_t i = 0; i < p->n_samples; i++) {
         if (is_zero(p, &p->samples[i])) {
@@ -705,7 +677,7 @@ int profile_normalize(profile_t *p, const profile_t *base, char *err, size_t err
         free(bv);
         free(sv);
         free(r);
-        return merr(err, errlen, -ENOMEM, "out of memory");
+        return err_fmt(err, errlen, -ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < base->n_samples; i++)
         for (size_t j = 0; j < n; j++)
@@ -754,11 +726,11 @@ int profile_apply_base(profile_t *p, profile_t *base, bool diff_base, bool norma
     *out = NULL;
     int rc;
     if (diff_base && (rc = profile_set_label(base, "pprof::base", "true")) < 0)
-        return merr(err, errlen, rc, "out of memory");
+        return err_fmt(err, errlen, rc, "out of memory");
     if (normalize && (rc = profile_normalize(p, base, err, errlen)) < 0)
         return rc;
     if ((rc = profile_scale(base, -1)) < 0)
-        return merr(err, errlen, rc, "out of memory");
+        return err_fmt(err, errlen, rc, "out of memory");
     profile_t *both[2] = {p, base};
     return profile_merge(both, 2, out, err, errlen);
 }

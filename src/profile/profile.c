@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
+#include "base/hash.h"
+
 /* Small arrays (sample stacks, values, labels, location lines, strings) come
  * from chunks so that a 200,000-sample profile costs a few hundred mallocs,
  * not a million. */
@@ -56,20 +59,6 @@ static void *dup_into(profile_t *p, const void *src, size_t size)
     return d;
 }
 
-/* Grows *arr (of elements of size elem) so that one more fits. */
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        return -ENOMEM;
-    *arr = na;
-    *cap = nc;
-    return 0;
-}
-
 /* --- string table ---------------------------------------------------------- */
 
 struct profile_strtab {
@@ -77,21 +66,13 @@ struct profile_strtab {
     size_t mask;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static int strtab_rehash(profile_t *p, size_t nslots)
 {
     uint32_t *slots = calloc(nslots, sizeof(*slots));
     if (!slots)
         return -ENOMEM;
     for (size_t i = 0; i < p->n_strings; i++) {
-        size_t h = hash_bytes(p->strings[i], strlen(p->strings[i])) & (nslots - 1);
+        size_t h = hash_fnv1a(p->strings[i], strlen(p->strings[i])) & (nslots - 1);
         /* One slot per distinct string (the first index): a decoded table
          * may repeat a string many times, and equal strings share a probe
          * chain, so slots for repeats would make inserts quadratic. */
@@ -115,13 +96,13 @@ int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
     profile_strtab_t *t = p->strtab;
     if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
         return -1;
-    size_t h = hash_bytes(s, len) & t->mask;
+    size_t h = hash_fnv1a(s, len) & t->mask;
     for (; t->slots[h]; h = (h + 1) & t->mask) {
         const char *c = p->strings[t->slots[h] - 1];
         if (strncmp(c, s, len) == 0 && c[len] == '\0')
             return t->slots[h] - 1;
     }
-    if (grow((void **)&p->strings, &p->cap_strings, p->n_strings, sizeof(char *)) < 0)
+    if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
     char *copy = profile_alloc(p, len + 1);
     if (!copy)
@@ -138,7 +119,7 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
     profile_strtab_t *t = p->strtab;
     if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
         return -1;
-    if (grow((void **)&p->strings, &p->cap_strings, p->n_strings, sizeof(char *)) < 0)
+    if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
     char *copy = profile_alloc(p, len + 1);
     if (!copy)
@@ -147,7 +128,7 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
     copy[len] = '\0';
     /* A repeat gets no slot of its own (see strtab_rehash): interning keeps
      * returning the first index of the string. */
-    size_t h = hash_bytes(copy, len) & t->mask;
+    size_t h = hash_fnv1a(copy, len) & t->mask;
     bool dup = false;
     for (; t->slots[h]; h = (h + 1) & t->mask)
         if (strcmp(p->strings[t->slots[h] - 1], copy) == 0) {
@@ -209,7 +190,7 @@ void profile_free(profile_t *p)
 
 int profile_add_sample_type(profile_t *p, const char *type, const char *unit)
 {
-    if (grow((void **)&p->sample_types, &p->cap_sample_types, p->n_sample_types,
+    if (err_grow((void **)&p->sample_types, &p->cap_sample_types, p->n_sample_types + 1,
              sizeof(*p->sample_types)) < 0)
         return -ENOMEM;
     int64_t t = profile_intern(p, type), u = profile_intern(p, unit);
@@ -234,7 +215,7 @@ int profile_reserve_samples(profile_t *p, size_t n)
 profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
                                      const int64_t *values)
 {
-    if (grow((void **)&p->samples, &p->cap_samples, p->n_samples, sizeof(*p->samples)) < 0)
+    if (err_grow((void **)&p->samples, &p->cap_samples, p->n_samples + 1, sizeof(*p->samples)) < 0)
         return NULL;
     profile_sample_t *s = &p->samples[p->n_samples];
     memset(s, 0, sizeof(*s));
@@ -263,7 +244,7 @@ int profile_sample_add_label(profile_t *p, profile_sample_t *s, const profile_la
 
 profile_mapping_t *profile_add_mapping(profile_t *p)
 {
-    if (grow((void **)&p->mappings, &p->cap_mappings, p->n_mappings, sizeof(*p->mappings)) < 0)
+    if (err_grow((void **)&p->mappings, &p->cap_mappings, p->n_mappings + 1, sizeof(*p->mappings)) < 0)
         return NULL;
     profile_mapping_t *m = &p->mappings[p->n_mappings++];
     memset(m, 0, sizeof(*m));
@@ -273,7 +254,7 @@ profile_mapping_t *profile_add_mapping(profile_t *p)
 profile_location_t *profile_add_location(profile_t *p, const profile_line_t *lines,
                                          size_t nlines)
 {
-    if (grow((void **)&p->locations, &p->cap_locations, p->n_locations,
+    if (err_grow((void **)&p->locations, &p->cap_locations, p->n_locations + 1,
              sizeof(*p->locations)) < 0)
         return NULL;
     profile_location_t *l = &p->locations[p->n_locations];
@@ -288,7 +269,7 @@ profile_location_t *profile_add_location(profile_t *p, const profile_line_t *lin
 
 profile_function_t *profile_add_function(profile_t *p)
 {
-    if (grow((void **)&p->functions, &p->cap_functions, p->n_functions,
+    if (err_grow((void **)&p->functions, &p->cap_functions, p->n_functions + 1,
              sizeof(*p->functions)) < 0)
         return NULL;
     profile_function_t *f = &p->functions[p->n_functions++];
@@ -298,7 +279,7 @@ profile_function_t *profile_add_function(profile_t *p)
 
 int profile_add_comment(profile_t *p, const char *text)
 {
-    if (grow((void **)&p->comments, &p->cap_comments, p->n_comments, sizeof(*p->comments)) < 0)
+    if (err_grow((void **)&p->comments, &p->cap_comments, p->n_comments + 1, sizeof(*p->comments)) < 0)
         return -ENOMEM;
     int64_t s = profile_intern(p, text);
     if (s < 0)

@@ -10,7 +10,7 @@
  * Tables are never torn down: threads still running during exit keep
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
- * both processes (lock order: stacks, livemap stripes, threadstats, the
+ * both processes (lock order: buckets, livemap stripes, counters, the
  * threadcreate table and thread registry, the mutex and block tables). */
 #include "cprof.h"
 
@@ -22,8 +22,9 @@
 #include "lockprof.h"
 #include "output.h"
 #include "rt.h"
-#include "stackprof.h"
-#include "stacks.h"
+#include "profwriter.h"
+#include "buckets.h"
+#include "unwind.h"
 #include "threadprof.h"
 
 #include <errno.h>
@@ -31,24 +32,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static config_t cfg;
+static rt_config_t cfg;
 static bool ready; /* tables exist: the rate may be nonzero */
 
 static void fork_prepare(void)
 {
     rt_self.guard++;
-    stacks_fork_prepare();
+    buckets_fork_prepare();
     livemap_fork_prepare();
-    tstats_fork_prepare();
+    counters_fork_prepare();
     threadprof_fork_prepare();
     lockprof_fork_prepare();
 }
 
 static void release(void)
 {
-    tstats_fork_release();
+    counters_fork_release();
     livemap_fork_release();
-    stacks_fork_release();
+    buckets_fork_release();
     rt_self.guard--;
 }
 
@@ -83,9 +84,10 @@ __attribute__((constructor(101))) static void cprof_init(void)
     config_read(&cfg);
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);
-    tstats_init();
+    counters_init();
     bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
-    if (stacks_init(cfg.unwinder, cfg.depth) < 0 || livemap_init() < 0) {
+    unwind_init(cfg.unwinder, cfg.depth);
+    if (buckets_init() < 0 || livemap_init() < 0) {
         rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
                 (unsigned long long)arena_limit());
     } else {
@@ -119,12 +121,12 @@ __attribute__((destructor)) static void cprof_fini(void)
     cpu_fini();
     output_stop_periodic();
     if (ready && cfg.mutex_profile) {
-        int rc = stackprof_write_file(cfg.mutex_profile, lockprof_write_mutex);
+        int rc = profwriter_write_file(cfg.mutex_profile, lockprof_write_mutex);
         if (rc < 0)
             rt_warn("cannot write mutex profile %s: %s", cfg.mutex_profile, strerror(-rc));
     }
     if (ready && cfg.block_profile) {
-        int rc = stackprof_write_file(cfg.block_profile, lockprof_write_block);
+        int rc = profwriter_write_file(cfg.block_profile, lockprof_write_block);
         if (rc < 0)
             rt_warn("cannot write block profile %s: %s", cfg.block_profile, strerror(-rc));
     }
@@ -150,25 +152,7 @@ RT_EXPORT int cprof_stats(cprof_stats_t *st)
 {
     if (!st)
         return -EINVAL;
-    tstats_sum_t s;
-    tstats_sum(&s);
-    memset(st, 0, sizeof(*st));
-    st->mallocs = s.mallocs;
-    st->frees = s.frees;
-    st->total_alloc_bytes = s.alloc_bytes;
-    st->live_bytes = s.alloc_bytes - s.free_bytes;
-    st->live_objects = s.mallocs - s.frees;
-    st->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
-    uint32_t n = stacks_count();
-    for (uint32_t i = 0; i < n; i++) {
-        bucket_t *b = stacks_get(i);
-        st->sampled_allocs += __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
-        st->sampled_frees += __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
-    }
-    st->stack_buckets = n > 0 ? n - 1 : 0; /* not the overflow bucket */
-    st->dropped_samples = heap_dropped();
-    st->profiler_bytes = arena_bytes();
-    st->profiler_limit = arena_limit();
+    heap_stats(st);
     return 0;
 }
 

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "rt.h"
-#include "stacks.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <math.h>
@@ -105,9 +105,9 @@ static void bad(const char *name, const char *value, const char *accepts, const 
     rt_warn("%s=\"%s\" is not valid: %s; %s", name, value, accepts, effect);
 }
 
-void config_read(config_t *c)
+void config_read(rt_config_t *c)
 {
-    *c = (config_t){.rate = 524288, .unwinder = UNWIND_LIBUNWIND, .depth = 64,
+    *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_LIBUNWIND, .depth = 64,
                     .memory_limit = 1ull << 30, .cpu_hz = 100};
     static const char heap_off[] = "heap profiling is off";
     static char heap_buf[4096], cpu_buf[4096];
@@ -132,7 +132,7 @@ void config_read(config_t *c)
         }
     }
     if ((v = getenv("CPROF_DEPTH"))) {
-        if (parse_u64(v, 1, STACKS_MAX_DEPTH, false, &u)) {
+        if (parse_u64(v, 1, UNWIND_MAX_DEPTH, false, &u)) {
             c->depth = (int)u;
         } else {
             bad("CPROF_DEPTH", v, "expected a stack depth from 1 to 256", heap_off);

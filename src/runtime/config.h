@@ -23,9 +23,9 @@ typedef struct {
     int64_t block_rate;       /* CPROF_BLOCK_RATE: nanoseconds blocked per sample, 0 off */
     const char *mutex_profile; /* CPROF_MUTEX_PROFILE: written at exit, or NULL */
     const char *block_profile; /* CPROF_BLOCK_PROFILE: written at exit, or NULL */
-} config_t;
+} rt_config_t;
 
-void config_read(config_t *c);
+void config_read(rt_config_t *c);
 
 /* Checks a file-name pattern (%p %e %t %n %%); 0 or -EINVAL. */
 int config_check_pattern(const char *pattern);

@@ -16,8 +16,10 @@
 #include "cprof.h"
 #include "profile/profile.h"
 #include "rt.h"
-#include "stackprof.h"
+#include "profwriter.h"
 #include "threadhook.h"
+
+#include "base/hash.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -269,17 +271,6 @@ typedef struct {
 
 static ctable_t tab;
 
-static uint64_t hash_pcs(const uintptr_t *pcs, uint32_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    for (uint32_t i = 0; i < n; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
-
 static void table_free(ctable_t *t)
 {
     if (t->slots)
@@ -410,11 +401,11 @@ static int add_marker(profile_t *p, const char *name, int64_t periods, int64_t p
 }
 
 /* The profile of table t, Go's CPU profile layout (see cpuprof.h), built
- * on stackprof (mappings, one location per address at pc - 1: the leaf was
+ * on profwriter (mappings, one location per address at pc - 1: the leaf was
  * stored as the interrupted PC + 1, so it stands at that instruction). */
-static int build(stackprof_t *b, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
+static int build(profwriter_t *b, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
 {
-    profile_t *p = stackprof_profile(b);
+    profile_t *p = profwriter_profile(b);
     int64_t period = 1000000000LL / hz;
     if (profile_add_sample_type(p, "samples", "count") < 0 ||
         profile_add_sample_type(p, "cpu", "nanoseconds") < 0)
@@ -429,7 +420,7 @@ static int build(stackprof_t *b, const ctable_t *t, int64_t time_ns, int64_t dur
         const centry_t *e = &t->slots[i];
         int64_t v[2] = {e->count, e->count * period};
         if (e->count)
-            rc = stackprof_add(b, t->pool + e->off, e->depth, v, NULL, 0);
+            rc = profwriter_add(b, t->pool + e->off, e->depth, v, NULL, 0);
     }
     if (rc == 0)
         rc = add_marker(p, "cprof_lost_samples", t->lost, period);
@@ -440,13 +431,13 @@ static int build(stackprof_t *b, const ctable_t *t, int64_t time_ns, int64_t dur
 
 static int write_profile(int fd, const ctable_t *t, int64_t time_ns, int64_t duration_ns)
 {
-    stackprof_t *b = stackprof_new();
+    profwriter_t *b = profwriter_new();
     if (!b)
         return -errno;
     int rc = build(b, t, time_ns, duration_ns);
     if (rc == 0)
-        rc = stackprof_write(b, fd);
-    stackprof_free(b);
+        rc = profwriter_write(b, fd);
+    profwriter_free(b);
     return rc;
 }
 

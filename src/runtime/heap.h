@@ -1,6 +1,6 @@
 /* heap.h — what the allocation hooks do besides forwarding: count every
- * allocation and free (threadstats.h), sample (sampler.h), and for sampled
- * objects record the stack (stacks.h) and the live object (livemap.h).
+ * allocation and free (counters.h), sample (sampler.h), and for sampled
+ * objects record the stack (unwind.h, buckets.h) and the live object (livemap.h).
  *
  * The inline functions are the whole cost of an unsampled call: a few
  * thread-local adds, the allocator's usable-size lookup, the sampler
@@ -8,10 +8,11 @@
 #ifndef CPROF_HEAP_H
 #define CPROF_HEAP_H
 
+#include "cprof.h"
 #include "livemap.h"
 #include "rt.h"
 #include "sampler.h"
-#include "threadstats.h"
+#include "counters.h"
 
 #include <stdint.h>
 
@@ -30,7 +31,7 @@ void heap_undo_free(void *p, const heap_freed_t *f);
 
 static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
 {
-    tstats_alloc(t, rt_usable_size(p));
+    counters_alloc(t, rt_usable_size(p));
     if (RT_UNLIKELY(sampler_take(t, size)))
         heap_record_alloc(p, size);
 }
@@ -42,7 +43,7 @@ static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
 static inline void heap_on_free(rt_thread_t *t, void *p, heap_freed_t *out)
 {
     size_t usable = rt_usable_size(p);
-    tstats_free(t, 1, usable);
+    counters_free(t, 1, usable);
     if (out) {
         out->sampled = false;
         out->usable = usable;
@@ -52,5 +53,8 @@ static inline void heap_on_free(rt_thread_t *t, void *p, heap_freed_t *out)
 }
 
 uint64_t heap_dropped(void);
+
+/* The exact counters and the profiler's own figures (cprof_stats). */
+void heap_stats(cprof_stats_t *st);
 
 #endif

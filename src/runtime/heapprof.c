@@ -3,11 +3,11 @@
  * legacy text of /debug/pprof/heap?debug=1. */
 #include "heapprof.h"
 
-#include "cprof.h"
+#include "heap.h"
 #include "memstats.h"
 #include "sampler.h"
-#include "stackprof.h"
-#include "stacks.h"
+#include "profwriter.h"
+#include "buckets.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,12 +16,12 @@
 int heap_snapshot(heap_snapshot_t *s)
 {
     s->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
-    s->n = stacks_count();
+    s->n = buckets_count();
     s->recs = calloc(s->n ? s->n : 1, sizeof(*s->recs));
     if (!s->recs)
         return -ENOMEM;
     for (size_t i = 0; i < s->n; i++) {
-        bucket_t *b = stacks_get((uint32_t)i);
+        bucket_t *b = buckets_get((uint32_t)i);
         heap_record_t *r = &s->recs[i];
         /* Frees first: every free counted was preceded by its allocation's
          * count (heap.c), so in-use never goes negative. */
@@ -58,10 +58,10 @@ void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base)
 
 int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
 {
-    stackprof_t *b = stackprof_new();
+    profwriter_t *b = profwriter_new();
     if (!b)
         return -errno;
-    profile_t *p = stackprof_profile(b);
+    profile_t *p = profwriter_profile(b);
     int rc = 0;
     int64_t bytes_key = profile_intern(p, "bytes");
     if (profile_add_sample_type(p, "alloc_objects", "count") < 0 ||
@@ -86,11 +86,11 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
         profile_label_t l = {.key = bytes_key};
         if (r->alloc_objects > 0)
             l.num = r->alloc_bytes / r->alloc_objects;
-        rc = stackprof_add(b, r->pcs, r->depth, v, &l, l.num != 0);
+        rc = profwriter_add(b, r->pcs, r->depth, v, &l, l.num != 0);
     }
     if (rc == 0)
-        rc = stackprof_write(b, fd);
-    stackprof_free(b);
+        rc = profwriter_write(b, fd);
+    profwriter_free(b);
     return rc;
 }
 
@@ -105,7 +105,7 @@ static int by_inuse_desc(const void *a, const void *b)
 static void stats_block(FILE *f)
 {
     cprof_stats_t st;
-    cprof_stats(&st);
+    heap_stats(&st);
     memstats_t m;
     memstats_read(&m);
     memstats_write(f, &m);
@@ -162,11 +162,11 @@ int heap_write_text(int fd, const heap_snapshot_t *s)
         for (uint32_t j = 0; j < r->depth; j++)
             fprintf(f, " %#lx", (unsigned long)r->pcs[j]);
         fputc('\n', f);
-        stackprof_frame_lines(f, names, r->pcs, r->depth);
+        profwriter_frame_lines(f, names, r->pcs, r->depth);
     }
     stacknames_free(names);
     stats_block(f);
-    stackprof_memory_map(f);
+    profwriter_memory_map(f);
     free(order);
     int rc = fclose(f) == 0 && text ? 0 : -ENOMEM;
     if (rc == 0)

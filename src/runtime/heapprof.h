@@ -19,6 +19,10 @@ typedef struct {
     int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
 } heap_record_t;
 
+/* The snapshot crosses into libcprof-http.so (httpops.h): bump the version
+ * when it or heap_record_t changes. */
+#define HEAP_SNAPSHOT_VERSION 1
+
 typedef struct {
     heap_record_t *recs; /* recs[i] is bucket i */
     size_t n;

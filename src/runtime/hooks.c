@@ -20,8 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-rt_next_t rt_next;
-
 /* --- bootstrap buffer: dlsym's own calloc before rt_next is known ----- */
 
 #define BOOT_SIZE (64u << 10)

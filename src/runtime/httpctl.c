@@ -50,9 +50,19 @@ static int64_t op_rate(void)
     return __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
 }
 
+/* The profiles served as they are written (httpops.h). */
+static const cprof_http_profile_t profiles[] = {
+    {"goroutine", threadprof_write_threads, threadprof_count_threads, 2},
+    {"threadcreate", threadprof_write_threadcreate, threadprof_count_threadcreate, 1},
+    {"mutex", lockprof_write_mutex, lockprof_count_mutex, 1},
+    {"block", lockprof_write_block, lockprof_count_block, 1},
+};
+
 static const cprof_http_ops_t ops = {
     .version = CPROF_HTTP_OPS_VERSION,
     .size = sizeof(cprof_http_ops_t),
+    .heap_snapshot_version = HEAP_SNAPSHOT_VERSION,
+    .heap_snapshot_size = sizeof(heap_snapshot_t),
     .guard_enter = op_guard_enter,
     .guard_leave = op_guard_leave,
     .heap_snapshot = heap_snapshot,
@@ -64,14 +74,8 @@ static const cprof_http_ops_t ops = {
     .rate = op_rate,
     .cpu_start = cpu_start_fd,
     .cpu_stop = cpu_stop_session,
-    .threads_write = threadprof_write_threads,
-    .threadcreate_write = threadprof_write_threadcreate,
-    .mutex_write = lockprof_write_mutex,
-    .block_write = lockprof_write_block,
-    .threads_count = threadprof_count_threads,
-    .threadcreate_count = threadprof_count_threadcreate,
-    .mutex_count = lockprof_count_mutex,
-    .block_count = lockprof_count_block,
+    .profiles = profiles,
+    .n_profiles = sizeof(profiles) / sizeof(profiles[0]),
 };
 
 /* --- state ----------------------------------------------------------------- */

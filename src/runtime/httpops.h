@@ -26,11 +26,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CPROF_HTTP_OPS_VERSION 3
+#define CPROF_HTTP_OPS_VERSION 4
+
+/* A profile the runtime writes whole, served as /debug/pprof/NAME (the
+ * threads ("goroutine"), threadcreate, mutex and block profiles of
+ * threadprof.h and lockprof.h). write: debug 0 gzipped profile.proto, 1
+ * Go's text, 2 (up to max_debug) one block per thread; 0 or a negative
+ * errno. count: what the index page shows (the program's threads now, the
+ * live threads threadcreate counts, the records of mutex and block).
+ * Adding one: a row in httpctl.c's profiles[] and one in the server's
+ * endpoints[] (src/http/pprof.c). */
+typedef struct {
+    const char *name;
+    int (*write)(int fd, int debug);
+    size_t (*count)(void);
+    int max_debug;
+} cprof_http_profile_t;
 
 typedef struct {
     uint32_t version; /* CPROF_HTTP_OPS_VERSION */
     uint32_t size;    /* sizeof(cprof_http_ops_t) as the runtime knows it */
+    /* heap_snapshot_t crosses the boundary by layout: the module refuses
+     * another version or size. */
+    uint32_t heap_snapshot_version; /* HEAP_SNAPSHOT_VERSION */
+    uint32_t heap_snapshot_size;    /* sizeof(heap_snapshot_t) */
 
     /* The per-thread "inside cprof" guard (rt.h). */
     uint32_t (*guard_enter)(void);
@@ -55,20 +74,9 @@ typedef struct {
     int64_t (*cpu_start)(int fd);
     int (*cpu_stop)(int64_t id, bool discard);
 
-    /* The threads ("goroutine"), threadcreate, mutex and block profiles
-     * (threadprof.h, lockprof.h): debug 0 gzipped profile.proto, 1 Go's
-     * text, 2 (threads only) one block per thread. 0 or a negative errno.
-     * The counts of the index page: the program's threads now, the live
-     * threads the threadcreate profile counts, and the mutex and block
-     * profiles' records. */
-    int (*threads_write)(int fd, int debug);
-    int (*threadcreate_write)(int fd, int debug);
-    int (*mutex_write)(int fd, int debug);
-    int (*block_write)(int fd, int debug);
-    size_t (*threads_count)(void);
-    size_t (*threadcreate_count)(void);
-    size_t (*mutex_count)(void);
-    size_t (*block_count)(void);
+    /* The profiles written whole (above). */
+    const cprof_http_profile_t *profiles;
+    size_t n_profiles;
 } cprof_http_ops_t;
 
 typedef struct {

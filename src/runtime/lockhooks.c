@@ -25,7 +25,7 @@
  * the table insert happens after the lock is acquired. */
 #include "lockprof.h"
 #include "rt.h"
-#include "stacks.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -131,7 +131,7 @@ static inline int64_t now_ns(void)
 /* --- the contended path --------------------------------------------------- */
 
 typedef struct {
-    uintptr_t pcs[STACKS_MAX_DEPTH];
+    uintptr_t pcs[UNWIND_MAX_DEPTH];
     int depth; /* -1: not unwound */
     bool mutex_sampled;
     int64_t t0;
@@ -147,7 +147,7 @@ static __attribute__((noinline)) bool wait_begin(wait_t *w, int64_t mr, int64_t 
         return false;
     if (w->mutex_sampled) {
         rt_self.guard++;
-        w->depth = stacks_capture(w->pcs);
+        w->depth = unwind_capture(w->pcs);
         rt_self.guard--;
     }
     w->t0 = now_ns();
@@ -164,7 +164,7 @@ static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t
         lockprof_mutex_event(w->pcs, w->depth, delay);
     if (br > 0 && lockprof_block_take(delay, br)) {
         if (w->depth < 0)
-            w->depth = stacks_capture(w->pcs);
+            w->depth = unwind_capture(w->pcs);
         lockprof_block_event(w->pcs, w->depth, delay);
     }
     rt_self.guard--;

@@ -2,8 +2,8 @@
  * lockprof.h). */
 #include "lockprof.h"
 
-#include "stackprof.h"
-#include "stktab.h"
+#include "profwriter.h"
+#include "sitetab.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,8 +14,8 @@ int64_t lockprof_mutex_rate;
 int64_t lockprof_block_rate;
 
 /* v[0] events, v[1] nanoseconds waited; raw sampled numbers. */
-static stktab_t mutex_tab = STKTAB_INIT(1u << 16);
-static stktab_t block_tab = STKTAB_INIT(1u << 16);
+static sitetab_t mutex_tab = SITETAB_INIT(1u << 16);
+static sitetab_t block_tab = SITETAB_INIT(1u << 16);
 
 /* Per-thread xorshift64*, seeded on first use (its own: the heap sampler's
  * sequence, reproducible with CPROF_SEED, stays untouched). */
@@ -64,9 +64,9 @@ bool lockprof_block_take(int64_t delay_ns, int64_t rate)
     return (int64_t)(next_random() % (uint64_t)rate) <= delay_ns;
 }
 
-static void add(stktab_t *t, const uintptr_t *pcs, int depth, int64_t delay_ns)
+static void add(sitetab_t *t, const uintptr_t *pcs, int depth, int64_t delay_ns)
 {
-    stkent_t *e = stktab_intern(t, pcs, depth < 0 ? 0 : depth);
+    site_t *e = sitetab_intern(t, pcs, depth < 0 ? 0 : depth);
     if (!e)
         return;
     __atomic_add_fetch(&e->v[0], 1, __ATOMIC_RELAXED);
@@ -105,11 +105,11 @@ static int by_delay(const void *a, const void *b)
     return c ? c : (x->depth > y->depth) - (x->depth < y->depth);
 }
 
-static int snapshot(stktab_t *t, rec_t **out, size_t *n_out)
+static int snapshot(sitetab_t *t, rec_t **out, size_t *n_out)
 {
     size_t n = 0, cap = 64;
     rec_t *r = malloc(cap * sizeof(*r));
-    for (stkent_t *e = stktab_first(t); r && e; e = stktab_next(e)) {
+    for (site_t *e = sitetab_first(t); r && e; e = sitetab_next(e)) {
         int64_t count = __atomic_load_n(&e->v[0], __ATOMIC_RELAXED);
         if (count <= 0)
             continue;
@@ -134,7 +134,7 @@ static int snapshot(stktab_t *t, rec_t **out, size_t *n_out)
 
 /* name: "mutex" or "contention" (Go's names for the text header); scale:
  * the mutex rate, or 0 for no scaling (block). */
-static int write_profile(stktab_t *t, int fd, int debug, const char *name, int64_t scale)
+static int write_profile(sitetab_t *t, int fd, int debug, const char *name, int64_t scale)
 {
     if (debug < 0)
         return -EINVAL;
@@ -144,12 +144,12 @@ static int write_profile(stktab_t *t, int fd, int debug, const char *name, int64
     if (rc < 0)
         return rc;
     if (debug == 0) {
-        stackprof_t *b = stackprof_new();
+        profwriter_t *b = profwriter_new();
         if (!b) {
             free(r);
             return -errno;
         }
-        profile_t *p = stackprof_profile(b);
+        profile_t *p = profwriter_profile(b);
         if (profile_add_sample_type(p, "contentions", "count") < 0 ||
             profile_add_sample_type(p, "delay", "nanoseconds") < 0)
             rc = -ENOMEM;
@@ -159,11 +159,11 @@ static int write_profile(stktab_t *t, int fd, int debug, const char *name, int64
         int64_t m = scale > 0 ? scale : 1;
         for (size_t i = 0; i < n && rc == 0; i++) {
             int64_t v[2] = {r[i].count * m, r[i].delay * m};
-            rc = stackprof_add(b, r[i].pcs, r[i].depth, v, NULL, 0);
+            rc = profwriter_add(b, r[i].pcs, r[i].depth, v, NULL, 0);
         }
         if (rc == 0)
-            rc = stackprof_write(b, fd);
-        stackprof_free(b);
+            rc = profwriter_write(b, fd);
+        profwriter_free(b);
         free(r);
         return rc;
     }
@@ -184,10 +184,10 @@ static int write_profile(stktab_t *t, int fd, int debug, const char *name, int64
         for (uint32_t j = 0; j < r[i].depth; j++)
             fprintf(f, " %#lx", (unsigned long)r[i].pcs[j]);
         fputc('\n', f);
-        stackprof_frame_lines(f, names, r[i].pcs, r[i].depth);
+        profwriter_frame_lines(f, names, r[i].pcs, r[i].depth);
     }
     stacknames_free(names);
-    stackprof_memory_map(f);
+    profwriter_memory_map(f);
     rc = fclose(f) == 0 && text ? profile_write_all(fd, text, len) : -ENOMEM;
     free(text);
     free(r);
@@ -205,10 +205,10 @@ int lockprof_write_block(int fd, int debug)
     return write_profile(&block_tab, fd, debug, "contention", -1);
 }
 
-static size_t count(stktab_t *t)
+static size_t count(sitetab_t *t)
 {
     size_t n = 0;
-    for (stkent_t *e = stktab_first(t); e; e = stktab_next(e))
+    for (site_t *e = sitetab_first(t); e; e = sitetab_next(e))
         n += __atomic_load_n(&e->v[0], __ATOMIC_RELAXED) > 0;
     return n;
 }
@@ -225,12 +225,12 @@ size_t lockprof_count_block(void)
 
 void lockprof_fork_prepare(void)
 {
-    stktab_fork_prepare(&mutex_tab);
-    stktab_fork_prepare(&block_tab);
+    sitetab_fork_prepare(&mutex_tab);
+    sitetab_fork_prepare(&block_tab);
 }
 
 void lockprof_fork_release(void)
 {
-    stktab_fork_release(&block_tab);
-    stktab_fork_release(&mutex_tab);
+    sitetab_fork_release(&block_tab);
+    sitetab_fork_release(&mutex_tab);
 }

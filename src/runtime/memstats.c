@@ -3,10 +3,10 @@
 #include "memstats.h"
 
 #include "arena.h"
-#include "cprof.h"
+#include "buckets.h"
+#include "heap.h"
 #include "procmaps.h"
 #include "rt.h"
-#include "stacks.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -140,7 +140,7 @@ void memstats_read(memstats_t *m)
 {
     memset(m, 0, sizeof(*m));
     cprof_stats_t st;
-    cprof_stats(&st);
+    heap_stats(&st);
     m->alloc = st.live_bytes;
     m->total_alloc = st.total_alloc_bytes;
     m->mallocs = st.mallocs;
@@ -148,9 +148,9 @@ void memstats_read(memstats_t *m)
     m->heap_objects = st.live_objects;
     heap_figures(m);
     stacks_figures(m);
-    uint32_t n = stacks_count();
+    uint32_t n = buckets_count();
     for (uint32_t i = 0; i < n; i++)
-        m->buck_hash_sys += sizeof(bucket_t) + stacks_get(i)->depth * sizeof(uintptr_t);
+        m->buck_hash_sys += sizeof(bucket_t) + buckets_get(i)->depth * sizeof(uintptr_t);
     uint64_t own = arena_bytes();
     m->other_sys = own > m->buck_hash_sys ? own - m->buck_hash_sys : 0;
     m->sys = m->heap_sys + m->stack_sys + m->buck_hash_sys + m->other_sys;

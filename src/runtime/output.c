@@ -3,7 +3,7 @@
 
 #include "config.h"
 #include "heapprof.h"
-#include "stackprof.h"
+#include "profwriter.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -27,7 +27,7 @@ int output_write_heap_fd(int fd, int debug)
 
 int output_write_heap(const char *pattern)
 {
-    return stackprof_write_file(pattern, output_write_heap_fd);
+    return profwriter_write_file(pattern, output_write_heap_fd);
 }
 
 /* --- periodic snapshots -------------------------------------------------- */

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));
+/* Filled by hooks.c when the next definitions are resolved. */
+rt_next_t rt_next;
 
 void rt_lock_slow(rt_lock_t *l)
 {

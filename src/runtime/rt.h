@@ -21,14 +21,14 @@
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RT_EXPORT __attribute__((visibility("default")))
 
-typedef struct tstats tstats_t;
+typedef struct counters counters_t;
 
 /* Per-thread state. initial-exec TLS: reaching it never calls
  * __tls_get_addr, which could allocate. */
 typedef struct {
     int64_t next_sample;  /* bytes left before the next sample (Go's nextSample) */
     uint64_t rng;         /* xorshift64* state; 0 = not seeded yet */
-    tstats_t *stats;      /* this thread's counters (threadstats.h), or NULL */
+    counters_t *stats;      /* this thread's counters (counters.h), or NULL */
     uintptr_t stack_lo;   /* this thread's stack bounds, for the fp walk; */
     uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
     uint32_t guard;       /* nonzero while cprof itself runs on this thread */
@@ -36,7 +36,7 @@ typedef struct {
                            * forward to the next allocator): its allocations
                            * come from the private heap, ownheap.h */
     uint8_t exited;       /* thread-exit destructors ran: no new stats block */
-    uint8_t unwinding;    /* inside libunwind (stacks_capture): a SIGPROF
+    uint8_t unwinding;    /* inside libunwind (unwind_capture): a SIGPROF
                              handler must not unwind this thread (cpuring.h) */
 } rt_thread_t;
 

@@ -15,7 +15,7 @@
 
 #include "arena.h"
 #include "rt.h"
-#include "stacks.h"
+#include "unwind.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -35,7 +35,7 @@
 
 enum { IDLE, PENDING, WRITING, DONE };
 
-#define SLOT_DEPTH STACKS_MAX_DEPTH
+#define SLOT_DEPTH UNWIND_MAX_DEPTH
 #define CHUNK_SLOTS 64
 #define MAX_CHUNKS 1024 /* 65536 threads per collection */
 #define IDX_BITS 20     /* sival_ptr = generation << IDX_BITS | slot index */

@@ -12,9 +12,9 @@
 
 #include "arena.h"
 #include "rt.h"
-#include "stackprof.h"
-#include "stacks.h"
-#include "stktab.h"
+#include "profwriter.h"
+#include "unwind.h"
+#include "sitetab.h"
 #include "threaddump.h"
 #include "threadhook.h"
 
@@ -34,19 +34,19 @@
 typedef struct {
     int32_t tid;       /* 0: free */
     uint32_t internal; /* one of cprof's threads */
-    stkent_t *creator; /* threadcreate entry, or NULL */
+    site_t *creator; /* threadcreate entry, or NULL */
 } reg_t;
 
 static reg_t *reg;
 static uint32_t nreg;
 static rt_lock_t reg_lock = RT_LOCK_INIT;
-static stktab_t creators = STKTAB_INIT(1u << 16);
+static sitetab_t creators = SITETAB_INIT(1u << 16);
 static int depth_max = 64;
 static bool ready;
 
 /* This thread's own registration, for the fork child. */
 static __thread struct {
-    stkent_t *creator;
+    site_t *creator;
     bool registered, internal;
 } me __attribute__((tls_model("initial-exec")));
 
@@ -90,7 +90,7 @@ static reg_t *reg_find_locked(int32_t tid)
     return NULL;
 }
 
-static void reg_put_locked(int32_t tid, bool internal, stkent_t *creator)
+static void reg_put_locked(int32_t tid, bool internal, site_t *creator)
 {
     reg_t *r = reg_find_locked(tid);
     if (!r) {
@@ -134,14 +134,14 @@ static void *on_create(bool internal)
 {
     if (internal)
         return NULL;
-    uintptr_t pcs[STACKS_MAX_DEPTH];
-    int depth = stacks_capture(pcs);
-    return stktab_intern(&creators, pcs, depth);
+    uintptr_t pcs[UNWIND_MAX_DEPTH];
+    int depth = unwind_capture(pcs);
+    return sitetab_intern(&creators, pcs, depth);
 }
 
 static void on_start(void *cookie, bool internal)
 {
-    stkent_t *e = cookie;
+    site_t *e = cookie;
     me.creator = e;
     me.internal = internal;
     me.registered = true;
@@ -155,7 +155,7 @@ static void on_start(void *cookie, bool internal)
 static void on_exit_(void *cookie, bool internal)
 {
     (void)internal;
-    stkent_t *e = cookie;
+    site_t *e = cookie;
     rt_lock(&reg_lock);
     reg_del_locked(gettid_());
     rt_unlock(&reg_lock);
@@ -173,7 +173,7 @@ static const threadhook_client_t client = {
 
 int threadprof_init(int max_depth)
 {
-    depth_max = max_depth > 0 && max_depth <= STACKS_MAX_DEPTH ? max_depth : 64;
+    depth_max = max_depth > 0 && max_depth <= UNWIND_MAX_DEPTH ? max_depth : 64;
     if (ready)
         return 0;
     reg = arena_map(REG_SLOTS * sizeof(*reg));
@@ -187,14 +187,14 @@ int threadprof_init(int max_depth)
 
 void threadprof_fork_prepare(void)
 {
-    stktab_fork_prepare(&creators);
+    sitetab_fork_prepare(&creators);
     rt_lock(&reg_lock);
 }
 
 void threadprof_fork_parent(void)
 {
     rt_unlock(&reg_lock);
-    stktab_fork_release(&creators);
+    sitetab_fork_release(&creators);
 }
 
 void threadprof_fork_child(void)
@@ -206,7 +206,7 @@ void threadprof_fork_child(void)
         if (me.registered)
             reg_put_locked(gettid_(), me.internal, me.creator);
     }
-    stktab_reset(&creators);
+    sitetab_reset(&creators);
     if (me.registered && me.creator)
         __atomic_add_fetch(&me.creator->v[0], 1, __ATOMIC_RELAXED);
     threadprof_fork_parent();
@@ -219,7 +219,7 @@ typedef struct {
     char name[64];   /* comm, escaped nothing */
     char state[96];  /* "sleeping" or "sleeping, wchan" */
     int status;      /* TD_* */
-    stkent_t *creator;
+    site_t *creator;
     uint32_t depth;
     uintptr_t *pcs;
     char *key;       /* grouping key (Go's): "@ 0x.. 0x..\n# labels: {...}" */
@@ -467,10 +467,10 @@ static int write_counts(int fd, int debug, const char *name, group_t *g, size_t 
 {
     int rc = 0;
     if (debug == 0) {
-        stackprof_t *b = stackprof_new();
+        profwriter_t *b = profwriter_new();
         if (!b)
             return -errno;
-        profile_t *p = stackprof_profile(b);
+        profile_t *p = profwriter_profile(b);
         int64_t key = profile_intern(p, "thread");
         if (profile_add_sample_type(p, name, "count") < 0 || key < 0)
             rc = -ENOMEM;
@@ -479,11 +479,11 @@ static int write_counts(int fd, int debug, const char *name, group_t *g, size_t 
         p->period = 1;
         for (size_t i = 0; i < n && rc == 0; i++) {
             profile_label_t l = {.key = key, .str = g[i].name ? profile_intern(p, g[i].name) : 0};
-            rc = stackprof_add(b, g[i].pcs, g[i].depth, &g[i].count, &l, g[i].name ? 1 : 0);
+            rc = profwriter_add(b, g[i].pcs, g[i].depth, &g[i].count, &l, g[i].name ? 1 : 0);
         }
         if (rc == 0)
-            rc = stackprof_write(b, fd);
-        stackprof_free(b);
+            rc = profwriter_write(b, fd);
+        profwriter_free(b);
         return rc;
     }
     char *text = NULL;
@@ -495,9 +495,9 @@ static int write_counts(int fd, int debug, const char *name, group_t *g, size_t 
     fprintf(f, "%s profile: total %lld\n", name, (long long)total);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%lld %s\n", (long long)g[i].count, g[i].key);
-        stackprof_frame_lines(f, names, g[i].pcs, g[i].depth);
+        profwriter_frame_lines(f, names, g[i].pcs, g[i].depth);
     }
-    stackprof_memory_map(f);
+    profwriter_memory_map(f);
     stacknames_free(names);
     rc = fclose(f) == 0 && text ? profile_write_all(fd, text, len) : -ENOMEM;
     free(text);
@@ -534,7 +534,7 @@ static int write_dump(int fd, const thr_t *t, size_t n)
         } else {
             fprintf(f, "(no stack: no answer within %d ms)\n", DUMP_TIMEOUT_MS);
         }
-        const stkent_t *c = t[i].creator;
+        const site_t *c = t[i].creator;
         if (c && c->depth > 0) {
             stacknames_frame(names, c->pcs[0] - 1, fn, sizeof(fn), where, sizeof(where));
             fprintf(f, "created by %s\n\t%s\n", fn[0] ? fn : "?", where);
@@ -592,7 +592,7 @@ int threadprof_write_threadcreate(int fd, int debug)
     size_t n = 0, cap = 64;
     group_t *g = malloc(cap * sizeof(*g));
     int64_t total = 0;
-    for (stkent_t *e = stktab_first(&creators); g && e; e = stktab_next(e)) {
+    for (site_t *e = sitetab_first(&creators); g && e; e = sitetab_next(e)) {
         int64_t live = __atomic_load_n(&e->v[0], __ATOMIC_RELAXED);
         if (live <= 0)
             continue;
@@ -657,7 +657,7 @@ size_t threadprof_count_threads(void)
 size_t threadprof_count_threadcreate(void)
 {
     size_t n = 0;
-    for (stkent_t *e = stktab_first(&creators); e; e = stktab_next(e)) {
+    for (site_t *e = sitetab_first(&creators); e; e = sitetab_next(e)) {
         int64_t live = __atomic_load_n(&e->v[0], __ATOMIC_RELAXED);
         if (live > 0)
             n += (size_t)live;

@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 
-/* Registers with threadhook; needs stacks_init first (stack capture).
+/* Registers with threadhook; needs unwind_init first (stack capture).
  * max_depth: frames kept per stack (CPROF_DEPTH). 0 or a negative errno. */
 int threadprof_init(int max_depth);
 

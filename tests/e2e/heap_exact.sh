@@ -35,7 +35,7 @@ note "linked: exact"
 
 # The leaf is the program's function, never malloc, cprof or operator new.
 for p in preload cpp; do
-  go tool pprof -top -nodefraction=0 "$T/$p.pb.gz" 2>/dev/null | grep -E ' (malloc|calloc|realloc|operator new|_Znwm|_Znam|heap_record_alloc|stacks_capture)$' &&
+  go tool pprof -top -nodefraction=0 "$T/$p.pb.gz" 2>/dev/null | grep -E ' (malloc|calloc|realloc|operator new|_Znwm|_Znam|heap_record_alloc|unwind_capture)$' &&
     fail "$p: allocator or profiler frames in the profile"
 done
 exit 0

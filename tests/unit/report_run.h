@@ -4,8 +4,8 @@
 #ifndef CPROF_TEST_REPORT_RUN_H
 #define CPROF_TEST_REPORT_RUN_H
 
-#include "tool/commands.h"
-#include "tool/report.h"
+#include "tool/report/commands.h"
+#include "tool/report/report.h"
 
 typedef int (*report_fn)(report_t *r, char *err, size_t errlen);
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
-#include "runtime/stacks.h"
+#include "runtime/unwind.h"
 
 static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_DEPTH",
                                    "CPROF_HEAP_PROFILE", "CPROF_HEAP_PROFILE_EVERY",
@@ -22,7 +22,7 @@ static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_DEPTH",
                                    "CPROF_BLOCK_PROFILE"};
 
 /* Reads the config with stderr captured into err. */
-static void read_with(config_t *c, char *err, size_t errlen, const char *name, const char *value)
+static void read_with(rt_config_t *c, char *err, size_t errlen, const char *name, const char *value)
 {
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
         unsetenv(vars[i]);
@@ -51,7 +51,7 @@ static int lines(const char *s)
 static void test_defaults(void **state)
 {
     (void)state;
-    config_t c;
+    rt_config_t c;
     char err[1024];
     read_with(&c, err, sizeof(err), NULL, NULL);
     assert_string_equal(err, "");
@@ -65,7 +65,7 @@ static void test_defaults(void **state)
 static void test_good_values(void **state)
 {
     (void)state;
-    config_t c;
+    rt_config_t c;
     char err[1024];
     read_with(&c, err, sizeof(err), "CPROF_RATE", "1");
     assert_int_equal(c.rate, 1);
@@ -104,7 +104,7 @@ static void test_bad_values(void **state)
         {"CPROF_HEAP_PROFILE_EVERY", "5", 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        config_t c;
+        rt_config_t c;
         char err[1024];
         read_with(&c, err, sizeof(err), cases[i].name, cases[i].value);
         assert_int_equal(lines(err), 1);
@@ -118,7 +118,7 @@ static void test_bad_values(void **state)
 static void test_every_needs_profile(void **state)
 {
     (void)state;
-    config_t c;
+    rt_config_t c;
     char err[1024];
     setenv("CPROF_HEAP_PROFILE", "x.pb.gz", 1);
     setenv("CPROF_HEAP_PROFILE_EVERY", "0.5", 1);
@@ -141,7 +141,7 @@ static void test_every_needs_profile(void **state)
 static void test_lock_profiles(void **state)
 {
     (void)state;
-    config_t c;
+    rt_config_t c;
     char err[1024];
     read_with(&c, err, sizeof(err), NULL, NULL);
     assert_int_equal(c.mutex_rate, 0);

@@ -1,4 +1,4 @@
-// links: src/profile/profile.c src/profile/encode.c src/profile/decode.c src/profile/legacy.c tests/gen/gen.c
+// links: tests/gen/gen.c profile
 /* test_decode.c — profile.proto decoding, validation and gzip: round trips
  * of generated profiles, one test per error message class, and a hostile
  * corpus (truncations, bit flips, random bytes, huge lengths, deep nesting,

@@ -1,4 +1,4 @@
-// links: src/tool/dot.c src/tool/flame.c src/tool/report.c src/tool/list.c src/tool/raw.c src/tool/tags.c src/tool/export.c src/tool/graph.c src/tool/work.c src/tool/filter.c src/tool/rx.c src/tool/sbuf.c src/tool/measure.c src/tool/options.c src/tool/commands.c src/profile/profile.c src/profile/encode.c src/tool/pathclean.c src/tool/disasm.c src/tool/callgrind.c src/tool/weblist.c src/tool/elfobj.c src/tool/demangle.c src/tool/gopclntab.c
+// links: report
 /* test_dot.c — the DOT call graph of small profiles, compared with what
  * go tool pprof -dot prints for the same data (the expected texts below
  * are its output: set CPROF_TEST_WRITE=DIR to write the profiles there and
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tool/commands.h"
-#include "tool/dot.h"
-#include "tool/report.h"
+#include "tool/report/commands.h"
+#include "tool/report/dot.h"
+#include "tool/report/report.h"
 #include "unit/report_run.h"
 
 /* A profile of one sample per stack; stacks are leaf-first function

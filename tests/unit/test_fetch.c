@@ -1,4 +1,4 @@
-// links: src/tool/fetch.c src/tool/symbolz.c src/tool/demangle.c src/profile/profile.c src/profile/encode.c src/profile/decode.c src/profile/legacy.c
+// links: fetch
 /* test_fetch.c — the URL rules of go tool pprof's adjustURL (expected
  * values printed by Go 1.19's net/url running cmd/pprof's adjustURL),
  * Go's duration format, saved-profile names, and remote symbolization
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "tool/fetch.h"
-#include "tool/symbolz.h"
+#include "tool/fetch/fetch.h"
+#include "tool/fetch/symbolz.h"
 
 static const struct {
     const char *source;

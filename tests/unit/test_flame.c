@@ -1,4 +1,4 @@
-// links: src/tool/flame.c src/tool/dot.c src/tool/report.c src/tool/list.c src/tool/raw.c src/tool/tags.c src/tool/export.c src/tool/graph.c src/tool/work.c src/tool/filter.c src/tool/rx.c src/tool/sbuf.c src/tool/measure.c src/tool/options.c src/tool/commands.c src/profile/profile.c src/profile/encode.c src/tool/pathclean.c src/tool/disasm.c src/tool/callgrind.c src/tool/weblist.c src/tool/elfobj.c src/tool/demangle.c src/tool/gopclntab.c
+// links: report
 /* test_flame.c — folded stacks and the flame graph's data: stacks merged,
  * root first, inline frames expanded; the tree pruned to its heaviest
  * FLAME_MAX_NODES frames; diffs; JSON that is safe inside a page. */
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/commands.h"
-#include "tool/flame.h"
-#include "tool/report.h"
+#include "tool/report/commands.h"
+#include "tool/report/flame.h"
+#include "tool/report/report.h"
 #include "unit/report_run.h"
 
 /* Functions 1..nf named fmt(i); location i+1 holds function i+1, except

@@ -1,4 +1,4 @@
-// links: src/tool/graph.c src/tool/work.c src/tool/filter.c src/tool/rx.c src/tool/sbuf.c src/tool/measure.c src/profile/profile.c src/tool/pathclean.c
+// links: graph
 /* test_graph.c — the call graph of a hand-built profile: flat/cum values,
  * edges (inline, residual), granularity aggregation, filters, trimming and
  * pprof's sort orders. */
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/filter.h"
-#include "tool/graph.h"
-#include "tool/pathclean.h"
-#include "tool/work.h"
+#include "tool/graph/filter.h"
+#include "tool/graph/graph.h"
+#include "tool/symbolize/pathclean.h"
+#include "tool/graph/work.h"
 
 /* Functions 1..4: main, alloc, helper (inlined into alloc), leaf.
  * Locations: 1 main (main.c:10), 2 alloc+helper inlined (a.c:20/21),

@@ -1,4 +1,4 @@
-// links: src/http/symtab.c -ldl
+// links: src/runtime/symtab.c -ldl
 /* test_http_symtab.c — /debug/pprof/symbol's in-process symbol tables:
  * static functions of the main program (only in .symtab), exported ones,
  * functions of libc (its .dynsym), addresses inside a function, addresses
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "http/symtab.h"
+#include "runtime/symtab.h"
 
 __attribute__((noinline)) static int local_function(int x)
 {

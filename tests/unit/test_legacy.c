@@ -1,4 +1,4 @@
-// links: src/profile/profile.c src/profile/encode.c src/profile/decode.c src/profile/legacy.c tests/gen/gen.c
+// links: tests/gen/gen.c profile
 /* test_legacy.c — the legacy formats: Go's heap ?debug=1 text (unbiasing,
  * two vs four sample types, heap_v2, address - 1, bytes label), gperftools'
  * heapprofile with MAPPED_LIBRARIES (mapping merge, main binary first),

@@ -1,4 +1,4 @@
-// links: src/profile/profile.c src/profile/encode.c src/profile/decode.c src/profile/legacy.c src/profile/merge.c tests/gen/gen.c
+// links: tests/gen/gen.c profile
 /* test_merge.c — pprof's Merge/Compact, Scale, Normalize, SetLabel and
  * -base/-diff_base on hand-built and generated profiles. (Agreement with
  * go tool pprof on the same inputs: tests/e2e/profile_merge.sh.) */

@@ -1,4 +1,4 @@
-// links: src/tool/report.c src/tool/dot.c src/tool/flame.c src/tool/list.c src/tool/raw.c src/tool/tags.c src/tool/export.c src/tool/graph.c src/tool/work.c src/tool/filter.c src/tool/rx.c src/tool/sbuf.c src/tool/measure.c src/tool/options.c src/tool/commands.c src/profile/profile.c src/profile/encode.c src/tool/pathclean.c src/tool/disasm.c src/tool/callgrind.c src/tool/weblist.c src/tool/elfobj.c src/tool/demangle.c src/tool/gopclntab.c
+// links: report
 /* test_report.c — value formatting (pprof's measurement package), the
  * time layouts, and whole text reports of a small profile compared with
  * what go tool pprof prints for the same data. */
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/commands.h"
-#include "tool/measure.h"
-#include "tool/report.h"
+#include "tool/report/commands.h"
+#include "tool/graph/measure.h"
+#include "tool/report/report.h"
 #include "unit/report_run.h"
 
 static void test_scaled_labels(void **state)

@@ -1,4 +1,4 @@
-// links: src/tool/rx.c src/tool/sbuf.c
+// links: graph
 /* test_rx.c — Go's regexp syntax: what matches (as Go's MatchString), and
  * what Go rejects, with regexp/syntax's message. The e2e test tool_regexp.sh
  * checks the same against go tool pprof itself. */
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tool/rx.h"
+#include "tool/graph/rx.h"
 
 static void test_matches(void **state)
 {

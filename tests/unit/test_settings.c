@@ -1,4 +1,4 @@
-// links: src/tool/settings.c src/tool/options.c src/tool/sbuf.c
+// links: ui
 /* test_settings.c — pprof's settings.json: saving writes Go's layout
  * (omitempty, two-space indent, Go's string and float encodings), reading
  * takes any valid JSON (unknown fields, escapes, other spacing), deleting
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tool/settings.h"
+#include "tool/ui/settings.h"
 
 static char dir[64], path[128];
 

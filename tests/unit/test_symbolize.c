@@ -1,4 +1,4 @@
-// links: src/tool/symbolize.c src/tool/elfobj.c src/tool/demangle.c src/tool/gopclntab.c src/profile/profile.c src/profile/encode.c src/tool/pathclean.c
+// links: symbolize
 /* test_symbolize.c — the local symbolizer against programs built here.
  *
  * The group setup compiles tests/progs/symbolize_prog.c and
@@ -32,10 +32,10 @@
 #include <unistd.h>
 
 #include "profile/profile.h"
-#include "tool/demangle.h"
-#include "tool/elfobj.h"
-#include "tool/gopclntab.h"
-#include "tool/symbolize.h"
+#include "tool/symbolize/demangle.h"
+#include "tool/symbolize/elfobj.h"
+#include "tool/symbolize/gopclntab.h"
+#include "tool/symbolize/symbolize.h"
 
 /* --- programs and their runs --------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-// links: src/tool/tagroot.c src/tool/work.c src/tool/sbuf.c src/tool/measure.c src/profile/profile.c
+// links: graph
 /* test_tagroot.c — label values as pseudo frames: frame order for root and
  * leaf keys, values joined (strings first, numeric ones scaled only when the
  * sample gives the key a unit), interning by (name, file), new ids after
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/tagroot.h"
-#include "tool/work.h"
+#include "tool/graph/tagroot.h"
+#include "tool/graph/work.h"
 
 /* Functions 5 (main) and 9 (leaf); locations 3 (leaf) and 7 (main).
  * Samples: [3 7] k=a k=b n=2048 bytes n=3;  [7] k=a n=5;  [7] no labels. */

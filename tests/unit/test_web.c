@@ -1,4 +1,4 @@
-// links: src/tool/web.c src/tool/webpage.c src/tool/webviews.c src/tool/memtime.c src/tool/driver.c src/tool/browser.c src/tool/combine.c src/tool/commands.c src/tool/demangle.c src/tool/dot.c src/tool/elfobj.c src/tool/export.c src/tool/fetch.c src/tool/filter.c src/tool/flags.c src/tool/flame.c src/tool/gopclntab.c src/tool/graph.c src/tool/list.c src/tool/measure.c src/tool/options.c src/tool/raw.c src/tool/record.c src/tool/report.c src/tool/rx.c src/tool/sbuf.c src/tool/shell.c src/tool/symbolize.c src/tool/symbolz.c src/tool/tags.c src/tool/work.c src/profile/decode.c src/profile/encode.c src/profile/legacy.c src/profile/merge.c src/profile/profile.c src/tool/pathclean.c src/tool/tagroot.c src/tool/disasm.c src/tool/callgrind.c src/tool/weblist.c src/tool/settings.c
+// links: ui
 /* test_web.c — the web UI without a server: escaping (HTML, URL, JSON,
  * regexps), -http's host:port, URL parameters to configuration, links,
  * the views of a hand-built profile (status, rows, messages), and the
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool/memtime.h"
-#include "tool/web.h"
-#include "tool/webpage.h"
-#include "tool/webviews.h"
+#include "tool/ui/memtime.h"
+#include "tool/ui/web.h"
+#include "tool/ui/webpage.h"
+#include "tool/ui/webviews.h"
 
 static char *esc(void (*f)(sbuf_t *, const char *), const char *s)
 {

@@ -1,0 +1,106 @@
+/* buckets.c — the heap profile's table of distinct stacks (see buckets.h). */
+#include "buckets.h"
+
+#include "arena.h"
+#include "rt.h"
+
+#include "base/hash.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#define NHEADS (1u << 16)
+#define MAX_BUCKETS (1u << 20)
+/* index -> bucket in pages of 64 Ki entries, mapped as the table grows, so
+ * a small program pays 512 KiB, not the 8 MiB of the largest table. */
+#define PAGE_BITS 16
+#define NPAGES (MAX_BUCKETS >> PAGE_BITS)
+
+static bucket_t **heads;
+static bucket_t **table[NPAGES]; /* pages published with release */
+static uint32_t count;
+static rt_lock_t insert_lock = RT_LOCK_INIT;
+static bucket_t *overflow;
+
+/* The one frame of the overflow bucket: its name tells the reader. */
+__attribute__((noinline, used, visibility("default"))) void cprof_stack_table_full(void)
+{
+    __asm__ volatile("");
+}
+
+int buckets_init(void)
+{
+    if (heads)
+        return 0;
+    heads = arena_map(NHEADS * sizeof(*heads));
+    table[0] = arena_map(sizeof(bucket_t *) << PAGE_BITS);
+    overflow = arena_alloc(sizeof(*overflow) + sizeof(uintptr_t));
+    if (!heads || !table[0] || !overflow)
+        return -ENOMEM;
+    /* +1: the writer names pc-1, which must stay inside the function. */
+    overflow->pcs[0] = (uintptr_t)cprof_stack_table_full + 1;
+    overflow->depth = 1;
+    overflow->index = 0;
+    table[0][0] = overflow;
+    count = 1;
+    return 0;
+}
+
+static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth)
+{
+    for (; b; b = __atomic_load_n(&b->chain, __ATOMIC_ACQUIRE))
+        if (b->hash == h && b->depth == (uint32_t)depth &&
+            memcmp(b->pcs, pcs, (size_t)depth * sizeof(*pcs)) == 0)
+            return b;
+    return NULL;
+}
+
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth)
+{
+    uint64_t h = hash_pcs(pcs, (size_t)depth);
+    bucket_t **head = &heads[h & (NHEADS - 1)];
+    bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth);
+    if (b)
+        return b;
+    rt_lock(&insert_lock);
+    bucket_t *first = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+    b = find(first, h, pcs, depth);
+    bucket_t ***page = &table[count >> PAGE_BITS];
+    if (!b && count < MAX_BUCKETS && !*page)
+        __atomic_store_n(page, arena_map(sizeof(bucket_t *) << PAGE_BITS), __ATOMIC_RELEASE);
+    if (!b && count < MAX_BUCKETS && *page &&
+        (b = arena_alloc(sizeof(*b) + (size_t)depth * sizeof(uintptr_t)))) {
+        b->hash = h;
+        b->depth = (uint32_t)depth;
+        memcpy(b->pcs, pcs, (size_t)depth * sizeof(*pcs));
+        b->index = count;
+        b->chain = first;
+        (*page)[count & ((1u << PAGE_BITS) - 1)] = b;
+        __atomic_store_n(&count, count + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(head, b, __ATOMIC_RELEASE);
+    }
+    rt_unlock(&insert_lock);
+    return b ? b : overflow;
+}
+
+uint32_t buckets_count(void)
+{
+    return heads ? __atomic_load_n(&count, __ATOMIC_ACQUIRE) : 0;
+}
+
+bucket_t *buckets_get(uint32_t index)
+{
+    bucket_t **page = __atomic_load_n(&table[index >> PAGE_BITS], __ATOMIC_ACQUIRE);
+    return page[index & ((1u << PAGE_BITS) - 1)];
+}
+
+void buckets_fork_prepare(void)
+{
+    rt_lock(&insert_lock);
+}
+
+void buckets_fork_release(void)
+{
+    rt_unlock(&insert_lock);
+}

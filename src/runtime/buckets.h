@@ -1,0 +1,39 @@
+/* buckets.h — the heap profile's table of distinct stacks ("buckets"), each
+ * with its alloc/free counters (stacks come from unwind.h).
+ *
+ * Lookups are lock-free over append-only hash chains; inserts take one lock
+ * and publish with release stores. A bucket is never freed. When the table
+ * is full (CPROF_MEMORY_LIMIT or 2^20 stacks), samples count into one
+ * overflow bucket, whose single frame is the function
+ * cprof_stack_table_full, so reports say what happened. */
+#ifndef CPROF_BUCKETS_H
+#define CPROF_BUCKETS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct bucket {
+    /* atomically updated; bytes are the sizes the program asked for */
+    uint64_t alloc_objects, alloc_bytes, free_objects, free_bytes;
+    struct bucket *chain; /* next in the hash chain */
+    uint64_t hash;
+    uint32_t index;       /* position in the table, for the live map */
+    uint32_t depth;
+    uintptr_t pcs[];      /* return addresses, leaf first */
+} bucket_t;
+
+/* Maps the table. 0 or -ENOMEM. */
+int buckets_init(void);
+
+/* The bucket of this stack, created if new; the overflow bucket when the
+ * table is full. Never NULL after a successful buckets_init. */
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth);
+
+uint32_t buckets_count(void);
+bucket_t *buckets_get(uint32_t index);
+
+/* fork: hold / release the insert lock around fork(). */
+void buckets_fork_prepare(void);
+void buckets_fork_release(void);
+
+#endif

@@ -1,0 +1,85 @@
+/* counters.c — per-thread allocation counters (see counters.h). */
+#include "counters.h"
+
+#include "arena.h"
+
+#include <pthread.h>
+
+static rt_lock_t lock = RT_LOCK_INIT;
+static counters_t *all_blocks;  /* append-only list, published with release */
+static counters_t *free_blocks; /* under lock */
+static counters_sum_t orphan;   /* atomically updated */
+static pthread_key_t exit_key;
+static bool have_key;
+
+static void on_thread_exit(void *arg)
+{
+    counters_t *s = arg;
+    rt_self.stats = NULL;
+    rt_self.exited = 1;
+    rt_lock(&lock);
+    s->next_free = free_blocks;
+    free_blocks = s;
+    rt_unlock(&lock);
+}
+
+void counters_init(void)
+{
+    have_key = pthread_key_create(&exit_key, on_thread_exit) == 0;
+}
+
+counters_t *counters_acquire(rt_thread_t *t)
+{
+    /* After its exit hook a thread may still allocate (other destructors);
+     * taking a block then would leak it, so count into the orphans. */
+    if (t->exited)
+        return NULL;
+    uint32_t g = rt_guard_enter();
+    rt_lock(&lock);
+    counters_t *s = free_blocks;
+    if (s) {
+        free_blocks = s->next_free;
+    } else if ((s = arena_alloc(sizeof(*s)))) {
+        s->next_all = all_blocks;
+        __atomic_store_n(&all_blocks, s, __ATOMIC_RELEASE);
+    }
+    rt_unlock(&lock);
+    /* pthread_setspecific may calloc (keys past the first 32): guarded. */
+    if (s && have_key)
+        pthread_setspecific(exit_key, s);
+    rt_guard_leave(g);
+    t->stats = s;
+    return s;
+}
+
+void counters_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t fb)
+{
+    __atomic_add_fetch(&orphan.mallocs, mallocs, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&orphan.frees, frees, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&orphan.alloc_bytes, ab, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&orphan.free_bytes, fb, __ATOMIC_RELAXED);
+}
+
+void counters_sum(counters_sum_t *out)
+{
+    out->mallocs = __atomic_load_n(&orphan.mallocs, __ATOMIC_RELAXED);
+    out->frees = __atomic_load_n(&orphan.frees, __ATOMIC_RELAXED);
+    out->alloc_bytes = __atomic_load_n(&orphan.alloc_bytes, __ATOMIC_RELAXED);
+    out->free_bytes = __atomic_load_n(&orphan.free_bytes, __ATOMIC_RELAXED);
+    for (counters_t *s = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE); s; s = s->next_all) {
+        out->mallocs += __atomic_load_n(&s->mallocs, __ATOMIC_RELAXED);
+        out->frees += __atomic_load_n(&s->frees, __ATOMIC_RELAXED);
+        out->alloc_bytes += __atomic_load_n(&s->alloc_bytes, __ATOMIC_RELAXED);
+        out->free_bytes += __atomic_load_n(&s->free_bytes, __ATOMIC_RELAXED);
+    }
+}
+
+void counters_fork_prepare(void)
+{
+    rt_lock(&lock);
+}
+
+void counters_fork_release(void)
+{
+    rt_unlock(&lock);
+}

@@ -1,0 +1,75 @@
+/* counters.h — the exact whole-process counters (cprof_stats_t's
+ * mallocs, frees, bytes), kept per thread so that counting costs a few
+ * non-atomic adds on a cache line no other thread writes.
+ *
+ * Each thread takes a counter block on its first allocation and gives it
+ * back when it exits; a block keeps its sums when it changes hands, so the
+ * totals are simply the sum over every block ever made (plus the orphan
+ * counters for the few allocations a thread makes after its exit hook ran).
+ * Blocks come from the arena and are reused: thread storms stay bounded. */
+#ifndef CPROF_COUNTERS_H
+#define CPROF_COUNTERS_H
+
+#include "rt.h"
+
+#include <stdint.h>
+
+struct counters {
+    uint64_t mallocs, frees;          /* counts */
+    uint64_t alloc_bytes, free_bytes; /* usable sizes, bytes */
+    struct counters *next_all;          /* every block, for summing */
+    struct counters *next_free;         /* blocks of exited threads */
+} __attribute__((aligned(64)));
+
+typedef struct {
+    uint64_t mallocs, frees, alloc_bytes, free_bytes;
+} counters_sum_t;
+
+/* Slow path: gives the calling thread a block (NULL if none can be had). */
+counters_t *counters_acquire(rt_thread_t *t);
+
+/* Counts into the thread's block, or the orphan counters if it has none.
+ * Relaxed atomic stores: a concurrent reader sees whole values. One
+ * function per event, so each call touches only the two counters it
+ * changes. */
+void counters_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t fb);
+
+static inline counters_t *counters_block(rt_thread_t *t)
+{
+    counters_t *s = t->stats;
+    return RT_LIKELY(s != NULL) ? s : counters_acquire(t);
+}
+
+static inline void counters_alloc(rt_thread_t *t, uint64_t bytes)
+{
+    counters_t *s = counters_block(t);
+    if (RT_UNLIKELY(!s)) {
+        counters_orphan_add(1, 0, bytes, 0);
+        return;
+    }
+    __atomic_store_n(&s->mallocs, s->mallocs + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->alloc_bytes, s->alloc_bytes + bytes, __ATOMIC_RELAXED);
+}
+
+/* count is 1 for a free, (uint64_t)-1 to take one back (failed realloc). */
+static inline void counters_free(rt_thread_t *t, uint64_t count, uint64_t bytes)
+{
+    counters_t *s = counters_block(t);
+    if (RT_UNLIKELY(!s)) {
+        counters_orphan_add(0, count, 0, bytes);
+        return;
+    }
+    __atomic_store_n(&s->frees, s->frees + count, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->free_bytes, s->free_bytes + bytes, __ATOMIC_RELAXED);
+}
+
+void counters_sum(counters_sum_t *out);
+
+/* Creates the thread-exit key; called once from the constructor. */
+void counters_init(void);
+
+/* fork: hold / release the block list lock around fork(). */
+void counters_fork_prepare(void);
+void counters_fork_release(void);
+
+#endif

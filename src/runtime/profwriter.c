@@ -1,0 +1,306 @@
+/* profwriter.c — building and writing stack profiles (see profwriter.h). */
+#include "profwriter.h"
+
+#include "config.h"
+#include "runtime/symtab.h"
+#include "procmaps.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct profwriter {
+    profile_t *p;
+    procmap_t *maps;
+    size_t nmaps;
+    /* return address -> location id, open addressing, grown by doubling */
+    uint64_t *keys, *ids;
+    size_t mask, n;
+};
+
+profwriter_t *profwriter_new(void)
+{
+    profwriter_t *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    int rc = procmaps_read(&b->maps, &b->nmaps);
+    if (rc < 0 || !(b->p = profile_new())) {
+        profwriter_free(b);
+        errno = rc < 0 ? -rc : ENOMEM;
+        return NULL;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    b->p->time_nanos = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    for (size_t i = 0; i < b->nmaps; i++) {
+        profile_mapping_t *m = profile_add_mapping(b->p);
+        if (!m) {
+            profwriter_free(b);
+            errno = ENOMEM;
+            return NULL;
+        }
+        m->id = i + 1;
+        m->memory_start = b->maps[i].start;
+        m->memory_limit = b->maps[i].limit;
+        m->file_offset = b->maps[i].offset;
+        m->filename = profile_intern(b->p, b->maps[i].path);
+        m->build_id = profile_intern(b->p, b->maps[i].build_id);
+    }
+    return b;
+}
+
+profile_t *profwriter_profile(profwriter_t *b)
+{
+    return b->p;
+}
+
+void profwriter_free(profwriter_t *b)
+{
+    if (!b)
+        return;
+    profile_free(b->p);
+    if (b->maps)
+        procmaps_free(b->maps, b->nmaps);
+    free(b->keys);
+    free(b->ids);
+    free(b);
+}
+
+static size_t slot_of(uint64_t pc, size_t mask)
+{
+    return (pc * 0x9e3779b97f4a7c15ull >> 20) & mask;
+}
+
+static int grow(profwriter_t *b)
+{
+    size_t nslots = b->keys ? (b->mask + 1) * 2 : 1024;
+    uint64_t *k = calloc(nslots, sizeof(*k)), *v = calloc(nslots, sizeof(*v));
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; b->keys && i <= b->mask; i++) {
+        if (!b->keys[i])
+            continue;
+        size_t h = slot_of(b->keys[i], nslots - 1);
+        while (k[h])
+            h = (h + 1) & (nslots - 1);
+        k[h] = b->keys[i];
+        v[h] = b->ids[i];
+    }
+    free(b->keys);
+    free(b->ids);
+    b->keys = k;
+    b->ids = v;
+    b->mask = nslots - 1;
+    return 0;
+}
+
+/* The location id of return address pc, made if new; 0 when out of memory. */
+static uint64_t location_for(profwriter_t *b, uint64_t pc)
+{
+    if ((b->n + 1) * 2 > (b->keys ? b->mask + 1 : 0) && grow(b) < 0)
+        return 0;
+    size_t h = slot_of(pc, b->mask);
+    for (; b->keys[h]; h = (h + 1) & b->mask)
+        if (b->keys[h] == pc)
+            return b->ids[h];
+    profile_location_t *l = profile_add_location(b->p, NULL, 0);
+    if (!l)
+        return 0;
+    l->id = b->p->n_locations;
+    l->address = pc - 1;
+    const procmap_t *m = procmaps_find(b->maps, b->nmaps, pc - 1);
+    l->mapping_id = m ? (uint64_t)(m - b->maps) + 1 : 0;
+    b->keys[h] = pc;
+    b->ids[h] = l->id;
+    b->n++;
+    return l->id;
+}
+
+int profwriter_add(profwriter_t *b, const uintptr_t *pcs, uint32_t depth, const int64_t *values,
+                  const profile_label_t *labels, size_t nlabels)
+{
+    uint64_t locs[256];
+    if (depth > sizeof(locs) / sizeof(locs[0]))
+        depth = sizeof(locs) / sizeof(locs[0]);
+    for (uint32_t i = 0; i < depth; i++)
+        if (!(locs[i] = location_for(b, pcs[i])))
+            return -ENOMEM;
+    profile_sample_t *s = profile_add_sample(b->p, locs, depth, values);
+    if (!s)
+        return -ENOMEM;
+    for (size_t i = 0; i < nlabels; i++)
+        if (profile_sample_add_label(b->p, s, &labels[i]) < 0)
+            return -ENOMEM;
+    return 0;
+}
+
+int profwriter_write(profwriter_t *b, int fd)
+{
+    return profile_write_fd(b->p, fd);
+}
+
+/* --- text forms ------------------------------------------------------------ */
+
+struct stacknames {
+    symtab_t *syms; /* NULL: dladdr only */
+    char exe[4096];
+};
+
+static stacknames_t fallback; /* out of memory: dladdr, no exe name */
+
+stacknames_t *stacknames_new(void)
+{
+    stacknames_t *n = calloc(1, sizeof(*n));
+    if (!n)
+        return &fallback;
+    n->syms = symtab_build();
+    ssize_t l = readlink("/proc/self/exe", n->exe, sizeof(n->exe) - 1);
+    n->exe[l > 0 ? l : 0] = '\0';
+    return n;
+}
+
+void stacknames_free(stacknames_t *n)
+{
+    if (!n || n == &fallback)
+        return;
+    symtab_free(n->syms);
+    free(n);
+}
+
+void stacknames_frame(stacknames_t *n, uintptr_t pc, char *fn, size_t fnlen, char *where,
+                      size_t wherelen)
+{
+    const char *name = NULL;
+    uint64_t start = 0;
+    if (n->syms)
+        name = symtab_lookup_sym(n->syms, pc, &start);
+    Dl_info info;
+    struct link_map *lm = NULL;
+    bool found = dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) != 0;
+    if (!name && found && info.dli_sname && info.dli_saddr) {
+        name = info.dli_sname;
+        start = (uintptr_t)info.dli_saddr;
+    }
+    if (name)
+        snprintf(fn, fnlen, "%s+%#llx", name, (unsigned long long)(pc - start));
+    else if (fnlen)
+        fn[0] = '\0';
+    if (found && lm) {
+        const char *obj = lm->l_name && lm->l_name[0] ? lm->l_name
+                          : n->exe[0]                  ? n->exe
+                                                       : info.dli_fname;
+        snprintf(where, wherelen, "%s+%#llx", obj ? obj : "?",
+                 (unsigned long long)(pc - lm->l_addr));
+    } else {
+        snprintf(where, wherelen, "?");
+    }
+}
+
+/* Go's text/tabwriter with minwidth 1, tabwidth 8, padding 1, padchar
+ * '\t': a column's cells are aligned over each run of consecutive lines
+ * that have that column; its width is the widest cell + 1 rounded up to 8,
+ * filled with tabs. Cells are the tab-terminated parts of a line. */
+static void emit_aligned(FILE *f, char **lines, size_t n)
+{
+    enum { MAXCOLS = 4 };
+    typedef struct {
+        int ncells;
+        size_t len[MAXCOLS], width[MAXCOLS];
+    } cells_t;
+    cells_t *c = calloc(n ? n : 1, sizeof(*c));
+    if (!c)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = lines[i];
+        for (const char *tab; c[i].ncells < MAXCOLS && (tab = strchr(s, '\t')); s = tab + 1)
+            c[i].len[c[i].ncells++] = (size_t)(tab - s);
+    }
+    for (int col = 0; col < MAXCOLS; col++) {
+        for (size_t i = 0, j; i < n; i = j) {
+            size_t w = 0;
+            for (j = i; j < n && c[j].ncells > col; j++)
+                w = c[j].len[col] + 1 > w ? c[j].len[col] + 1 : w;
+            for (size_t k = i; k < j; k++)
+                c[k].width[col] = (w + 7) / 8 * 8;
+            if (j == i)
+                j++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *s = lines[i];
+        for (int col = 0; col < c[i].ncells; col++) {
+            fwrite(s, 1, c[i].len[col], f);
+            for (size_t t = (c[i].width[col] - c[i].len[col] + 7) / 8; t > 0; t--)
+                fputc('\t', f);
+            s += c[i].len[col] + 1;
+        }
+        fprintf(f, "%s\n", s);
+    }
+    free(c);
+}
+
+void profwriter_frame_lines(FILE *f, stacknames_t *n, const uintptr_t *pcs, uint32_t depth)
+{
+    char *lines[256];
+    size_t k = 0;
+    for (uint32_t i = 0; i < depth && k < sizeof(lines) / sizeof(lines[0]); i++) {
+        uintptr_t pc = pcs[i] - 1;
+        char fn[512], where[4200];
+        stacknames_frame(n, pc, fn, sizeof(fn), where, sizeof(where));
+        int rc = fn[0] ? asprintf(&lines[k], "#\t%#lx\t%s\t%s", (unsigned long)pc, fn, where)
+                       : asprintf(&lines[k], "#\t%#lx\t\t%s", (unsigned long)pc, where);
+        if (rc >= 0)
+            k++;
+    }
+    emit_aligned(f, lines, k);
+    for (size_t i = 0; i < k; i++)
+        free(lines[i]);
+    fputc('\n', f);
+}
+
+void profwriter_memory_map(FILE *f)
+{
+    char *maps = procmaps_slurp("/proc/self/maps", NULL);
+    if (!maps)
+        return;
+    fprintf(f, "\n--- Memory map: ---\n");
+    for (char *line = maps, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        const char *perm = strchr(line, ' ');
+        if (perm && strlen(perm) > 3 && perm[3] == 'x')
+            fprintf(f, "%s\n", line);
+    }
+    free(maps);
+}
+
+int profwriter_write_file(const char *pattern, int (*write)(int fd, int debug))
+{
+    static uint64_t sequence;
+    char path[4096], tmp[4200];
+    uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
+    int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
+    if (rc < 0)
+        return rc;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%llu", path, (int)getpid(), (unsigned long long)seq);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    rc = write(fd, 0);
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* unwind.h — capturing the stack of a sampled event (an allocation, a
+ * contended lock, a thread's creation, a CPU-timer signal's thread dump).
+ *
+ * libunwind (default) or a frame-pointer walk (CPROF_UNWIND=fp), with
+ * cprof's own frames and the C++ operator new frames removed, so the leaf
+ * is the program's function. PCs are return addresses; writers subtract 1
+ * to name the call site. Capture runs with the guard set; it is not for
+ * signal handlers (the CPU profiler has its own, cpuring.h). */
+#ifndef CPROF_UNWIND_H
+#define CPROF_UNWIND_H
+
+#include <stdint.h>
+
+#define UNWIND_MAX_DEPTH 256
+
+enum { UNWIND_LIBUNWIND, UNWIND_FP };
+
+/* Chooses the unwinder and depth; learns once which code to skip. */
+void unwind_init(int unwinder, int max_depth);
+
+/* Captures the caller's stack into pcs (up to the configured depth) with
+ * cprof's frames removed; returns the depth. */
+int unwind_capture(uintptr_t *pcs);
+
+#endif

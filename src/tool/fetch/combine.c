@@ -1,0 +1,200 @@
+/* combine.c — unit normalization, merging and base subtraction. */
+#include "tool/fetch/combine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/merge.h"
+#include "tool/graph/measure.h"
+
+static const char *str(const profile_t *p, int64_t i)
+{
+    return i > 0 && (size_t)i < p->n_strings ? p->strings[i] : "";
+}
+
+/* The finest of n compatible value types (pprof's CommonValueType);
+ * returns -1 when n <= 1 (nothing to do), -EINVAL when incompatible. */
+static int common_type(profile_t **ps, const profile_value_type_t **ts, size_t n,
+                       size_t *which, char *err, size_t errlen)
+{
+    if (n <= 1)
+        return -1;
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        const profile_t *a = ps[m], *b = ps[i];
+        if (!measure_compatible(str(a, ts[m]->type), str(a, ts[m]->unit), str(b, ts[i]->type),
+                                str(b, ts[i]->unit))) {
+            snprintf(err, errlen, "incompatible types: {%s %s} {%s %s}", str(a, ts[m]->type),
+                     str(a, ts[m]->unit), str(b, ts[i]->type), str(b, ts[i]->unit));
+            return -EINVAL;
+        }
+        const char *u;
+        if (measure_scale(1, str(b, ts[i]->unit), str(a, ts[m]->unit), &u) < 1)
+            m = i;
+    }
+    *which = m;
+    return 0;
+}
+
+static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
+{
+    if (n == 0)
+        return 0;
+    char e[400];
+    /* period types (profiles that have one) */
+    const profile_value_type_t *pts[n];
+    profile_t *pps[n];
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ps[i]->period_type.type || ps[i]->period_type.unit) {
+            pts[np] = &ps[i]->period_type;
+            pps[np++] = ps[i];
+        }
+    size_t pw = 0;
+    int rc = common_type(pps, pts, np, &pw, e, sizeof(e));
+    if (rc == -EINVAL) {
+        snprintf(err, errlen, "period type: %s", e);
+        return rc;
+    }
+    const char *punit = rc == 0 ? str(pps[pw], pts[pw]->unit) : NULL;
+    size_t nst = ps[0]->n_sample_types;
+    for (size_t i = 1; i < n; i++)
+        if (ps[i]->n_sample_types != nst) {
+            snprintf(err, errlen, "inconsistent samples type count: %zu != %zu", nst,
+                     ps[i]->n_sample_types);
+            return -EINVAL;
+        }
+    /* per column: the finest unit (by profile index), or none */
+    char **units = calloc(nst + 1, sizeof(*units));
+    double *ratios = malloc((nst + 1) * sizeof(*ratios));
+    if (!units || !ratios) {
+        free(units);
+        free(ratios);
+        return -ENOMEM;
+    }
+    for (size_t c = 0; c < nst; c++) {
+        const profile_value_type_t *ts[n];
+        for (size_t i = 0; i < n; i++)
+            ts[i] = &ps[i]->sample_types[c];
+        size_t wi = 0;
+        rc = common_type(ps, ts, n, &wi, e, sizeof(e));
+        if (rc == -EINVAL) {
+            snprintf(err, errlen, "sample types: %s", e);
+            for (size_t k = 0; k < nst; k++)
+                free(units[k]);
+            free(units);
+            free(ratios);
+            return rc;
+        }
+        if (rc == 0)
+            units[c] = strdup(str(ps[wi], ts[wi]->unit));
+    }
+    for (size_t i = 0; i < n; i++) {
+        profile_t *p = ps[i];
+        if ((p->period_type.type || p->period_type.unit) && punit) {
+            const char *u;
+            p->period = (int64_t)measure_scale(p->period, str(p, p->period_type.unit), punit, &u);
+            p->period_type.unit = profile_intern(p, punit);
+        }
+        for (size_t c = 0; c < nst; c++) {
+            if (!units[c]) {
+                ratios[c] = 1;
+                continue;
+            }
+            const char *u;
+            ratios[c] = measure_scale(1, str(p, p->sample_types[c].unit), units[c], &u);
+            p->sample_types[c].unit = profile_intern(p, units[c]);
+        }
+        profile_scale_n(p, ratios, p->n_sample_types);
+    }
+    for (size_t k = 0; k < nst; k++)
+        free(units[k]);
+    free(units);
+    free(ratios);
+    return 0;
+}
+
+int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    int rc = scale_profiles(ps, n, err, errlen);
+    if (rc < 0)
+        goto fail;
+    rc = profile_merge(ps, n, out, err, errlen);
+    if (rc < 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        profile_free(ps[i]);
+    return 0;
+fail:
+    for (size_t i = 0; i < n; i++)
+        profile_free(ps[i]);
+    return rc;
+}
+
+static int set_base_label(profile_t *p)
+{
+    int64_t key = profile_intern(p, "pprof::base"), val = profile_intern(p, "true");
+    if (key < 0 || val < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        profile_sample_t *s = &p->samples[i];
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < s->n_labels; j++)
+            if (s->labels[j].key != key)
+                s->labels[k++] = s->labels[j];
+        s->n_labels = k;
+        profile_label_t l = {key, val, 0, 0};
+        if (profile_sample_add_label(p, s, &l) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+int combine_base(profile_t *p, profile_t *base, bool diff, bool normalize, profile_t **out,
+                 char *err, size_t errlen)
+{
+    *out = NULL;
+    int rc = 0;
+    if (diff && (rc = set_base_label(base)) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    size_t nst = p->n_sample_types;
+    size_t nr = base->n_sample_types > nst ? base->n_sample_types : nst;
+    double *r = malloc((nr + 1) * sizeof(*r));
+    if (!r) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (normalize) {
+        if (base->n_sample_types != nst) {
+            free(r);
+            snprintf(err, errlen, "incompatible sample types");
+            rc = -EINVAL;
+            goto fail;
+        }
+        for (size_t c = 0; c < nst; c++) {
+            int64_t bv = 0, sv = 0;
+            for (size_t i = 0; i < base->n_samples; i++)
+                bv += base->samples[i].values[c];
+            for (size_t i = 0; i < p->n_samples; i++)
+                sv += p->samples[i].values[c];
+            r[c] = sv == 0 ? 0.0 : (double)bv / (double)sv;
+        }
+        profile_scale_n(p, r, p->n_sample_types);
+    }
+    for (size_t c = 0; c < base->n_sample_types; c++)
+        r[c] = -1;
+    profile_scale_n(base, r, base->n_sample_types);
+    free(r);
+    profile_t *two[2] = {p, base};
+    return combine_profiles(two, 2, out, err, errlen);
+fail:
+    profile_free(p);
+    profile_free(base);
+    return rc;
+}

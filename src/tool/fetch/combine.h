@@ -1,0 +1,21 @@
+/* combine.h — putting several fetched profiles together the way pprof's
+ * driver does before any report: unit normalization across profiles
+ * (measurement.ScaleProfiles), merging (profile_merge), and the -base /
+ * -diff_base / -normalize arithmetic. Profiles passed in are consumed. */
+#ifndef CPROF_TOOL_COMBINE_H
+#define CPROF_TOOL_COMBINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "profile/profile.h"
+
+/* ScaleProfiles + Merge of ps[0..n) into *out (ps are freed). */
+int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen);
+
+/* Subtracts base from p (both consumed): diff marks base samples with the
+ * label pprof::base=true, normalize scales p to base's totals first. */
+int combine_base(profile_t *p, profile_t *base, bool diff, bool normalize, profile_t **out,
+                 char *err, size_t errlen);
+
+#endif

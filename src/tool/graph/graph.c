@@ -1,0 +1,1266 @@
+/* graph.c — building, trimming and sorting the call graph. */
+#include "tool/graph/graph.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool/graph/measure.h"
+#include "tool/symbolize/pathclean.h"
+#include "base/hash.h"
+#include "base/sbuf.h"
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t ninfo_hash(const ninfo_t *i)
+{
+    uint64_t h = 0;
+    h = mix(h, (uint64_t)i->name);
+    h = mix(h, (uint64_t)i->orig_name);
+    h = mix(h, (uint64_t)i->file);
+    h = mix(h, (uint64_t)i->objfile);
+    h = mix(h, i->address);
+    h = mix(h, (uint64_t)i->start_line);
+    h = mix(h, (uint64_t)i->lineno);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    return h;
+}
+
+static bool ninfo_eq(const ninfo_t *a, const ninfo_t *b)
+{
+    return a->name == b->name && a->orig_name == b->orig_name && a->file == b->file &&
+           a->objfile == b->objfile && a->address == b->address &&
+           a->start_line == b->start_line && a->lineno == b->lineno;
+}
+
+static int node_rehash(graph_t *g, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        size_t h = ninfo_hash(&g->nodes[i].info) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)i + 1;
+    }
+    free(g->node_slots);
+    g->node_slots = slots;
+    g->node_mask = nslots - 1;
+    return 0;
+}
+
+/* Appends a node with info i (a copy: i may point into nodes[]); its
+ * index, or -1 on OOM. */
+static int64_t append_node(graph_t *g, const ninfo_t *i)
+{
+    ninfo_t info = *i;
+    if (g->n_nodes == g->cap_nodes) {
+        size_t nc = g->cap_nodes ? g->cap_nodes * 2 : 1024;
+        gnode_t *nn = realloc(g->nodes, nc * sizeof(*nn));
+        if (!nn)
+            return -1;
+        g->nodes = nn;
+        g->cap_nodes = nc;
+    }
+    gnode_t *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof(*n));
+    n->info = info;
+    return (int64_t)g->n_nodes++;
+}
+
+/* Index of the node with info i, adding it; -1 on OOM. */
+static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
+{
+    if ((g->n_nodes + 1) * 2 > g->node_mask + 1 && node_rehash(g, (g->node_mask + 1) * 2) < 0)
+        return -1;
+    size_t h = ninfo_hash(i) & g->node_mask;
+    for (; g->node_slots[h]; h = (h + 1) & g->node_mask)
+        if (ninfo_eq(&g->nodes[g->node_slots[h] - 1].info, i))
+            return g->node_slots[h] - 1;
+    int64_t n = append_node(g, i);
+    if (n >= 0)
+        g->node_slots[h] = (uint32_t)n + 1;
+    return n;
+}
+
+static const char *base_name(const char *path)
+{
+    /* filepath.Base: strip trailing slashes, take the last element. */
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    size_t s = n;
+    while (s > 0 && path[s - 1] != '/')
+        s--;
+    static __thread char buf[4096];
+    if (n == 0)
+        return ".";
+    snprintf(buf, sizeof(buf), "%.*s", (int)(n - s), path + s);
+    return buf;
+}
+
+void graph_free(graph_t *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        free(g->nodes[i].pname);
+    free(g->nodes);
+    free(g->node_slots);
+    free(g->loc_first);
+    free(g->loc_nodes);
+    free(g->s_path_first);
+    free(g->s_path);
+    free(g->s_path_inl);
+    free(g->sel);
+    free(g->edges);
+    free(g->edge_slots);
+    free(g->in_refs);
+    free(g->out_refs);
+    free(g->tags);
+    free(g->tag_slots);
+    free(g->tag_first);
+    free(g->tag_refs);
+    for (size_t i = 0; i < g->n_tstr; i++)
+        free(g->tstr[i]);
+    free(g->tstr);
+    free(g->tstr_slots);
+    free(g->s_group);
+    free(g->s_num_first);
+    free(g->s_num);
+    free(g->s_numv);
+    free(g->score);
+    free(g);
+}
+
+static inline uint64_t pair_hash(uint32_t a, uint32_t b)
+{
+    uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+/* pprof's newTree: the samples' frames, from the root, as paths in a tree
+ * whose children are distinct by NodeInfo (the node made of the same
+ * line by graph_new). */
+static int build_tree(graph_t *g)
+{
+    const work_t *w = g->w;
+    size_t total = 0, nslots = 16;
+    for (size_t si = 0; si < w->n_samples; si++)
+        for (uint32_t i = 0; i < w->samples[si].n_locs; i++) {
+            uint32_t loc = w->samples[si].locs[i];
+            total += g->loc_first[loc + 1] - g->loc_first[loc];
+        }
+    while (nslots < 2 * total)
+        nslots *= 2;
+    const size_t mask = nslots - 1, first_tree = g->n_nodes;
+    uint32_t *slots = calloc(nslots, sizeof(*slots)); /* tree node - first_tree + 1 */
+    uint32_t *parent_of = malloc((total + 1) * sizeof(*parent_of));
+    uint32_t *base_of = malloc((total + 1) * sizeof(*base_of));
+    g->s_path_first = malloc((w->n_samples + 1) * sizeof(*g->s_path_first));
+    g->s_path = malloc((total + 1) * sizeof(*g->s_path));
+    g->s_path_inl = malloc((total + 1) * sizeof(*g->s_path_inl));
+    int rc = -ENOMEM;
+    if (!slots || !parent_of || !base_of || !g->s_path_first || !g->s_path || !g->s_path_inl)
+        goto out;
+    uint32_t k = 0;
+    for (size_t si = 0; si < w->n_samples; si++) {
+        const wsample_t *s = &w->samples[si];
+        g->s_path_first[si] = k;
+        uint32_t parent = UINT32_MAX; /* the root's children hang from no node */
+        for (uint32_t i = s->n_locs; i-- > 0;) {
+            uint32_t first = g->loc_first[s->locs[i]], cnt = g->loc_first[s->locs[i] + 1] - first;
+            for (uint32_t li = cnt; li-- > 0;) {
+                uint32_t base = g->loc_nodes[first + li];
+                size_t h = pair_hash(parent, base) & mask;
+                for (; slots[h]; h = (h + 1) & mask)
+                    if (parent_of[slots[h] - 1] == parent && base_of[slots[h] - 1] == base)
+                        break;
+                if (!slots[h]) {
+                    int64_t n = append_node(g, &g->nodes[base].info);
+                    if (n < 0)
+                        goto out;
+                    parent_of[n - (int64_t)first_tree] = parent;
+                    base_of[n - (int64_t)first_tree] = base;
+                    slots[h] = (uint32_t)(n - (int64_t)first_tree) + 1;
+                }
+                parent = (uint32_t)first_tree + slots[h] - 1;
+                g->s_path[k] = parent;
+                g->s_path_inl[k++] = li != cnt - 1;
+            }
+        }
+    }
+    g->s_path_first[w->n_samples] = k;
+    rc = 0;
+out:
+    free(slots);
+    free(parent_of);
+    free(base_of);
+    return rc;
+}
+
+int graph_new(work_t *w, const graph_opts_t *o, graph_t **out)
+{
+    *out = NULL;
+    graph_t *g = calloc(1, sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    g->w = w;
+    g->o = *o;
+    int64_t *clean = NULL;
+    size_t total = 0;
+    for (size_t i = 0; i < w->n_locs; i++)
+        total += w->locs[i].n_lines ? w->locs[i].n_lines : 1;
+    g->loc_first = malloc((w->n_locs + 1) * sizeof(*g->loc_first));
+    g->loc_nodes = malloc((total + 1) * sizeof(*g->loc_nodes));
+    clean = malloc((w->n_funcs + 1) * sizeof(*clean));
+    if (!g->loc_first || !g->loc_nodes || !clean || node_rehash(g, 1024) < 0)
+        goto oom;
+    for (size_t i = 0; i < w->n_funcs; i++)
+        clean[i] = -1;
+
+    uint32_t k = 0;
+    for (size_t i = 0; i < w->n_locs; i++) {
+        const wloc_t *l = &w->locs[i];
+        g->loc_first[i] = k;
+        int64_t objfile = l->mapping ? w->p->mappings[l->mapping - 1].filename : 0;
+        uint32_t nl = l->n_lines ? l->n_lines : 1;
+        for (uint32_t j = 0; j < nl; j++) {
+            ninfo_t ni = {0};
+            ni.address = l->address;
+            uint32_t fn = l->n_lines ? l->lines[j].fn : 0;
+            if (!fn) {
+                ni.objfile = objfile;
+            } else {
+                const wfunc_t *f = &w->funcs[fn - 1];
+                ni.lineno = l->lines[j].line;
+                ni.name = f->name;
+                if (f->filename) {
+                    if (clean[fn - 1] < 0) {
+                        char *c = path_clean(work_str(w, f->filename));
+                        if (!c)
+                            goto oom;
+                        clean[fn - 1] = profile_intern(w->p, c);
+                        free(c);
+                        if (clean[fn - 1] < 0)
+                            goto oom;
+                    }
+                    ni.file = clean[fn - 1];
+                }
+                if (o->obj_names || ni.name == 0) {
+                    ni.objfile = objfile;
+                    ni.start_line = f->start_line;
+                }
+            }
+            int64_t n = find_or_add_node(g, &ni);
+            if (n < 0)
+                goto oom;
+            g->loc_nodes[k++] = (uint32_t)n;
+        }
+    }
+    g->loc_first[w->n_locs] = k;
+    free(clean);
+    if (o->call_tree && build_tree(g) < 0) {
+        graph_free(g);
+        return -ENOMEM;
+    }
+    *out = g;
+    return 0;
+oom:
+    free(clean);
+    graph_free(g);
+    return -ENOMEM;
+}
+
+/* --- edges -------------------------------------------------------------------- */
+
+static int edge_rehash(graph_t *g, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_edges; i++) {
+        size_t h = pair_hash(g->edges[i].src, g->edges[i].dst) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)i + 1;
+    }
+    free(g->edge_slots);
+    g->edge_slots = slots;
+    g->edge_mask = nslots - 1;
+    return 0;
+}
+
+static gedge_t *find_or_add_edge(graph_t *g, uint32_t src, uint32_t dst, bool *created)
+{
+    if ((g->n_edges + 1) * 2 > g->edge_mask + 1 && edge_rehash(g, (g->edge_mask + 1) * 2) < 0)
+        return NULL;
+    size_t h = pair_hash(src, dst) & g->edge_mask;
+    for (; g->edge_slots[h]; h = (h + 1) & g->edge_mask) {
+        gedge_t *e = &g->edges[g->edge_slots[h] - 1];
+        if (e->src == src && e->dst == dst) {
+            *created = false;
+            return e;
+        }
+    }
+    if (g->n_edges == g->cap_edges) {
+        size_t nc = g->cap_edges ? g->cap_edges * 2 : 1024;
+        gedge_t *ne = realloc(g->edges, nc * sizeof(*ne));
+        if (!ne)
+            return NULL;
+        g->edges = ne;
+        g->cap_edges = nc;
+    }
+    gedge_t *e = &g->edges[g->n_edges];
+    memset(e, 0, sizeof(*e));
+    e->src = src;
+    e->dst = dst;
+    g->edge_slots[h] = (uint32_t)g->n_edges + 1;
+    g->n_edges++;
+    *created = true;
+    return e;
+}
+
+static int build_adjacency(graph_t *g)
+{
+    free(g->in_refs);
+    free(g->out_refs);
+    g->in_refs = malloc((g->n_edges + 1) * sizeof(uint32_t));
+    g->out_refs = malloc((g->n_edges + 1) * sizeof(uint32_t));
+    if (!g->in_refs || !g->out_refs)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        g->nodes[i].in_n = g->nodes[i].out_n = 0;
+    for (size_t i = 0; i < g->n_edges; i++) {
+        g->nodes[g->edges[i].dst].in_n++;
+        g->nodes[g->edges[i].src].out_n++;
+    }
+    uint32_t in = 0, outp = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        g->nodes[i].in_start = in;
+        g->nodes[i].out_start = outp;
+        in += g->nodes[i].in_n;
+        outp += g->nodes[i].out_n;
+        g->nodes[i].in_n = g->nodes[i].out_n = 0;
+    }
+    for (size_t i = 0; i < g->n_edges; i++) {
+        gnode_t *d = &g->nodes[g->edges[i].dst], *s = &g->nodes[g->edges[i].src];
+        g->in_refs[d->in_start + d->in_n++] = (uint32_t)i;
+        g->out_refs[s->out_start + s->out_n++] = (uint32_t)i;
+    }
+    return 0;
+}
+
+/* --- tags ---------------------------------------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+    return hash_fnv1a(s, strlen(s));
+}
+
+static int tstr_rehash(graph_t *g, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 1; i < g->n_tstr; i++) {
+        size_t h = str_hash(g->tstr[i]) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)i;
+    }
+    free(g->tstr_slots);
+    g->tstr_slots = slots;
+    g->tstr_mask = nslots - 1;
+    return 0;
+}
+
+/* Interns a tag string; its id (0 for ""), or -1 on OOM. */
+static int64_t tstr_intern(graph_t *g, const char *s)
+{
+    if (!*s)
+        return 0;
+    if (g->n_tstr == 0) {
+        g->tstr = calloc(64, sizeof(*g->tstr));
+        if (!g->tstr || tstr_rehash(g, 128) < 0)
+            return -1;
+        g->cap_tstr = 64;
+        g->n_tstr = 1;
+    }
+    if ((g->n_tstr + 1) * 2 > g->tstr_mask + 1 && tstr_rehash(g, (g->tstr_mask + 1) * 2) < 0)
+        return -1;
+    size_t h = str_hash(s) & g->tstr_mask;
+    for (; g->tstr_slots[h]; h = (h + 1) & g->tstr_mask)
+        if (strcmp(g->tstr[g->tstr_slots[h]], s) == 0)
+            return g->tstr_slots[h];
+    if (g->n_tstr == g->cap_tstr) {
+        char **n = realloc(g->tstr, g->cap_tstr * 2 * sizeof(*n));
+        if (!n)
+            return -1;
+        g->tstr = n;
+        g->cap_tstr *= 2;
+    }
+    char *c = strdup(s);
+    if (!c)
+        return -1;
+    g->tstr[g->n_tstr] = c;
+    g->tstr_slots[h] = (uint32_t)g->n_tstr;
+    return (int64_t)g->n_tstr++;
+}
+
+static int strp_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Per sample, once: the joined labels (pprof's joinLabels, without
+ * pprof::base) and the names of its "bytes" numeric tags. */
+static int tags_prepare(graph_t *g)
+{
+    work_t *w = g->w;
+    const profile_t *p = w->p;
+    int64_t key_bytes = -1, key_base = -1;
+    for (size_t i = 1; i < p->n_strings; i++) {
+        if (key_bytes < 0 && strcmp(p->strings[i], "bytes") == 0)
+            key_bytes = (int64_t)i;
+        if (key_base < 0 && strcmp(p->strings[i], "pprof::base") == 0)
+            key_base = (int64_t)i;
+    }
+    size_t nnum = 0;
+    for (size_t i = 0; i < w->n_samples; i++)
+        for (uint32_t j = 0; j < w->samples[i].n_labels; j++) {
+            const profile_label_t *l = &w->samples[i].labels[j];
+            if (l->key == key_bytes && l->str == 0 && (l->num != 0 || l->num_unit != 0))
+                nnum++;
+        }
+    g->s_group = malloc((w->n_samples + 1) * sizeof(*g->s_group));
+    g->s_num_first = malloc((w->n_samples + 1) * sizeof(*g->s_num_first));
+    g->s_num = malloc((nnum + 1) * sizeof(*g->s_num));
+    g->s_numv = malloc((nnum + 1) * sizeof(*g->s_numv));
+    if (!g->s_group || !g->s_num_first || !g->s_num || !g->s_numv)
+        return -ENOMEM;
+    const char *unit = g->o.bytes_unit ? g->o.bytes_unit : "bytes";
+    const char *tunit = g->o.tag_unit ? g->o.tag_unit : "minimum";
+    sbuf_t b = {0};
+    char **parts = NULL;
+    size_t cap_parts = 0;
+    size_t k = 0;
+    int rc = 0;
+    for (size_t i = 0; i < w->n_samples; i++) {
+        const wsample_t *s = &w->samples[i];
+        g->s_num_first[i] = (uint32_t)k;
+        size_t np = 0;
+        for (uint32_t j = 0; j < s->n_labels; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (l->str == 0 || l->key == key_base)
+                continue;
+            if (np == cap_parts) {
+                size_t nc = cap_parts ? cap_parts * 2 : 8;
+                char **n = realloc(parts, nc * sizeof(*n));
+                if (!n)
+                    goto oom;
+                parts = n;
+                cap_parts = nc;
+            }
+            sbuf_t t = {0};
+            sb_printf(&t, "%s:%s", work_str(w, l->key), work_str(w, l->str));
+            if (t.oom)
+                goto oom;
+            parts[np++] = sb_steal(&t);
+        }
+        if (np > 1) /* qsort(NULL, 0, ...) is undefined */
+            qsort(parts, np, sizeof(*parts), strp_cmp);
+        sb_reset(&b);
+        for (size_t j = 0; j < np; j++) {
+            if (j)
+                sb_puts(&b, "\\n");
+            sb_puts(&b, parts[j]);
+            free(parts[j]);
+        }
+        if (b.oom)
+            goto oom;
+        int64_t gid = tstr_intern(g, sb_cstr(&b));
+        if (gid < 0)
+            goto oom;
+        g->s_group[i] = (uint32_t)gid;
+        for (uint32_t j = 0; j < s->n_labels; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (!(l->key == key_bytes && l->str == 0 && (l->num != 0 || l->num_unit != 0)))
+                continue;
+            char name[64];
+            measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
+            int64_t nid = tstr_intern(g, name);
+            if (nid < 0)
+                goto oom;
+            g->s_num[k] = (uint32_t)nid;
+            g->s_numv[k] = l->num;
+            k++;
+        }
+    }
+    g->s_num_first[w->n_samples] = (uint32_t)k;
+    goto out;
+oom:
+    rc = -ENOMEM;
+out:
+    free(parts);
+    sb_free(&b);
+    return rc;
+}
+
+static inline uint64_t tag_hash(uint32_t node, bool numeric, uint32_t group, uint32_t name)
+{
+    uint64_t h = ((uint64_t)node << 32 | group) * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)name << 1 | numeric) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+static int tag_rehash(graph_t *g, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_tags; i++) {
+        const gtag_t *t = &g->tags[i];
+        size_t h = tag_hash(t->node, t->numeric, t->group, t->name) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = (uint32_t)i + 1;
+    }
+    free(g->tag_slots);
+    g->tag_slots = slots;
+    g->tag_mask = nslots - 1;
+    return 0;
+}
+
+static gtag_t *find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t group,
+                               uint32_t name, int64_t value)
+{
+    if ((g->n_tags + 1) * 2 > g->tag_mask + 1 && tag_rehash(g, (g->tag_mask + 1) * 2) < 0)
+        return NULL;
+    size_t h = tag_hash(node, numeric, group, name) & g->tag_mask;
+    for (; g->tag_slots[h]; h = (h + 1) & g->tag_mask) {
+        gtag_t *t = &g->tags[g->tag_slots[h] - 1];
+        if (t->node == node && t->numeric == numeric && t->group == group && t->name == name)
+            return t;
+    }
+    if (g->n_tags == g->cap_tags) {
+        size_t nc = g->cap_tags ? g->cap_tags * 2 : 1024;
+        gtag_t *nt = realloc(g->tags, nc * sizeof(*nt));
+        if (!nt)
+            return NULL;
+        g->tags = nt;
+        g->cap_tags = nc;
+    }
+    gtag_t *t = &g->tags[g->n_tags];
+    memset(t, 0, sizeof(*t));
+    t->node = node;
+    t->numeric = numeric;
+    t->group = group;
+    t->name = name;
+    t->value = value;
+    g->tag_slots[h] = (uint32_t)g->n_tags + 1;
+    g->n_tags++;
+    return t;
+}
+
+/* pprof's Node.addSample, the tag part. */
+static int tags_add(graph_t *g, uint32_t node, size_t si, int64_t v, int64_t dv, bool flat)
+{
+    uint32_t grp = g->s_group[si];
+    if (grp) {
+        gtag_t *t = find_or_add_tag(g, node, false, grp, grp, 0);
+        if (!t)
+            return -ENOMEM;
+        if (flat) {
+            t->flat_div += dv;
+            t->flat += v;
+        } else {
+            t->cum_div += dv;
+            t->cum += v;
+        }
+    }
+    for (uint32_t k = g->s_num_first[si]; k < g->s_num_first[si + 1]; k++) {
+        gtag_t *t = find_or_add_tag(g, node, true, grp, g->s_num[k], g->s_numv[k]);
+        if (!t)
+            return -ENOMEM;
+        if (flat) {
+            t->flat_div += dv;
+            t->flat += v;
+        } else {
+            t->cum_div += dv;
+            t->cum += v;
+        }
+    }
+    return 0;
+}
+
+static int tags_reset(graph_t *g)
+{
+    if (!g->s_group) {
+        int rc = tags_prepare(g);
+        if (rc < 0)
+            return rc;
+    }
+    g->n_tags = 0;
+    if (g->tag_slots)
+        memset(g->tag_slots, 0, (g->tag_mask + 1) * sizeof(*g->tag_slots));
+    else if (tag_rehash(g, 1024) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static int tags_adjacency(graph_t *g)
+{
+    free(g->tag_first);
+    free(g->tag_refs);
+    g->tag_first = calloc(g->n_nodes + 1, sizeof(*g->tag_first));
+    g->tag_refs = malloc((g->n_tags + 1) * sizeof(*g->tag_refs));
+    if (!g->tag_first || !g->tag_refs)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_tags; i++)
+        g->tag_first[g->tags[i].node + 1]++;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        g->tag_first[i + 1] += g->tag_first[i];
+    uint32_t *fill = calloc(g->n_nodes + 1, sizeof(*fill));
+    if (!fill)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_tags; i++) {
+        uint32_t n = g->tags[i].node;
+        g->tag_refs[g->tag_first[n] + fill[n]++] = (uint32_t)i;
+    }
+    free(fill);
+    return 0;
+}
+
+void graph_trim_tags(graph_t *g, int64_t cutoff)
+{
+    for (size_t i = 0; i < g->n_tags; i++) {
+        gtag_t *t = &g->tags[i];
+        int64_t f = t->flat < 0 ? -t->flat : t->flat, c = t->cum < 0 ? -t->cum : t->cum;
+        if (f < cutoff && c < cutoff)
+            t->removed = true;
+    }
+}
+
+/* pprof's countTags: tags with a flat value, label and numeric. */
+static int count_tags(const graph_t *g, uint32_t node)
+{
+    if (!g->o.tags || !g->tag_first)
+        return 0;
+    int n = 0;
+    for (uint32_t i = g->tag_first[node]; i < g->tag_first[node + 1]; i++) {
+        const gtag_t *t = &g->tags[g->tag_refs[i]];
+        if (!t->removed && t->flat != 0)
+            n++;
+    }
+    return n;
+}
+
+/* --- building -------------------------------------------------------------------- */
+
+/* One sample's walk from the root. */
+typedef struct {
+    size_t si;
+    int64_t v, dv;
+    uint32_t stamp;
+    bool tags;
+    bool residual; /* frames were skipped since the parent */
+    int64_t parent; /* -1 at the root */
+} walk_t;
+
+/* Adds the sample to node n, reached from the walk's parent (inl: by an
+ * inline call): cum once per sample, and the edge from the parent. */
+static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, uint32_t n, bool inl)
+{
+    gnode_t *nd = &g->nodes[n];
+    if (nd->stamp != k->stamp) {
+        nd->stamp = k->stamp;
+        nd->cum += k->v;
+        nd->cum_div += k->dv;
+        if (k->tags && tags_add(g, n, k->si, k->v, k->dv, false) < 0)
+            return -ENOMEM;
+    }
+    if (k->parent >= 0 && (uint32_t)k->parent != n) {
+        bool created;
+        gedge_t *e = find_or_add_edge(g, (uint32_t)k->parent, n, &created);
+        if (!e)
+            return -ENOMEM;
+        if (created) {
+            e->inl = inl;
+            e->residual = k->residual;
+        }
+        if (e->stamp != k->stamp) {
+            if (!created) {
+                if (k->residual)
+                    e->residual = true;
+                if (!inl)
+                    e->inl = false;
+            }
+            e->stamp = k->stamp;
+            e->weight += k->v;
+            e->weight_div += k->dv;
+        }
+    }
+    k->parent = n;
+    k->residual = false;
+    return 0;
+}
+
+int graph_build(graph_t *g, const bool *kept)
+{
+    work_t *w = g->w;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        gnode_t *n = &g->nodes[i];
+        n->flat = n->flat_div = n->cum = n->cum_div = 0;
+    }
+    g->n_edges = 0;
+    if (g->edge_slots)
+        memset(g->edge_slots, 0, (g->edge_mask + 1) * sizeof(*g->edge_slots));
+    else if (edge_rehash(g, 1024) < 0)
+        return -ENOMEM;
+    bool tags = g->o.tags && !g->skip_tags;
+    if (g->o.tags && tags_reset(g) < 0)
+        return -ENOMEM;
+
+    for (size_t si = 0; si < w->n_samples; si++) {
+        const wsample_t *s = &w->samples[si];
+        int64_t v = s->values[g->o.value_index];
+        int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
+        if (v == 0 && dv == 0)
+            continue;
+        walk_t k = {si, v, dv, ++g->stamp, tags, false, -1};
+        if (g->o.call_tree) {
+            /* kept is for graphs only: a tree is trimmed by trim_tree */
+            for (uint32_t i = g->s_path_first[si]; i < g->s_path_first[si + 1]; i++)
+                if (visit(g, &k, g->s_path[i], g->s_path_inl[i]) < 0)
+                    return -ENOMEM;
+        } else {
+            for (uint32_t i = s->n_locs; i-- > 0;) {
+                uint32_t loc = s->locs[i];
+                uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
+                for (uint32_t ni = cnt; ni-- > 0;) {
+                    uint32_t n = g->loc_nodes[first + ni];
+                    if (kept && !kept[n])
+                        k.residual = true;
+                    else if (visit(g, &k, n, ni != cnt - 1) < 0)
+                        return -ENOMEM;
+                }
+            }
+        }
+        if (k.parent >= 0 && !k.residual) {
+            g->nodes[k.parent].flat += v;
+            g->nodes[k.parent].flat_div += dv;
+            if (tags && tags_add(g, (uint32_t)k.parent, si, v, dv, true) < 0)
+                return -ENOMEM;
+        }
+    }
+
+    free(g->sel);
+    g->sel = malloc((g->n_nodes + 1) * sizeof(*g->sel));
+    if (!g->sel)
+        return -ENOMEM;
+    g->n_sel = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gnode_t *n = &g->nodes[i];
+        if (n->cum == 0 && n->flat == 0)
+            continue;
+        if (g->o.drop_negative && (n->flat < 0 || (n->flat == 0 && n->cum < 0)))
+            continue;
+        g->sel[g->n_sel++] = (uint32_t)i;
+    }
+    if (g->o.tags && tags_adjacency(g) < 0)
+        return -ENOMEM;
+    return build_adjacency(g);
+}
+
+/* --- names and order --------------------------------------------------------------- */
+
+const char *graph_node_name(graph_t *g, uint32_t idx)
+{
+    gnode_t *n = &g->nodes[idx];
+    if (n->pname)
+        return n->pname;
+    const work_t *w = g->w;
+    const ninfo_t *i = &n->info;
+    sbuf_t b = {0};
+    if (i->address)
+        sb_printf(&b, "%016" PRIx64, i->address);
+    const char *name = work_str(w, i->name), *file = work_str(w, i->file);
+    if (*name) {
+        if (b.len)
+            sb_putc(&b, ' ');
+        sb_puts(&b, name);
+    }
+    const char *tail = NULL;
+    char tmp[64];
+    sbuf_t t = {0};
+    if (i->lineno != 0) {
+        sb_printf(&t, "%s:%" PRId64, file, i->lineno);
+        tail = sb_cstr(&t);
+    } else if (*file) {
+        tail = file;
+    } else if (*name) {
+        tail = NULL;
+    } else if (*work_str(w, i->objfile)) {
+        sb_printf(&t, "[%s]", base_name(work_str(w, i->objfile)));
+        tail = sb_cstr(&t);
+    } else {
+        snprintf(tmp, sizeof(tmp), "<unknown>");
+        tail = tmp;
+    }
+    if (tail) {
+        if (b.len)
+            sb_putc(&b, ' ');
+        sb_puts(&b, tail);
+    }
+    sb_free(&t);
+    if (b.oom) {
+        sb_free(&b);
+        return "";
+    }
+    n->pname = sb_steal(&b);
+    return n->pname;
+}
+
+/* fmt.Sprint of pprof's NodeInfo, the final tie-break of every order. */
+static char *info_string(graph_t *g, uint32_t idx)
+{
+    const ninfo_t *i = &g->nodes[idx].info;
+    const work_t *w = g->w;
+    sbuf_t b = {0};
+    sb_printf(&b, "{%s %s %" PRIu64 " %s %" PRId64 " %" PRId64 " %s}", work_str(w, i->name),
+              work_str(w, i->orig_name), i->address, work_str(w, i->file), i->start_line,
+              i->lineno, work_str(w, i->objfile));
+    return sb_steal(&b);
+}
+
+static int compare_nodes(graph_t *g, uint32_t a, uint32_t b)
+{
+    char *x = info_string(g, a), *y = info_string(g, b);
+    int c = strcmp(x, y);
+    free(x);
+    free(y);
+    return c;
+}
+
+static inline int64_t abs64(int64_t v)
+{
+    return v < 0 ? -v : v;
+}
+
+#define DESC(x, y)                                                                            \
+    do {                                                                                      \
+        int64_t _x = (x), _y = (y);                                                           \
+        if (_x != _y)                                                                         \
+            return _x > _y ? -1 : 1;                                                          \
+    } while (0)
+
+typedef struct {
+    graph_t *g;
+    int order;
+} sort_ctx_t;
+
+static int node_cmp(const void *pa, const void *pb, void *arg)
+{
+    const sort_ctx_t *c = arg;
+    graph_t *g = c->g;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const gnode_t *x = &g->nodes[a], *y = &g->nodes[b];
+    int r;
+    switch (c->order) {
+    case GORDER_FLAT:
+        DESC(abs64(x->flat), abs64(y->flat));
+        if ((r = strcmp(graph_node_name(g, a), graph_node_name(g, b))) != 0)
+            return r;
+        DESC(abs64(x->cum), abs64(y->cum));
+        break;
+    case GORDER_CUM:
+        DESC(abs64(x->cum), abs64(y->cum));
+        if ((r = strcmp(graph_node_name(g, a), graph_node_name(g, b))) != 0)
+            return r;
+        DESC(abs64(x->flat), abs64(y->flat));
+        break;
+    case GORDER_NAME:
+        if ((r = strcmp(work_str(g->w, x->info.name), work_str(g->w, y->info.name))) != 0)
+            return r;
+        break;
+    case GORDER_FILE:
+        if ((r = strcmp(work_str(g->w, x->info.file), work_str(g->w, y->info.file))) != 0)
+            return r;
+        if (x->info.start_line != y->info.start_line)
+            return x->info.start_line < y->info.start_line ? -1 : 1;
+        break;
+    case GORDER_ADDRESS:
+        if (x->info.address != y->info.address)
+            return x->info.address < y->info.address ? -1 : 1;
+        break;
+    case GORDER_ENTROPY: {
+        /* abs64 as Go computes it: the most negative value stays so */
+        uint64_t sx = (uint64_t)g->score[a], sy = (uint64_t)g->score[b];
+        sx = g->score[a] < 0 ? -sx : sx;
+        sy = g->score[b] < 0 ? -sy : sy;
+        if (sx != sy)
+            return (int64_t)sx > (int64_t)sy ? -1 : 1;
+        if ((r = strcmp(graph_node_name(g, a), graph_node_name(g, b))) != 0)
+            return r;
+        DESC(abs64(x->flat), abs64(y->flat));
+        break;
+    }
+    }
+    if (a == b)
+        return 0;
+    return compare_nodes(g, a, b);
+}
+
+void graph_sort_nodes(graph_t *g, uint32_t *idx, size_t n, int order)
+{
+    sort_ctx_t c = {g, order};
+    qsort_r(idx, n, sizeof(*idx), node_cmp, &c);
+}
+
+/* Go's int64(f) on amd64: out of range and NaN give the most negative
+ * value. */
+static int64_t go_f2i(double f)
+{
+    if (isnan(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)f;
+}
+
+/* pprof's edgeEntropyScore over the live edges of refs. */
+static double edge_entropy(const graph_t *g, const uint32_t *refs, uint32_t n, int64_t self)
+{
+    double score = 0;
+    int64_t total = self;
+    for (uint32_t i = 0; i < n; i++) {
+        const gedge_t *e = &g->edges[refs[i]];
+        if (!e->removed && e->weight > 0)
+            total += abs64(e->weight);
+    }
+    if (total != 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            const gedge_t *e = &g->edges[refs[i]];
+            if (e->removed)
+                continue;
+            double frac = (double)abs64(e->weight) / (double)total;
+            score += -frac * log2(frac);
+        }
+        if (self > 0) {
+            double frac = (double)abs64(self) / (double)total;
+            score += -frac * log2(frac);
+        }
+    }
+    return score;
+}
+
+static uint32_t live_count(const graph_t *g, const uint32_t *refs, uint32_t n)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < n; i++)
+        c += !g->edges[refs[i]].removed;
+    return c;
+}
+
+int graph_sort_entropy(graph_t *g)
+{
+    free(g->score);
+    g->score = malloc((g->n_nodes + 1) * sizeof(*g->score));
+    if (!g->score)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_sel; i++) {
+        uint32_t ni = g->sel[i];
+        const gnode_t *n = &g->nodes[ni];
+        const uint32_t *in = &g->in_refs[n->in_start], *out = &g->out_refs[n->out_start];
+        double score = 0;
+        if (live_count(g, in, n->in_n) == 0)
+            score++;
+        else
+            score += edge_entropy(g, in, n->in_n, 0);
+        if (live_count(g, out, n->out_n) == 0)
+            score++;
+        else
+            score += edge_entropy(g, out, n->out_n, n->flat);
+        g->score[ni] = (int64_t)((uint64_t)go_f2i(score * (double)n->cum) + (uint64_t)n->flat);
+    }
+    graph_sort_nodes(g, g->sel, g->n_sel, GORDER_ENTROPY);
+    return 0;
+}
+
+void graph_sort(graph_t *g, bool cum)
+{
+    graph_sort_nodes(g, g->sel, g->n_sel, cum ? GORDER_CUM : GORDER_FLAT);
+}
+
+int graph_trim_edges(graph_t *g, int64_t cutoff)
+{
+    int dropped = 0;
+    for (size_t i = 0; i < g->n_sel; i++) {
+        const gnode_t *n = &g->nodes[g->sel[i]];
+        for (uint32_t j = 0; j < n->in_n; j++) {
+            gedge_t *e = &g->edges[g->in_refs[n->in_start + j]];
+            if (!e->removed && abs64(e->weight) < cutoff) {
+                e->removed = true;
+                dropped++;
+            }
+        }
+    }
+    return dropped;
+}
+
+static int sort_for(graph_t *g, const trim_opts_t *t)
+{
+    if (t->visual)
+        return graph_sort_entropy(g);
+    graph_sort(g, t->cum_sort);
+    return 0;
+}
+
+/* The live in-edge of a tree node; UINT32_MAX for a root. */
+static uint32_t tree_in_edge(const graph_t *g, uint32_t n)
+{
+    const gnode_t *nd = &g->nodes[n];
+    for (uint32_t j = 0; j < nd->in_n; j++)
+        if (!g->edges[g->in_refs[nd->in_start + j]].removed)
+            return g->in_refs[nd->in_start + j];
+    return UINT32_MAX;
+}
+
+/* pprof's TrimTree: of the selected nodes, drops those without kept set.
+ * The in-edge of a node that stays but whose parent is dropped starts
+ * instead at the nearest ancestor that stays (residual, inline if every
+ * call on the way was), or goes too when a dropped root is on the way.
+ * Unselected nodes (no value) stay, as pprof only walks g.Nodes, and their
+ * edges count in their parents' entropy. Its final RemoveRedundantEdges
+ * finds nothing in a tree. */
+static int trim_tree(graph_t *g, const bool *kept)
+{
+    bool *drop = calloc(g->n_nodes + 1, sizeof(*drop));
+    if (!drop)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n_sel; i++)
+        drop[g->sel[i]] = !kept[g->sel[i]];
+    /* The walks up read only edges into dropped nodes and change only
+     * edges into the others, so one pass in place gives pprof's result. */
+    for (size_t i = 0; i < g->n_edges; i++) {
+        gedge_t *e = &g->edges[i];
+        if (e->removed || drop[e->dst])
+            continue;
+        while (drop[e->src]) {
+            uint32_t up = tree_in_edge(g, e->src);
+            if (up == UINT32_MAX) {
+                e->removed = true;
+                break;
+            }
+            e->src = g->edges[up].src;
+            e->inl = e->inl && g->edges[up].inl;
+            e->residual = true;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_sel; i++) {
+        uint32_t ni = g->sel[i];
+        if (!drop[ni]) {
+            g->sel[n++] = ni;
+            continue;
+        }
+        uint32_t ei = tree_in_edge(g, ni);
+        if (ei != UINT32_MAX)
+            g->edges[ei].removed = true;
+    }
+    g->n_sel = n;
+    free(drop);
+    return build_adjacency(g);
+}
+
+int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
+{
+    *r = (trim_result_t){0};
+    /* The first build of a graph only measures nodes: tags (the costly part
+     * of a visual build) wait for the graph that is kept. A tree is built
+     * once. */
+    const bool tree = g->o.call_tree;
+    g->skip_tags = !tree;
+    int rc = graph_build(g, NULL);
+    g->skip_tags = false;
+    if (rc < 0)
+        return rc;
+    bool tagged = tree;
+    int64_t total = 0;
+    for (size_t i = 0; i < g->n_sel; i++)
+        total += g->nodes[g->sel[i]].flat;
+    int64_t node_cutoff = abs64((int64_t)((double)total * t->node_fraction));
+    int64_t edge_cutoff = abs64((int64_t)((double)total * t->edge_fraction));
+    bool *kept = NULL;
+    if (node_cutoff > 0) {
+        kept = calloc(g->n_nodes + 1, sizeof(*kept));
+        if (!kept)
+            return -ENOMEM;
+        size_t nk = 0;
+        for (size_t i = 0; i < g->n_sel; i++)
+            if (abs64(g->nodes[g->sel[i]].cum) >= node_cutoff) {
+                kept[g->sel[i]] = true;
+                nk++;
+            }
+        if (nk != g->n_sel) {
+            r->dropped_nodes = (int)(g->n_sel - nk);
+            if ((rc = tree ? trim_tree(g, kept) : graph_build(g, kept)) < 0)
+                goto out;
+            tagged = true;
+        }
+    }
+    if (!tagged && g->o.tags && (rc = graph_build(g, NULL)) < 0)
+        goto out;
+    r->orig_count = (int)g->n_sel;
+    if ((rc = sort_for(g, t)) < 0)
+        goto out;
+    if (t->node_count > 0) {
+        if (t->visual)
+            graph_trim_tags(g, node_cutoff);
+        graph_trim_edges(g, edge_cutoff);
+        size_t max = (size_t)t->node_count;
+        if (t->visual) {
+            /* pprof's selectTopNodes: tags count as nodes */
+            size_t count = 0;
+            for (size_t i = 0; i < g->n_sel; i++) {
+                int tags = count_tags(g, g->sel[i]);
+                if (tags > 4)
+                    tags = 4;
+                count += (size_t)tags + 1;
+                if (count >= max) {
+                    max = i + 1;
+                    break;
+                }
+            }
+        }
+        if (max < g->n_sel) {
+            if (!kept && !(kept = calloc(g->n_nodes + 1, sizeof(*kept)))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            memset(kept, 0, (g->n_nodes + 1) * sizeof(*kept));
+            for (size_t i = 0; i < max; i++)
+                kept[g->sel[i]] = true;
+            if ((rc = tree ? trim_tree(g, kept) : graph_build(g, kept)) < 0)
+                goto out;
+            if ((rc = sort_for(g, t)) < 0)
+                goto out;
+        }
+    }
+    if (t->visual)
+        graph_trim_tags(g, node_cutoff);
+    r->dropped_edges = graph_trim_edges(g, edge_cutoff);
+    if (t->visual)
+        graph_remove_redundant_edges(g);
+out:
+    free(kept);
+    return rc;
+}
+
+/* pprof's isRedundantEdge: can e's source reach its destination through
+ * other (live) edges? Breadth-first over in-edges from the destination. */
+static bool redundant_edge(graph_t *g, uint32_t ei, uint32_t *queue)
+{
+    const gedge_t *e = &g->edges[ei];
+    uint32_t stamp = ++g->stamp;
+    size_t head = 0, tail = 0;
+    g->nodes[e->dst].stamp = stamp;
+    queue[tail++] = e->dst;
+    while (head < tail) {
+        const gnode_t *n = &g->nodes[queue[head++]];
+        for (uint32_t j = 0; j < n->in_n; j++) {
+            uint32_t ii = g->in_refs[n->in_start + j];
+            const gedge_t *ie = &g->edges[ii];
+            if (ie->removed || ii == ei || g->nodes[ie->src].stamp == stamp)
+                continue;
+            if (ie->src == e->src)
+                return true;
+            g->nodes[ie->src].stamp = stamp;
+            queue[tail++] = ie->src;
+        }
+    }
+    return false;
+}
+
+void graph_remove_redundant_edges(graph_t *g)
+{
+    uint32_t *queue = malloc((g->n_nodes + 1) * sizeof(*queue));
+    if (!queue)
+        return; /* only a simplification */
+    for (size_t i = g->n_sel; i > 0; i--) {
+        size_t n;
+        uint32_t *in = graph_edges_sorted(g, g->sel[i - 1], true, &n);
+        if (!in)
+            break;
+        for (size_t j = n; j > 0; j--) {
+            gedge_t *e = &g->edges[in[j - 1]];
+            if (!e->residual)
+                break;
+            if (redundant_edge(g, in[j - 1], queue))
+                e->removed = true;
+        }
+        free(in);
+    }
+    free(queue);
+}
+
+typedef struct {
+    graph_t *g;
+} edge_ctx_t;
+
+static int edge_cmp(const void *pa, const void *pb, void *arg)
+{
+    graph_t *g = arg;
+    const gedge_t *a = &g->edges[*(const uint32_t *)pa], *b = &g->edges[*(const uint32_t *)pb];
+    if (a->weight != b->weight) {
+        int64_t x = abs64(a->weight), y = abs64(b->weight);
+        if (x != y)
+            return x > y ? -1 : 1;
+        /* Equal magnitudes, opposite signs: Go's Less is false both ways. */
+        return 0;
+    }
+    int r = strcmp(graph_node_name(g, a->src), graph_node_name(g, b->src));
+    if (r)
+        return r;
+    return strcmp(graph_node_name(g, a->dst), graph_node_name(g, b->dst));
+}
+
+void graph_sort_edges(graph_t *g, uint32_t *idx, size_t n)
+{
+    qsort_r(idx, n, sizeof(*idx), edge_cmp, g);
+}
+
+uint32_t *graph_edges_sorted(graph_t *g, uint32_t node, bool in, size_t *n)
+{
+    const gnode_t *nd = &g->nodes[node];
+    uint32_t cnt = in ? nd->in_n : nd->out_n;
+    const uint32_t *refs = in ? &g->in_refs[nd->in_start] : &g->out_refs[nd->out_start];
+    uint32_t *out = malloc((cnt + 1) * sizeof(*out));
+    *n = 0;
+    if (!out)
+        return NULL;
+    for (uint32_t i = 0; i < cnt; i++)
+        if (!g->edges[refs[i]].removed)
+            out[(*n)++] = refs[i];
+    qsort_r(out, *n, sizeof(*out), edge_cmp, g);
+    return out;
+}
+
+int64_t graph_flat_value(const gnode_t *n)
+{
+    return n->flat_div == 0 ? n->flat : n->flat / n->flat_div;
+}
+
+int64_t graph_cum_value(const gnode_t *n)
+{
+    return n->cum_div == 0 ? n->cum : n->cum / n->cum_div;
+}

@@ -1,0 +1,118 @@
+/* work.c — building the mutable view of a profile. */
+#include "tool/graph/work.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void work_free(work_t *w)
+{
+    if (!w)
+        return;
+    free(w->locs);
+    free(w->funcs);
+    free(w->samples);
+    free(w->loc_store);
+    free(w->line_store);
+    free(w->label_store);
+    free(w);
+}
+
+const char *work_loc_objfile(const work_t *w, const wloc_t *l)
+{
+    if (!l->mapping)
+        return "";
+    return work_str(w, w->p->mappings[l->mapping - 1].filename);
+}
+
+int work_new(profile_t *p, work_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    work_t *w = calloc(1, sizeof(*w));
+    if (!w)
+        goto oom;
+    w->p = p;
+    if (profile_index(p) < 0)
+        goto oom;
+
+    w->n_funcs = p->n_functions;
+    w->funcs = calloc(p->n_functions + 1, sizeof(*w->funcs));
+    if (!w->funcs)
+        goto oom;
+    for (size_t i = 0; i < p->n_functions; i++) {
+        const profile_function_t *f = &p->functions[i];
+        w->funcs[i] = (wfunc_t){f->id, f->name, f->system_name, f->filename, f->start_line};
+    }
+
+    size_t nlines = 0;
+    for (size_t i = 0; i < p->n_locations; i++)
+        nlines += p->locations[i].n_lines;
+    w->n_locs = p->n_locations;
+    w->locs = calloc(p->n_locations + 1, sizeof(*w->locs));
+    w->line_store = malloc((nlines + 1) * sizeof(*w->line_store));
+    if (!w->locs || !w->line_store)
+        goto oom;
+    wline_t *ls = w->line_store;
+    for (size_t i = 0; i < p->n_locations; i++) {
+        const profile_location_t *l = &p->locations[i];
+        wloc_t *wl = &w->locs[i];
+        wl->id = l->id;
+        wl->address = l->address;
+        wl->is_folded = l->is_folded;
+        if (l->mapping_id) {
+            const profile_mapping_t *m = profile_mapping_by_id(p, l->mapping_id);
+            wl->mapping = m ? (uint32_t)(m - p->mappings) + 1 : 0;
+        }
+        wl->lines = ls;
+        for (uint32_t j = 0; j < l->n_lines; j++) {
+            const profile_function_t *f = l->lines[j].function_id
+                                              ? profile_function_by_id(p, l->lines[j].function_id)
+                                              : NULL;
+            if (l->lines[j].function_id && !f) {
+                snprintf(err, errlen, "malformed profile: location %llu has a line with nil function",
+                         (unsigned long long)l->id);
+                work_free(w);
+                return -EINVAL;
+            }
+            ls->fn = f ? (uint32_t)(f - p->functions) + 1 : 0;
+            ls->line = l->lines[j].line;
+            ls++;
+        }
+        wl->n_lines = l->n_lines;
+    }
+
+    size_t nframes = 0;
+    for (size_t i = 0; i < p->n_samples; i++)
+        nframes += p->samples[i].n_location_ids;
+    w->n_samples = p->n_samples;
+    w->samples = calloc(p->n_samples + 1, sizeof(*w->samples));
+    w->loc_store = malloc((nframes + 1) * sizeof(*w->loc_store));
+    if (!w->samples || !w->loc_store)
+        goto oom;
+    uint32_t *st = w->loc_store;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const profile_sample_t *s = &p->samples[i];
+        wsample_t *ws = &w->samples[i];
+        ws->locs = st;
+        ws->n_locs = s->n_location_ids;
+        ws->values = s->values;
+        ws->labels = s->labels;
+        ws->n_labels = s->n_labels;
+        for (uint32_t j = 0; j < s->n_location_ids; j++) {
+            const profile_location_t *l = profile_location_by_id(p, s->location_ids[j]);
+            if (!l) {
+                snprintf(err, errlen, "malformed profile: sample has nil location");
+                work_free(w);
+                return -EINVAL;
+            }
+            *st++ = (uint32_t)(l - p->locations);
+        }
+    }
+    *out = w;
+    return 0;
+oom:
+    work_free(w);
+    snprintf(err, errlen, "out of memory");
+    return -ENOMEM;
+}

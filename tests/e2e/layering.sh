@@ -1,0 +1,58 @@
+#!/bin/sh
+# The layers of src/ stay layers: no folder includes a folder that includes
+# it back (directly or through others), and the bottom of the tree (base,
+# profile, runtime) includes nothing above it. A folder is the directory of a
+# source file (src/tool/graph, src/runtime, ...); "x/y.h" names src/x/y.h,
+# a bare "y.h" a header beside the includer; headers outside src/ (cprof.h,
+# the generated assets.h, system headers) do not count.
+# timeout: 60
+. "$(dirname "$0")/../lib.sh"
+cd "$TOP/src" || fail "no src/"
+
+# One "FROM TO" line per include of another folder.
+find . -name '*.[ch]' | sed 's|^\./||' | sort | while read -r f; do
+  dir=$(dirname "$f")
+  sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
+  while read -r inc; do
+    if [ -f "$inc" ]; then to=$(dirname "$inc")
+    elif [ -f "$dir/$inc" ]; then to=$(dirname "$dir/$inc")
+    else continue
+    fi
+    [ "$to" = "$dir" ] || echo "$dir $to $f"
+  done
+done > "$T/edges"
+
+# The bottom layers, each with what it may include.
+allowed() {
+  case "$1" in
+    base) echo "" ;;
+    profile) echo "base" ;;
+    runtime) echo "base profile" ;;
+    *) echo "*" ;;
+  esac
+}
+bad=0
+while read -r from to file; do
+  ok=$(allowed "$from")
+  [ "$ok" = "*" ] && continue
+  case " $ok " in *" $to "*) ;; *)
+    echo "$file: $from/ includes $to/, above it"; bad=1 ;;
+  esac
+done < "$T/edges"
+
+# Cycles: the transitive closure of the folder graph, then any folder that
+# reaches itself.
+awk '{ print $1, $2 }' "$T/edges" | sort -u > "$T/reach"
+while :; do
+  sort -k2,2 "$T/reach" > "$T/by2"
+  join -1 2 -2 1 -o 1.1,2.2 "$T/by2" "$T/reach" | cat - "$T/reach" | sort -u > "$T/next"
+  cmp -s "$T/next" "$T/reach" && break
+  mv "$T/next" "$T/reach"
+done
+# An include is on a cycle when its target reaches back to its source.
+sort -u "$T/edges" | while read -r from to file; do
+  grep -qx "$to $from" "$T/reach" && echo "$file: $from/ includes $to/, which includes it back"
+done > "$T/cycles"
+[ -s "$T/cycles" ] && cat "$T/cycles" && bad=1
+[ "$bad" -eq 0 ] || fail "the layers of src/ include each other"
+note "$(awk '{ print $1 }' "$T/edges" | sort -u | wc -l) folders, no include cycle, the bottom layers include nothing above them"
