@@ -9,28 +9,13 @@
 // uncaught exception; each check prints "ok ..." or throws. Screenshots go
 // to ARTIFACT_DIR.
 'use strict';
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { check, launch } = require(path.join(__dirname, 'webui_lib.js'));
 
 const [MAIN, MEMORY, ART, DEMO] = process.argv.slice(2);
-const CHROME = process.env.CHROME || '/usr/bin/chromium';
-
-function check(cond, what) {
-  if (!cond) throw new Error('FAIL: ' + what);
-  console.log('ok   ' + what);
-}
 
 (async () => {
-  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cprof-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROME,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const { ctx, close } = await launch({ viewport: { width: 1280, height: 800 } });
   const problems = [];
   let expectErrorStatus = false;
   const page = ctx.pages()[0] || (await ctx.newPage());
@@ -207,8 +192,7 @@ function check(cond, what) {
     await clip('docs-memory', 560);
   }
 
-  await ctx.close();
-  fs.rmSync(profileDir, { recursive: true, force: true });
+  await close();
   console.log('all browser checks passed');
 })().catch((e) => {
   console.error(e.message || e);

@@ -4,30 +4,15 @@
 // apply them from another view, delete them; no console errors.
 'use strict';
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { check, launch, problemsOf } = require(path.join(__dirname, 'webui_lib.js'));
 
 const [UI, SETTINGS] = process.argv.slice(2);
-const CHROME = process.env.CHROME || '/usr/bin/chromium';
-
-function check(cond, what) {
-  if (!cond) throw new Error('FAIL: ' + what);
-  console.log('ok   ' + what);
-}
 
 (async () => {
-  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cprof-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROME,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const problems = [];
+  const { ctx, close } = await launch({});
   const page = ctx.pages()[0] || (await ctx.newPage());
-  page.on('console', (m) => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
-  page.on('pageerror', (e) => problems.push('exception: ' + e.message));
+  const problems = problemsOf(page);
   page.on('dialog', (d) => d.accept()); // the delete confirmation
   const menuNames = () => page.$$eval('#config a.config', (as) => as.map((a) => a.firstChild.textContent.trim()));
 
@@ -62,6 +47,5 @@ function check(cond, what) {
   check(!JSON.parse(fs.readFileSync(SETTINGS, 'utf8')).configs.some((x) => x.name === 'lines of use_'),
         'and from the settings file');
   check(problems.length === 0, 'no console errors' + (problems.length ? ': ' + problems.join('; ') : ''));
-  await ctx.close();
-  fs.rmSync(profileDir, { recursive: true, force: true });
+  await close();
 })().catch((e) => { console.error(e.message || e); process.exit(1); });

@@ -31,20 +31,19 @@ start_ui go -bin "$T/gopprof" "$T/known.pb.gz"
 GO=http://127.0.0.1:$port
 start_ui cprof "$T/known.pb.gz"
 CP=$UI
-for q in 'config=mine&f=use_&g=lines&nf=0.01&calltree=true&n=30&si=alloc_space' \
-         'config=a%3Cb%22%26&h=x%26y%3C&unit=MB&sort=cum' 'config=tiny&nf=0.0000001&ef=1e-21&noinlines=t' \
-         'config=mine&f=other&trim=false'; do
-  curl -sS -X POST "$GO/ui/saveconfig?$q" > /dev/null
-done
-curl -sS -X POST "$GO/ui/deleteconfig?config=tiny" > /dev/null
+# saves URL: the same saves and a delete through the UI at URL
+saves() {
+  for q in 'config=mine&f=use_&g=lines&nf=0.01&calltree=true&n=30&si=alloc_space' \
+           'config=a%3Cb%22%26&h=x%26y%3C&unit=MB&sort=cum' 'config=tiny&nf=0.0000001&ef=1e-21&noinlines=t' \
+           'config=mine&f=other&trim=false'; do
+    curl -sS -X POST "$1/ui/saveconfig?$q" > /dev/null
+  done
+  curl -sS -X POST "$1/ui/deleteconfig?config=tiny" > /dev/null
+}
+saves "$GO"
 cp "$SETTINGS" "$T/go.json"
 rm -f "$SETTINGS"
-for q in 'config=mine&f=use_&g=lines&nf=0.01&calltree=true&n=30&si=alloc_space' \
-         'config=a%3Cb%22%26&h=x%26y%3C&unit=MB&sort=cum' 'config=tiny&nf=0.0000001&ef=1e-21&noinlines=t' \
-         'config=mine&f=other&trim=false'; do
-  curl -sS -X POST "$CP/ui/saveconfig?$q" > /dev/null
-done
-curl -sS -X POST "$CP/ui/deleteconfig?config=tiny" > /dev/null
+saves "$CP"
 cmp -s "$SETTINGS" "$T/go.json" || { diff "$SETTINGS" "$T/go.json"; fail "settings.json differs from go tool pprof's"; }
 # each tool lists the other's saved configurations
 UI=$GO; get "/ui/top"

@@ -4,31 +4,15 @@
 // file written by -weblist. No page may log a console error, throw, or
 // contact anything but the server.
 'use strict';
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { check, launch, problemsOf } = require(path.join(__dirname, 'webui_lib.js'));
 
 const [UI, PAGE] = process.argv.slice(2);
-const CHROME = process.env.CHROME || '/usr/bin/chromium';
-
-function check(cond, what) {
-  if (!cond) throw new Error('FAIL: ' + what);
-  console.log('ok   ' + what);
-}
 
 (async () => {
-  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cprof-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROME,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const problems = [];
+  const { ctx, close } = await launch({});
   const page = ctx.pages()[0] || (await ctx.newPage());
-  page.on('console', (m) => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
-  page.on('pageerror', (e) => problems.push('exception: ' + e.message));
+  const problems = problemsOf(page);
   await page.route('**/*', (route) => {
     const u = route.request().url();
     if (u.startsWith(UI) || u === PAGE || u.startsWith('data:')) return route.continue();
@@ -69,6 +53,5 @@ function check(cond, what) {
   await open(UI + '/ui/top');
   const hrefs = await page.$$eval('a', (as) => as.map((a) => a.getAttribute('href') || ''));
   check(hrefs.some((h) => /(^|\/)disasm(\?|$)/.test(h)), 'the View menu links to the disassembly');
-  await ctx.close();
-  fs.rmSync(profileDir, { recursive: true, force: true });
+  await close();
 })().catch((e) => { console.error(e.message || e); process.exit(1); });
