@@ -47,7 +47,7 @@ TOOL_SRC := $(foreach l,$(TOOL_LAYERS),$(call layer_src,$(l)))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/obj/%.o)
 LAYER_LIBS := $(LAYERS:%=$(B)/lib/%.a)
 ASAN_LAYER_LIBS := $(LAYERS:%=$(B)/asan/lib/%.a)
-TOOL_LIBS := $(call pc,libdw libcurl libedit libmicrohttpd) \
+TOOL_LIBS := $(call pc,libdw libcurl libedit libmicrohttpd libpcre2-8) \
              $(shell pkg-config --exists libdebuginfod && echo -ldebuginfod) -lz -lm -lstdc++
 
 TARGETS := $(B)/libcprof.so $(B)/cprof.pc

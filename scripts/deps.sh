@@ -4,7 +4,7 @@
 set -e
 PKGS="gcc g++ make pkg-config clang binutils elfutils
  zlib1g-dev libunwind-dev libdw-dev libelf-dev libdebuginfod-dev debuginfod
- libmicrohttpd-dev libcurl4-openssl-dev libedit-dev libcmocka-dev
+ libmicrohttpd-dev libcurl4-openssl-dev libedit-dev libcmocka-dev libpcre2-dev libpcre2-8-0
  golang-go graphviz curl
  libjemalloc2 libtcmalloc-minimal4 google-perftools
  python3 sqlite3 jq libxml2-utils

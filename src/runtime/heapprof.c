@@ -4,6 +4,7 @@
 #include "heapprof.h"
 
 #include "heap.h"
+#include "memstats.h"
 #include "sampler.h"
 #include "profwriter.h"
 #include "buckets.h"
@@ -11,7 +12,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 int heap_snapshot(heap_snapshot_t *s)
 {
@@ -115,8 +115,9 @@ static void stats_block(FILE *f)
 {
     cprof_stats_t st;
     heap_stats(&st);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    memstats_t m;
+    memstats_read(&m);
+    memstats_write(f, &m);
     fprintf(f, "\n# cprof_stats_t\n");
     fprintf(f, "# mallocs = %llu\n", (unsigned long long)st.mallocs);
     fprintf(f, "# frees = %llu\n", (unsigned long long)st.frees);
@@ -130,7 +131,6 @@ static void stats_block(FILE *f)
     fprintf(f, "# stack_buckets = %llu\n", (unsigned long long)st.stack_buckets);
     fprintf(f, "# profiler_bytes = %llu\n", (unsigned long long)st.profiler_bytes);
     fprintf(f, "# profiler_limit = %llu\n", (unsigned long long)st.profiler_limit);
-    fprintf(f, "# MaxRSS = %llu\n", (unsigned long long)ru.ru_maxrss * 1024);
 }
 
 int heap_write_text(int fd, const heap_snapshot_t *s)

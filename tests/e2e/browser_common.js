@@ -1,5 +1,5 @@
-// browser_common.js — what the browser tests (webui_browser.js,
-// trace_browser.js) share: headless Chromium through playwright-core, one
+// browser_common.js — what the browser tests (webui_*.js, trace_browser.js)
+// share: headless Chromium through playwright-core, one
 // page whose uncaught exceptions, failed requests and requests to anything
 // but the allowed servers (the tests work offline) are collected in
 // `problems`, and check(), which prints "ok ..." or throws.

@@ -12,9 +12,10 @@
 
 extern char **environ;
 
-/* Runs argv; waits for it (0 if it exited 0) or detaches it (double fork:
+/* Runs argv; waits for it (0 if it exited 0; -EIO with its exit status in
+ * *status, or 128 + the signal that ended it) or detaches it (double fork:
  * no zombie; 0 if the exec succeeded). -errno of a failed exec. */
-static int run(char **argv, bool wait)
+static int run(char **argv, bool wait, int *status)
 {
     if (wait) {
         pid_t pid;
@@ -25,7 +26,8 @@ static int run(char **argv, bool wait)
         while (waitpid(pid, &st, 0) < 0)
             if (errno != EINTR)
                 return -errno;
-        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return *status == 0 ? 0 : -EIO;
     }
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -66,8 +68,8 @@ static int run(char **argv, bool wait)
 }
 
 /* One viewer command line ("prog args", "%s" replaced by the target,
- * else the target appended). */
-static int try_viewer(const char *cmd, const char *target, bool wait)
+ * else the target appended). On failure, what failed goes to why. */
+static int try_viewer(const char *cmd, const char *target, bool wait, char *why, size_t whylen)
 {
     char *copy = strdup(cmd);
     if (!copy)
@@ -90,15 +92,25 @@ static int try_viewer(const char *cmd, const char *target, bool wait)
     if (!placed)
         argv[n++] = (char *)target;
     argv[n] = NULL;
-    int rc = run(argv, wait);
+    int status = 0;
+    int rc = run(argv, wait, &status);
+    if (rc < 0 && why && whylen > 0) {
+        size_t l = 0;
+        for (int i = 0; argv[i] && l < whylen; i++)
+            l += (size_t)snprintf(why + l, whylen - l, "%s%s", i ? " " : "", argv[i]);
+        if (l < whylen && rc == -EIO)
+            snprintf(why + l, whylen - l, ": exit status %d", status);
+        else if (l < whylen)
+            snprintf(why + l, whylen - l, ": %s", strerror(-rc));
+    }
     free(copy);
     return rc;
 }
 
-int browser_open(const char *target, const char *program, bool wait)
+int browser_open(const char *target, const char *program, bool wait, char *why, size_t n)
 {
     if (program)
-        return try_viewer(program, target, wait);
+        return try_viewer(program, target, wait, why, n);
     int rc = -ENOENT;
     const char *b = getenv("BROWSER");
     if (b && *b) {
@@ -108,7 +120,7 @@ int browser_open(const char *target, const char *program, bool wait)
             return -ENOMEM;
         for (char *save = NULL, *c = strtok_r(list, ":", &save); c;
              c = strtok_r(NULL, ":", &save)) {
-            rc = try_viewer(c, target, wait);
+            rc = try_viewer(c, target, wait, why, n);
             if (rc != -ENOENT && rc != -EACCES)
                 break;
         }
@@ -121,7 +133,7 @@ int browser_open(const char *target, const char *program, bool wait)
         static const char *const desk[] = {"xdg-open", "sensible-browser", "chromium",
                                            "firefox", "google-chrome"};
         for (size_t i = 0; i < sizeof(desk) / sizeof(desk[0]); i++) {
-            rc = try_viewer(desk[i], target, wait);
+            rc = try_viewer(desk[i], target, wait, why, n);
             if (rc != -ENOENT && rc != -EACCES)
                 return rc;
         }

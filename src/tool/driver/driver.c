@@ -236,21 +236,24 @@ static FILE *away_from_tty(const char *ext, char *name, size_t n)
 
 /* Shows a report written to a temporary file (web, eog, evince, gv, the
  * shell's flame): in the viewer, waiting for it on the command line as
- * pprof does; its path when there is none. A failed report's file goes. */
-static void show_file(const char *path, const char *viewer, bool interactive, bool ok)
+ * pprof does; its path when there is none. A failed report's file goes.
+ * -1 when the viewer failed (said, naming the command). */
+static int show_file(const char *path, const char *viewer, bool interactive, bool ok)
 {
     if (!ok) {
         unlink(path);
-        return;
+        return 0;
     }
     bool browser = strcmp(viewer, "browser") == 0;
-    int rc = browser_open(path, browser ? NULL : viewer, !interactive);
+    char why[1024] = "";
+    int rc = browser_open(path, browser ? NULL : viewer, !interactive, why, sizeof(why));
     if (rc == -ENOENT && browser)
         driver_msg("no browser found (set $BROWSER); the report is in %s", path);
     else if (rc == -ENOENT)
         driver_msg("%s: not found; the report is in %s", viewer, path);
     else if (rc < 0)
-        driver_msg("%s %s: %s", browser ? "browser" : viewer, path, strerror(-rc));
+        driver_msg("%s", why);
+    return rc < 0 && rc != -ENOENT ? -1 : 0;
 }
 
 /* driver_report, to dest when given (then -output is not looked at),
@@ -455,8 +458,8 @@ done:
     } else {
         fflush(out);
     }
-    if (*view_path)
-        show_file(view_path, viewer, interactive, rc == 0);
+    if (*view_path && show_file(view_path, viewer, interactive, rc == 0) < 0)
+        rc = -1;
     for (size_t i = 0; i < nfilters; i++)
         free(filters[i]);
     rx_free(symbol);

@@ -3,9 +3,12 @@
 
 #include <string.h>
 
+#include "tool/report/callgrind.h"
+#include "tool/report/disasm.h"
 #include "tool/report/dot.h"
 #include "tool/report/flame.h"
 #include "tool/report/report.h"
+#include "tool/report/weblist.h"
 
 /* proto, raw, callgrind: every node, at address granularity, inlines kept. */
 #define ALL_ADDRESSES {.notrim = true, .granularity = "addresses", .noinlines = -1}
@@ -32,7 +35,9 @@ static const command_t cmds[] = {
      .binary = true,
      .description = "Outputs a graph in callgrind format",
      .usage = GRAPHUSE("callgrind"),
-     .defaults = ALL_ADDRESSES},
+     .defaults = ALL_ADDRESSES,
+     .dot = {"callgraph.out", false, NULL},
+     .render = report_callgrind},
     {.name = "comments",
      .format = FMT_COMMENTS,
      .description = "Output all profile comments",
@@ -42,7 +47,8 @@ static const command_t cmds[] = {
      .has_param = true,
      .description = "Output assembly listings annotated with samples",
      .usage = LISTUSE("disasm"),
-     .defaults = {.notrim = true, .granularity = "addresses", .noinlines = 1}},
+     .defaults = {.notrim = true, .granularity = "addresses", .noinlines = 1},
+     .render = report_disasm},
     {.name = "dot",
      .format = FMT_DOT,
      .graph = true,
@@ -98,7 +104,9 @@ static const command_t cmds[] = {
      .format = FMT_CALLGRIND,
      .description = "Visualize report in KCachegrind",
      .usage = GRAPHUSE("kcachegrind"),
-     .defaults = ALL_ADDRESSES},
+     .defaults = ALL_ADDRESSES,
+     .dot = {"grind", false, "kcachegrind"},
+     .render = report_callgrind},
     {.name = "list",
      .format = FMT_LIST,
      .has_param = true, .graph = true,
@@ -176,7 +184,8 @@ static const command_t cmds[] = {
      .format = FMT_TOPPROTO,
      .binary = true, .graph = true,
      .description = "Outputs top entries in compressed protobuf format",
-     .defaults = {.all_nodes = true}},
+     .defaults = {.all_nodes = true},
+     .render = report_topproto},
     {.name = "traces",
      .format = FMT_TRACES,
      .description = "Outputs all profile samples in text form",
@@ -199,7 +208,11 @@ static const command_t cmds[] = {
      .has_param = true,
      .description = "Display annotated source in a web browser",
      .usage = LISTUSE("weblist"),
-     .defaults = {.notrim = true, .granularity = "addresses", .noinlines = -1}},
+     /* one node per address, as disasm: weblist.c puts each instruction
+      * on its function's line itself */
+     .defaults = {.notrim = true, .granularity = "addresses", .noinlines = 1},
+     .dot = {"html", false, "browser"},
+     .render = report_weblist},
 };
 
 const command_t *commands_all(int *n)

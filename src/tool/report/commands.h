@@ -48,7 +48,10 @@ typedef struct {
 /* For a graph command: the Graphviz output format it produces ("dot" for
  * dot itself), and for the viewer commands (web, eog, evince, gv) the
  * programs that display it, in the order pprof tries them (web: $BROWSER,
- * then xdg-open when a display is set); NULL viewer for the others. */
+ * then xdg-open when a display is set); NULL viewer for the others. Other
+ * commands that a viewer shows or that go to a file away from a terminal
+ * (kcachegrind, weblist, callgrind) name here their file's extension and
+ * viewer; report_graph is not their renderer. */
 typedef struct {
     const char *format;
     bool pan;           /* svg with the pan/zoom script */

@@ -820,9 +820,7 @@ int report_dot(report_t *r, char *err, size_t errlen)
 
 /* --- Graphviz ----------------------------------------------------------------------- */
 
-/* Runs argv with in on its stdin; its stdout into *out, stderr into *errs.
- * Returns the wait status, or -errno. */
-static int run_filter(char *const argv[], const char *in, size_t inlen, sbuf_t *out,
+int dot_run_filter(char *const argv[], const char *in, size_t inlen, sbuf_t *out,
                       sbuf_t *errs)
 {
     int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
@@ -1030,7 +1028,7 @@ int dot_render(const char *dot, size_t len, const char *format, bool pan, FILE *
     snprintf(tflag, sizeof(tflag), "-T%s", format);
     char *argv[] = {"dot", tflag, NULL};
     sbuf_t o = {0}, e = {0};
-    int st = run_filter(argv, dot, len, &o, &e);
+    int st = dot_run_filter(argv, dot, len, &o, &e);
     int rc = 0;
     if (st < 0) {
         snprintf(err, errlen, "failed to execute dot. Is Graphviz installed? Error: %s",

@@ -47,4 +47,8 @@ int report_graph(report_t *r, char *err, size_t errlen);
  * false for the other commands. */
 bool dot_command(const char *name, dot_command_t *out);
 
+/* Runs argv (searched on PATH) with in on its stdin; its stdout into *out,
+ * stderr into *errs. Returns the wait status, or -errno. */
+int dot_run_filter(char *const argv[], const char *in, size_t inlen, sbuf_t *out, sbuf_t *errs);
+
 #endif

@@ -238,8 +238,11 @@ int report_trimmed_graph(report_t *r, bool visual, graph_t **gout, trim_result_t
     graph_opts_t go = {.value_index = r->value_index,
                        .mean_index = r->mean_index,
                        .drop_negative = r->cfg->drop_negative,
-                       /* pprof honours call_tree for graph images only */
-                       .call_tree = r->cfg->call_tree && r->cmd->format == FMT_DOT,
+                       /* pprof honours call_tree for graph images and callgrind */
+                       .call_tree = r->cfg->call_tree &&
+                                    (r->cmd->format == FMT_DOT || r->cmd->format == FMT_CALLGRIND),
+                       /* and keeps object names where they are shown */
+                       .obj_names = r->cmd->format == FMT_CALLGRIND,
                        .tags = visual,
                        .bytes_unit = *bu ? bu : "bytes",
                        .tag_unit = r->cfg->unit};

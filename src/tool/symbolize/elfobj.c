@@ -364,6 +364,16 @@ static int setup_dwfl(elfobj_t *o)
     return 0;
 }
 
+const char *elfobj_debug_file(elfobj_t *o)
+{
+    Dwarf_Addr bias;
+    const char *debug = NULL;
+    if (setup_dwfl(o) < 0 || !dwfl_module_getdwarf(o->mod, &bias))
+        return NULL;
+    dwfl_module_info(o->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+    return debug && strcmp(debug, o->path) != 0 ? debug : NULL;
+}
+
 static const char *die_string(Dwarf_Die *die, unsigned name)
 {
     Dwarf_Attribute a;

@@ -58,6 +58,11 @@ char *elfobj_fetch_executable(const char *build_id);
 int elfobj_bias(const elfobj_t *o, uint64_t start, uint64_t limit, uint64_t offset,
                 uint64_t *bias, char *err, size_t errlen);
 
+/* The separate debug file found for the object (.build-id, .gnu_debuglink,
+ * debuginfod), or NULL when its DWARF is its own or there is none. Lives
+ * until elfobj_close(). */
+const char *elfobj_debug_file(elfobj_t *o);
+
 typedef struct {
     const char *name;        /* as shown: mangled for C++ (to be demangled),
                                 DWARF's DW_AT_name for C; NULL if unknown */

@@ -20,6 +20,7 @@
 #include "tool/driver/browser.h"
 #include "tool/driver/driver.h"
 #include "tool/ui/memtime.h"
+#include "tool/ui/settings.h"
 #include "tool/ui/webpage.h"
 #include "tool/ui/webviews.h"
 
@@ -261,9 +262,10 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, web_resp_t *r)
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    /* Pages hold only their own inline script and style. */
+    /* Pages hold only their own inline script and style, and talk only to
+     * this server (the Config menu's saveconfig/deleteconfig). */
     MHD_add_response_header(resp, "Content-Security-Policy",
-                            "default-src 'none'; script-src 'unsafe-inline'; "
+                            "default-src 'none'; script-src 'unsafe-inline'; connect-src 'self'; "
                             "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
                             "form-action 'self'; frame-ancestors 'none'");
     if (r->disposition)
@@ -319,6 +321,34 @@ static void load_series_locked(void)
     }
 }
 
+/* pprof's saveConfig and deleteConfig: the settings file changed, or 400
+ * with the reason (also printed, as pprof does). Called with W.lock held
+ * (q reads the configuration). */
+static enum MHD_Result edit_settings(struct MHD_Connection *c, const web_req_t *q, bool save)
+{
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "config");
+    char path[4096], err[1024];
+    int rc = settings_path(path, sizeof(path));
+    if (rc < 0) {
+        snprintf(err, sizeof(err), "could not find the settings directory: neither $XDG_CONFIG_HOME nor $HOME is defined");
+    } else if (save) {
+        config_t cfg;
+        rc = web_config(q, &cfg, err, sizeof(err));
+        if (rc == 0) {
+            rc = settings_save(path, name, &cfg, err, sizeof(err));
+            config_free(&cfg);
+        }
+    } else {
+        rc = settings_delete(path, name, err, sizeof(err));
+    }
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", err);
+        strncat(err, "\n", sizeof(err) - strlen(err) - 1);
+        return send_text(c, MHD_HTTP_BAD_REQUEST, err);
+    }
+    return send_text(c, MHD_HTTP_OK, "");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **state)
@@ -344,7 +374,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return send_text(c, MHD_HTTP_FORBIDDEN,
                              "permission denied: the Host header names no loopback host\n");
     }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    bool save = strcmp(url, "/ui/saveconfig") == 0, del = strcmp(url, "/ui/deleteconfig") == 0;
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0 &&
+        !((save || del) && strcmp(method, "POST") == 0))
         return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
     if (strncmp(url, "/ui/", 4) != 0)
         return redirect(c, "/ui/");
@@ -364,6 +396,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (q.view == VIEW_MEMORY)
         load_series_locked();
     q.series = &W.series;
+    if (save || del) {
+        enum MHD_Result res = edit_settings(c, &q, save);
+        pthread_mutex_unlock(&W.lock);
+        return res;
+    }
     if (q.view == VIEW_NONE) {
         sbuf_t m = {0};
         sb_puts(&m, "404 page not found: there is no view \"");
@@ -464,7 +501,7 @@ int web_serve(profile_t *p, const config_t *cfg, const source_opts_t *src)
     snprintf(url, sizeof(url), "http://%s%s%s:%d", v6 ? "[" : "", W.host, v6 ? "]" : "", bound);
     fprintf(stderr, "Serving web UI on %s\n", url);
     fflush(stderr);
-    if (!src->no_browser && browser_open(url, NULL, false) == -ENOENT)
+    if (!src->no_browser && browser_open(url, NULL, false, NULL, 0) == -ENOENT)
         fprintf(stderr, "%s\n", url);
 
     int64_t next_poll = src->poll > 0 ? now_ms() + (int64_t)src->poll * 1000 : -1;

@@ -9,6 +9,7 @@
 #include "assets.h"
 #include "tool/report/commands.h"
 #include "tool/driver/driver.h"
+#include "tool/ui/settings.h"
 
 /* --- parameters ----------------------------------------------------------------- */
 
@@ -211,7 +212,7 @@ static void legend_value(sbuf_t *b, const char *legend, const char *key, const c
         }
         l += n + (e ? 1 : 0);
     }
-    sb_puts(b, def);
+    web_html(b, def);
 }
 
 /* Each line of text in its own element. */
@@ -253,6 +254,97 @@ static void field_help(sbuf_t *b, const char *field)
         return;
     const char *e = strchr(h, '\n');
     web_html_n(b, h, e ? (size_t)(e - h) : strlen(h));
+}
+
+/* "FILE TYPE" for the title and the details: from the legend, else (an
+ * error page has none) from the profile itself: its main binary's name and
+ * its default sample type, as the reports would say. */
+static void profile_title(sbuf_t *b, const web_req_t *q, const char *legend)
+{
+    const profile_t *p = q->p;
+    const char *file = "unknown", *type = "unknown";
+    if (p && p->n_mappings && p->strings[p->mappings[0].filename][0]) {
+        file = p->strings[p->mappings[0].filename];
+        const char *slash = strrchr(file, '/');
+        file = slash ? slash + 1 : file;
+    }
+    if (p && p->default_sample_type)
+        type = p->strings[p->default_sample_type];
+    else if (p && p->n_sample_types)
+        type = p->strings[p->sample_types[p->n_sample_types - 1].type];
+    legend_value(b, legend, "File: ", file);
+    sb_putc(b, ' ');
+    legend_value(b, legend, "Type: ", type);
+}
+
+/* pprof's configMenu: Default and the saved configurations, each a link
+ * to the current URL with its saved fields set (pprof's makeURL: a
+ * default value drops the parameter, booleans are "t"/"f"); the last one
+ * that leaves the URL as it is is the current one. */
+static void config_menu(sbuf_t *b, const web_req_t *q)
+{
+    char path[4096];
+    settings_t s = {0};
+    char err[256];
+    if (settings_path(path, sizeof(path)) == 0)
+        settings_read(path, &s, err, sizeof(err));
+    config_t def;
+    config_default(&def);
+    sbuf_t *links = calloc(s.n + 1, sizeof(*links));
+    size_t current = SIZE_MAX;
+    for (size_t k = 0; links && k <= s.n; k++) {
+        const config_t *c = k == 0 ? &def : &s.v[k - 1].cfg;
+        bool changed = false, first = true;
+        for (size_t i = 0; i < N_PARAMS; i++) {
+            bool choice;
+            const opt_field_t *f = params[i].field ? config_field(params[i].field, &choice) : NULL;
+            const char *v = q->vals[i] ? q->vals[i] : "";
+            char cv[64], dv[64]; /* v may point here */
+            if (f && !choice && settings_saved(f)) {
+                bool text = f->kind == OPT_STRING || f->kind == OPT_CHOICE;
+                const char *val = text ? *(char *const *)((const char *)c + f->offset)
+                                       : config_get(c, f, cv, sizeof(cv));
+                const char *dflt = text ? *(char *const *)((const char *)&def + f->offset)
+                                        : config_get(&def, f, dv, sizeof(dv));
+                const char *w = strcmp(val ? val : "", dflt ? dflt : "") == 0 ? ""
+                                : f->kind == OPT_BOOL                         ? (val[0] == 't' ? "t" : "f")
+                                                                              : val;
+                changed |= strcmp(v, w) != 0;
+                v = w;
+            }
+            if (!*v)
+                continue;
+            sb_putc(&links[k], first ? '?' : '&');
+            first = false;
+            sb_puts(&links[k], params[i].param);
+            sb_putc(&links[k], '=');
+            web_url_escape(&links[k], v);
+        }
+        if (first)
+            sb_putc(&links[k], '?');
+        if (!changed)
+            current = k;
+    }
+    sb_puts(b, "<div class=\"menu\" id=\"config\" tabindex=\"0\"><span class=\"menu-name\">Config"
+               "</span><div class=\"submenu\"><a title=\"Save current settings\" id=\"save-config\" "
+               "href=\"\">Save as ...</a><hr>");
+    for (size_t k = 0; links && k <= s.n; k++) {
+        sb_printf(b, "<a class=\"config%s\" href=\"", k == current ? " current" : "");
+        web_html(b, sb_cstr(&links[k]));
+        sb_puts(b, "\">");
+        web_html(b, k == 0 ? "Default" : s.v[k - 1].name);
+        if (k > 0) {
+            sb_puts(b, " <span class=\"menu-delete-btn\" title=\"Delete\" data-config=\"");
+            web_html(b, s.v[k - 1].name);
+            sb_puts(b, "\">\xf0\x9f\x97\x99</span>");
+        }
+        sb_puts(b, "</a>");
+        sb_free(&links[k]);
+    }
+    sb_puts(b, "</div></div>\n");
+    free(links);
+    config_free(&def);
+    settings_free(&s);
 }
 
 static void sample_menu(sbuf_t *b, const web_req_t *q)
@@ -318,9 +410,7 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
     sb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                "<title>");
-    legend_value(b, f->legend, "File: ", "unknown");
-    sb_putc(b, ' ');
-    legend_value(b, f->legend, "Type: ", "unknown");
+    profile_title(b, q, f->legend);
     sb_puts(b, "</title>\n<style>\n");
     sb_putn(b, (const char *)asset_webui_css, asset_webui_css_len);
     sb_puts(b, "</style>\n</head>\n<body");
@@ -344,6 +434,7 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
     }
     sb_puts(b, "</div></div>\n");
     sample_menu(b, q);
+    config_menu(b, q);
     sb_puts(b, "<div class=\"menu\" id=\"refine\" tabindex=\"0\"><span class=\"menu-name\">"
                "Refine</span><div class=\"submenu\">");
     for (size_t i = 0; i < sizeof(refine) / sizeof(refine[0]); i++) {
@@ -366,9 +457,7 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
     web_html(b, web_arg(q, "f"));
     sb_puts(b, "\">\n<details id=\"details\"><summary title=\"Show information about the "
                "profile and this view\">");
-    legend_value(b, f->legend, "File: ", "unknown");
-    sb_putc(b, ' ');
-    legend_value(b, f->legend, "Type: ", "unknown");
+    profile_title(b, q, f->legend);
     sb_puts(b, "</summary><div id=\"detailsbox\">");
     lines_html(b, f->legend, "<div>", "</div>");
     sb_puts(b, "</div></details>\n</header>\n");

@@ -14,6 +14,7 @@
 #include "tool/graph/measure.h"
 #include "tool/ui/memtime.h"
 #include "tool/report/report.h"
+#include "tool/report/weblist.h"
 
 #define HTML "text/html; charset=utf-8"
 
@@ -421,6 +422,49 @@ static void view_text(const web_req_t *q, web_resp_t *r, const char *cmd)
     run_free(&run);
 }
 
+/* --- source: the weblist page ---------------------------------------------------------- */
+
+typedef struct {
+    sbuf_t legend, body;
+} weblist_ctx_t;
+
+static int gen_weblist(report_t *r, void *arg, char *err, size_t errlen)
+{
+    weblist_ctx_t *c = arg;
+    report_profile_labels(r, &c->legend);
+    return weblist_body(r, &c->body, err, errlen);
+}
+
+/* pprof's source view: each function's lines with their instructions under
+ * them (weblist.h). Without object code to show (no binary or objdump, a
+ * Go profile), the annotated source alone, as -list prints it. */
+static void view_source(const web_req_t *q, web_resp_t *r)
+{
+    config_t cfg;
+    if (!request_config(q, r, &cfg))
+        return;
+    weblist_ctx_t c = {{0}, {0}};
+    run_t run;
+    run_report(q->p, &cfg, "weblist", web_arg(q, "f"), gen_weblist, &c, &run);
+    config_free(&cfg);
+    if (run.rc < 0) {
+        view_text(q, r, "list");
+    } else {
+        web_frame_t f = {sb_cstr(&c.legend), run.msgs, false};
+        sbuf_t *b = &r->body;
+        web_page_begin(b, q, &f);
+        sb_printf(b, "<style>%s</style>\n<div id=\"weblist\">\n", weblist_css());
+        sb_putn(b, c.body.s ? c.body.s : "", c.body.len);
+        sb_printf(b, "</div>\n<script>%s</script>\n", weblist_js());
+        web_page_end(b, q, NULL);
+        if (c.body.oom)
+            r->body.oom = true;
+    }
+    sb_free(&c.legend);
+    sb_free(&c.body);
+    run_free(&run);
+}
+
 /* --- memory over time ------------------------------------------------------------------ */
 
 /* A duration for axis labels: "850ms", "12.5s", "3m20s", "2h5m". */
@@ -820,7 +864,7 @@ void webviews_render(const web_req_t *q, web_resp_t *r)
     case VIEW_PEEK: view_text(q, r, "peek"); break;
     case VIEW_SOURCE:
         if (*web_arg(q, "f"))
-            view_text(q, r, "list");
+            view_source(q, r);
         else
             source_picker(q, r);
         break;

@@ -293,5 +293,66 @@
     }
   }
 
+
+  // --- saved configurations (pprof's Config menu) ---------------------------------------
+  // "Save as ..." asks for a name and saves the settings of this URL under
+  // it (./saveconfig); the cross of a saved one deletes it (./deleteconfig).
+  // Both reload the page, whose menu lists the settings file's configs.
+  function settingsRequest(path, params, onError) {
+    const url = new URL(path, document.URL);
+    url.search = params.toString();
+    fetch(url.toString(), { method: 'POST' }).then((r) => {
+      if (r.ok) location.reload();
+      else r.text().then(onError);
+    }, (e) => onError(String(e)));
+  }
+  function saveDialog() {
+    let d = document.getElementById('save-dialog');
+    if (!d) {
+      d = document.createElement('div');
+      d.id = 'save-dialog';
+      d.className = 'dialog';
+      d.innerHTML = '<div class="dialog-header">Save options as</div>' +
+        '<input id="save-name" type="text" placeholder="New config" autocomplete="off">' +
+        '<div class="dialog-error" id="save-error"></div>' +
+        '<div class="dialog-footer"><button id="save-cancel">Cancel</button> ' +
+        '<button id="save-ok">Save</button></div>';
+      document.body.appendChild(d);
+      const close = () => { d.style.display = 'none'; };
+      const commit = () => {
+        const name = document.getElementById('save-name').value.trim();
+        const error = (t) => { document.getElementById('save-error').textContent = t; };
+        if (!name) return error('Name must be non-empty');
+        const params = new URLSearchParams(location.search);
+        params.set('config', name);
+        settingsRequest('./saveconfig', params, error);
+      };
+      document.getElementById('save-cancel').addEventListener('click', close);
+      document.getElementById('save-ok').addEventListener('click', commit);
+      document.getElementById('save-name').addEventListener('keydown', (e) => {
+        if (e.key === 'Enter') commit();
+        if (e.key === 'Escape') close();
+      });
+    }
+    d.style.display = 'block';
+    document.getElementById('save-name').focus();
+  }
+  const saveConfig = document.getElementById('save-config');
+  if (saveConfig) {
+    saveConfig.addEventListener('click', (e) => {
+      e.preventDefault();
+      saveDialog();
+    });
+  }
+  for (const del of document.querySelectorAll('.menu-delete-btn')) {
+    del.addEventListener('click', (e) => {
+      e.preventDefault();
+      e.stopPropagation();
+      const name = del.dataset.config;
+      if (!window.confirm('Delete ' + name + '?')) return;
+      settingsRequest('./deleteconfig', new URLSearchParams({ config: name }), (t) => window.alert(t));
+    });
+  }
+
   paint();
 })();
