@@ -21,7 +21,7 @@
  *
  * While threads are stopped, the stopping thread must not take any lock a
  * stopped thread may hold (malloc's, cprof's arena or private heap): it
- * prepares everything it needs before stopwold_stop. Stops are serialized
+ * prepares everything it needs before stopworld_stop. Stops are serialized
  * by a lock held from stop to resume. */
 #ifndef CPROF_STOPWORLD_H
 #define CPROF_STOPWORLD_H
