@@ -4,7 +4,8 @@
  * (DT_JMPREL) and the others (DT_RELA) of type JUMP_SLOT or GLOB_DAT, each
  * naming a symbol of DT_SYMTAB, and the function pointers in data that the
  * loader set to one of them (R_X86_64_64: `void *(*xmlMalloc)(size_t) =
- * malloc`), as a preload would have bound them. glibc relocates the d_ptr entries of the
+ * malloc`, and the program's copy of such a variable), as a preload would
+ * have bound them. glibc relocates the d_ptr entries of the
  * dynamic section in memory; a value below the load address is taken as
  * not relocated (the vDSO's, other loaders').
  *
@@ -97,7 +98,8 @@ static bool skipped_module(const char *name)
 }
 
 /* Calls fn(slot, sym index, data) for each slot of d whose symbol is in
- * syms; data: a pointer in the module's data (R_X86_64_64), not a GOT
+ * syms; data: a pointer in the module's data (R_X86_64_64, or a copied
+ * variable, R_X86_64_COPY, holding the function or its hook), not a GOT
  * entry. */
 static void each_slot(const dyn_t *d, const gotpatch_sym_t *syms, size_t n,
                       void (*fn)(void **slot, size_t sym, bool data, const dyn_t *d, void *arg),
@@ -108,13 +110,27 @@ static void each_slot(const dyn_t *d, const gotpatch_sym_t *syms, size_t n,
         for (size_t i = 0; d->rel[t] && i < d->nrel[t]; i++) {
             const ElfW(Rela) *r = &d->rel[t][i];
             unsigned type = ELF64_R_TYPE(r->r_info);
+            const ElfW(Sym) *sym = &d->symtab[ELF64_R_SYM(r->r_info)];
+            void **slot = (void **)(d->base + r->r_offset);
+            if (type == R_X86_64_COPY && sym->st_size == sizeof(void *)) {
+                /* The program's copy of a library's variable (xmllint's
+                 * xmlFree): known by the function it points to. */
+                void *v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+                for (size_t k = 0; v && k < n; k++) {
+                    if (v == syms[k].orig || v == syms[k].hook) {
+                        fn(slot, k, true, d, arg);
+                        break;
+                    }
+                }
+                continue;
+            }
             bool data = type == R_X86_64_64 && r->r_addend == 0;
             if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT && !data)
                 continue;
-            const char *name = d->strtab + d->symtab[ELF64_R_SYM(r->r_info)].st_name;
+            const char *name = d->strtab + sym->st_name;
             for (size_t k = 0; k < n; k++) {
                 if (name[0] == syms[k].name[0] && strcmp(name, syms[k].name) == 0) {
-                    fn((void **)(d->base + r->r_offset), k, data, d, arg);
+                    fn(slot, k, data, d, arg);
                     break;
                 }
             }
