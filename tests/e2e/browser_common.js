@@ -14,17 +14,38 @@ function check(cond, what) {
   console.log('ok   ' + what);
 }
 
-// openBrowser(allowed): allowed is a list of URL prefixes; resolves to
-// { page, problems, close }.
-async function openBrowser(allowed) {
+// The browser context ($CHROME, else /usr/bin/chromium) with a throwaway
+// profile; close() ends it and removes the profile.
+async function launch(options) {
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cprof-chromium-'));
   const ctx = await chromium.launchPersistentContext(profileDir, {
     executablePath: process.env.CHROME || '/usr/bin/chromium',
     headless: true,
-    viewport: { width: 1280, height: 800 },
+    ...options,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
            '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  return {
+    ctx,
+    close: async () => {
+      await ctx.close();
+      fs.rmSync(profileDir, { recursive: true, force: true });
+    },
+  };
+}
+
+// The console errors and uncaught exceptions of page, collected as they come.
+function problemsOf(page) {
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => problems.push('exception: ' + e.message));
+  return problems;
+}
+
+// openBrowser(allowed): allowed is a list of URL prefixes; resolves to
+// { page, problems, close }.
+async function openBrowser(allowed) {
+  const { ctx, close } = await launch({ viewport: { width: 1280, height: 800 } });
   const problems = [];
   const page = ctx.pages()[0] || (await ctx.newPage());
   page.on('pageerror', (e) => problems.push('exception: ' + e.message));
@@ -36,11 +57,7 @@ async function openBrowser(allowed) {
     problems.push('external request: ' + u);
     return route.abort();
   });
-  const close = async () => {
-    await ctx.close();
-    fs.rmSync(profileDir, { recursive: true, force: true });
-  };
   return { page, problems, close };
 }
 
-module.exports = { check, openBrowser };
+module.exports = { check, launch, openBrowser, problemsOf };
