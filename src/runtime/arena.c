@@ -3,6 +3,7 @@
 
 #include "rt.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
 #define CHUNK (1u << 20)
@@ -129,7 +130,27 @@ uint64_t arena_limit(void)
     return limit;
 }
 
+/* fork: the bump and range locks are the innermost of cprof's (taken
+ * under the tables' locks, never the other way), so they are taken last. */
+static void fork_prepare(void)
+{
+    rt_lock(&bump_lock);
+    rt_lock(&ranges_lock);
+}
+
+static void fork_release(void)
+{
+    rt_unlock(&ranges_lock);
+    rt_unlock(&bump_lock);
+}
+
 void arena_set_limit(uint64_t bytes)
 {
+    static bool registered;
     limit = bytes;
+    /* The first handler registered has its prepare run last. */
+    if (!registered) {
+        registered = true;
+        pthread_atfork(fork_prepare, fork_release, fork_release);
+    }
 }

@@ -43,6 +43,9 @@ size_t arena_ranges(arena_range_t *out, size_t max, bool *complete);
 
 uint64_t arena_bytes(void);
 uint64_t arena_limit(void);
+/* Sets the limit; the first call also registers the fork handlers that
+ * hold the arena's locks across fork (the start, before any other
+ * module's, so they are taken last). */
 void arena_set_limit(uint64_t bytes);
 
 #endif

@@ -70,8 +70,10 @@ static bool reserve_locked(void)
         void *r = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (r != MAP_FAILED) {
             top = committed = (uintptr_t)r;
-            ownheap_size = size;
-            __atomic_store_n(&ownheap_base, (uintptr_t)r, __ATOMIC_RELEASE);
+            /* base before size: a reader that sees the size sees the
+             * base (ownheap_contains) */
+            __atomic_store_n(&ownheap_base, (uintptr_t)r, __ATOMIC_RELAXED);
+            __atomic_store_n(&ownheap_size, size, __ATOMIC_RELEASE);
             return true;
         }
     }

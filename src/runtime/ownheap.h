@@ -31,7 +31,9 @@ extern size_t ownheap_size;    /* bytes reserved */
 
 static inline bool ownheap_contains(const void *p)
 {
-    return (uintptr_t)p - ownheap_base < ownheap_size;
+    /* size 0 until the reservation is published (size after base) */
+    size_t n = __atomic_load_n(&ownheap_size, __ATOMIC_ACQUIRE);
+    return (uintptr_t)p - __atomic_load_n(&ownheap_base, __ATOMIC_RELAXED) < n;
 }
 
 void *ownheap_malloc(size_t size);
