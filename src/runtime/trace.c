@@ -72,6 +72,7 @@ enum { G_NONE, G_CREATED, G_RUNNING, G_WAITING };
 
 typedef struct trec {
     int busy;              /* inside a write (see stop) */
+    bool stuck;            /* still busy when a trace stopped (see quiesce) */
     uint32_t gen;          /* the session the fields below belong to */
     uint64_t goid;         /* its goroutine there, 0 none */
     uint64_t seq;          /* Go's traceseq of that goroutine */
@@ -504,6 +505,7 @@ static void on_exit_(void *cookie, bool internal)
     trec_t *r = me;
     if (!r)
         return;
+    bool open = false;
     trec_t *w = enter();
     if (w) {
         int64_t ts = now_ns();
@@ -521,10 +523,18 @@ static void on_exit_(void *cookie, bool internal)
             rt_unlock(&pool_lock);
             w->buf = NULL;
         }
-        w->gen = 0;
+        /* Its end could not be written (no buffer left): the record keeps
+         * this trace's state and is never given to another thread, so the
+         * trace's end closes its P (write_ends) and no new thread starts on
+         * a P the reader thinks is running. One record lost per such exit. */
+        open = w->state == G_RUNNING || w->state == G_WAITING;
+        if (!open)
+            w->gen = 0;
         leave(w);
     }
     me = NULL;
+    if (open)
+        return;
     rt_lock(&pool_lock);
     r->next_free = free_recs;
     free_recs = r;
@@ -855,11 +865,41 @@ static void write_drops(out_t *o, uint32_t p)
 
 /* --- sessions ------------------------------------------------------------------------------- */
 
+/* Waits until no thread is inside a write; active is already clear. A
+ * thread still inside one after QUIESCE_NS (stopped by a debugger, say) is
+ * marked stuck: its batch is left out of this trace, and no new trace
+ * starts while it may still write into a buffer of the pool. */
+static void quiesce(void)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all) {
+        int64_t t0 = now_ns();
+        while (__atomic_load_n(&r->busy, __ATOMIC_SEQ_CST) && now_ns() - t0 < QUIESCE_NS) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        r->stuck = __atomic_load_n(&r->busy, __ATOMIC_SEQ_CST);
+    }
+}
+
+/* True while a thread given up by the last stop is still inside a write. */
+static bool stuck_writer(void)
+{
+    for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all) {
+        if (r->stuck && __atomic_load_n(&r->busy, __ATOMIC_SEQ_CST))
+            return true;
+        r->stuck = false;
+    }
+    return false;
+}
+
 /* The trace's start (session.h): the pool, the header, the writer. */
 static int start_locked(session_t *s)
 {
     if (!inited)
         return -ENOTSUP;
+    if (stuck_writer())
+        return -EBUSY;
     if (!pool) {
         npool = (uint32_t)(pool_bytes / sizeof(tbuf_t));
         if (!(pool = arena_map((size_t)npool * sizeof(tbuf_t))))
@@ -904,19 +944,6 @@ static int start_locked(session_t *s)
     return 0;
 }
 
-/* Waits until no thread is inside a write; active is already clear. */
-static void quiesce(void)
-{
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all) {
-        int64_t t0 = now_ns();
-        while (__atomic_load_n(&r->busy, __ATOMIC_SEQ_CST) && now_ns() - t0 < QUIESCE_NS) {
-            struct timespec ts = {0, 100000};
-            nanosleep(&ts, NULL);
-        }
-    }
-}
-
 /* The trace's end (session.h): every thread out of its writes, the
  * writer's last batches, then the rest of the trace. */
 static int stop_locked(session_t *s, bool discard)
@@ -932,7 +959,7 @@ static int stop_locked(session_t *s, bool discard)
     pthread_join(run.writer, NULL);
     /* The batches still being filled, after every queued one of theirs. */
     for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all)
-        if (r->gen == gen && r->buf && r->buf->len)
+        if (r->gen == gen && !r->stuck && r->buf && r->buf->len)
             write_all(r->buf->data, r->buf->len);
     out_t *o = malloc(sizeof(*o));
     if (!o) {
