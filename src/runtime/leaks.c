@@ -74,7 +74,11 @@ typedef struct {
     bool all_sampled;
 } scan_t;
 
-static rt_lock_t scan_lock = RT_LOCK_INIT;
+/* One scan at a time. Not an rt_lock: a thread holding one allocates from
+ * glibc (hooks.c), and the scan's buffers must come from cprof's private
+ * heap, which is excluded from the roots; anonymous glibc memory would be
+ * scanned as a root and reach every sampled object at rates other than 1. */
+static int scan_busy;
 static int all_sampled = -1; /* -1 until the first rate is noted */
 static const char *supp_path;
 static char **supp;          /* fnmatch patterns, NULL-terminated */
@@ -90,7 +94,7 @@ void leaks_note_rate(long long rate)
 
 void leaks_fork_child(void)
 {
-    scan_lock = (rt_lock_t)RT_LOCK_INIT;
+    scan_busy = 0;
     stopworld_fork_child();
 }
 
@@ -712,11 +716,14 @@ __attribute__((noinline)) int leaks_write(int fd, int debug)
     __builtin_unwind_init();
     volatile uintptr_t marker = 0;
     uintptr_t self_sp = (uintptr_t)&marker;
-    rt_lock(&scan_lock);
+    while (__atomic_exchange_n(&scan_busy, 1, __ATOMIC_ACQUIRE)) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     heap_snapshot_t s;
     memset(&s, 0, sizeof(s));
     int rc = scan(&s, self_sp);
-    rt_unlock(&scan_lock);
+    __atomic_store_n(&scan_busy, 0, __ATOMIC_RELEASE);
     if (rc == 0) {
         rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
         heap_snapshot_free(&s);

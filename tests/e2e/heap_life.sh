@@ -48,7 +48,7 @@ kept() {
 }
 
 # estimate KIND BYTES_INDEX PROFILE TRUTH: within 5 standard errors of the
-# truth (0 exactly where the truth is 0). With n objects of size s sampled
+# truth (0 exactly where the truth is 0, never 0 where that is improbable). With n objects of size s sampled
 # with probability p = 1 - exp(-s/R) the sd is s*sqrt(n(1-p)/p).
 estimate() {
   kind=$1; bi=$2; prof=$3; truth=$4
@@ -61,6 +61,9 @@ estimate() {
       s = want / n; p = 1 - exp(-s/R); sd = s*sqrt(n*(1-p)/p); dev = (got - want)/sd
       printf "# %s %-14s truth %10d got %10d (%+.2f sd)\n", kind, $3, want, got, dev
       if (dev > 5 || dev < -5) { printf "%s %s %s: %s is %.1f sd from %d\n", prof, kind, $3, got, dev, want; bad=1 }
+      # Nothing sampled has probability exp(-want/R): the sd bound alone
+      # would let a profile that can never report this site pass.
+      if (got == 0 && want / R > 15) { printf "%s %s %s: 0, want %d (P(0) = exp(-%.0f))\n", prof, kind, $3, want, want / R; bad=1 }
     }
     END { exit bad }' "$T/flat.b" "$truth" || fail "$prof: $kind outside 5 standard errors"
 }
