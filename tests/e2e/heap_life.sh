@@ -10,6 +10,8 @@
 #   rate 1, within five standard errors at the default rate, and never a
 #   block kept by a global, a heap block, another thread's stack or an
 #   interior pointer; CPROF_LEAK_SUPPRESS leaves them out and counts them;
+#   a stale entry (a block freed behind cprof and unmapped) is not read;
+#   with no signal free to stop the threads there is no scan, and it says so;
 # - the heap profile still opens on inuse_space, and cprof's own tool
 #   shows the new sample types by name.
 # CPROF_SEED makes each default-rate run reproducible.
@@ -132,6 +134,20 @@ awk 'FILENAME ~ /objects$/ && /^ / { v=$4; sub(/(B|byte)$/, "", v); o[$6]=v; nex
      $2 == "KEPT" && ($3 in b) { printf "%s: reachable, reported\n", $3; bad=1 }
      END { exit bad }' "$T/cpp.inuse_objects" "$T/cpp.inuse_space" "$T/cpp.truth" || fail "C++: the leak profile differs from the truth"
 note "C++: vector buffers and interior pointers"
+
+# A stale entry: a block freed behind cprof's back and unmapped is not read.
+cc_prog "$T/stale" "$PROGS/heaplife_stale.c"
+CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/stale.leak" LD_PRELOAD="$LIB" "$T/stale" > /dev/null ||
+  fail "stale entry: the program failed (the scan read unmapped memory)"
+go tool pprof -raw "$T/stale.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: ' ||
+  fail "stale entry: no leak profile"
+note "stale live-map entry: scanned safely"
+CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/nosig.leak" LD_PRELOAD="$LIB" "$T/stale" nosig > /dev/null ||
+  fail "no stop signal: the program failed"
+go tool pprof -raw "$T/nosig.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: not scanned: the threads could not be stopped' ||
+  fail "no stop signal: the profile does not say the scan was skipped"
+[ "$(pprof_flat inuse_space "$T/nosig.leak" "$T/stale" | wc -l)" = 0 ] || fail "no stop signal: leaks reported"
+note "no stop signal: not scanned, said so"
 
 # The C API of a linked program: peak, reset, leaks.
 cc_prog "$T/life_api" "$PROGS/heaplife_api.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
