@@ -36,6 +36,8 @@
 #include <unistd.h>
 
 #define STOP_TIMEOUT_MS 1000
+#define PAUSE_BUDGET_US 10000000 /* then the threads resume, the scan incomplete */
+#define CHECK_WORDS (1u << 20)   /* words read between two looks at the clock */
 #define PAGE_BITS 22    /* the page filter: 4 Mi bits, pages modulo 16 GiB */
 #define RED_ZONE 128    /* below the stack pointer, x86-64's leaf scratch */
 #define TCB_SPAN 4096   /* glibc's struct pthread and the DTV pointer, above tp */
@@ -76,6 +78,9 @@ typedef struct {
     bool all_sampled;
     bool can_copy; /* process_vm_readv works on our own pid */
     bool careful;  /* some thread runs: read through process_vm_readv */
+    bool over;     /* past PAUSE_BUDGET_US: nothing more is read */
+    int64_t deadline;
+    size_t words;  /* read since the clock was last looked at */
 } scan_t;
 
 /* One scan at a time. Not an rt_lock: a thread holding one allocates from
@@ -301,6 +306,23 @@ static void mark_pages(scan_t *s)
 
 /* --- while stopped: no allocation, no lock --------------------------------- */
 
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Counts n words read; true once the pause is over its budget. */
+static bool out_of_time(scan_t *s, size_t n)
+{
+    if ((s->words += n) >= CHECK_WORDS) {
+        s->words = 0;
+        s->over = s->over || mono_us() > s->deadline;
+    }
+    return s->over;
+}
+
 static void consider(scan_t *s, uintptr_t w)
 {
     if (w - s->min >= s->span)
@@ -337,19 +359,22 @@ static size_t copy_in(uintptr_t p, void *buf, size_t len)
 static void scan_words(scan_t *s, uintptr_t lo, uintptr_t hi)
 {
     lo = (lo + 7) & ~(uintptr_t)7;
-    if (!s->careful) {
-        for (uintptr_t p = lo; p + 8 <= hi; p += 8)
-            consider(s, *(const uintptr_t *)p);
-        return;
-    }
     /* On this thread's stack below the scan's start, so never a root. */
     uintptr_t buf[2048];
-    while (lo + 8 <= hi) {
+    while (lo + 8 <= hi && !out_of_time(s, 0)) {
         size_t len = hi - lo < sizeof(buf) ? (hi - lo) & ~(size_t)7 : sizeof(buf);
+        if (!s->careful) {
+            for (uintptr_t p = lo; p < lo + len; p += 8)
+                consider(s, *(const uintptr_t *)p);
+            lo += len;
+            out_of_time(s, len / 8);
+            continue;
+        }
         size_t got = copy_in(lo, buf, len) / 8;
         for (size_t i = 0; i < got; i++)
             consider(s, buf[i]);
         lo = got ? lo + got * 8 : (lo | 4095) + 1; /* past an unmapped page */
+        out_of_time(s, got ? got : 512);
     }
 }
 
@@ -581,6 +606,7 @@ static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
     int stopped = stopworld_stop(s->tids, s->ntids, STOP_TIMEOUT_MS);
     if (stopped < 0)
         return stopped;
+    s->deadline = mono_us() + PAUSE_BUDGET_US;
     *missed = 0;
     for (size_t i = 0; i < s->ntids; i++)
         *missed += !stopworld_slot(i) && s->tids[i] != (pid_t)gettid();
@@ -635,13 +661,6 @@ static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
 }
 
 /* --- the profile ------------------------------------------------------------ */
-
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void scan_free(scan_t *s)
 {
@@ -725,7 +744,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     }
     for (size_t i = 0; i < n; i++) {
         const blk_t *b = &s.blk[i];
-        if (b->bucket >= out->n || stopped < 0)
+        if (b->bucket >= out->n || stopped < 0 || s.over)
             continue;
         if (b->reached) {
             reach[2 * b->bucket]++;
@@ -776,6 +795,13 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         snprintf(out->comment, sizeof(out->comment),
                  "cprof leaks: not scanned: the threads could not be stopped (%s)",
                  strerror(-stopped));
+        return 0;
+    }
+    if (s.over) {
+        snprintf(out->comment, sizeof(out->comment),
+                 "cprof leaks: incomplete: the threads resumed after %d ms of scan, so no object "
+                 "is known unreachable; %d threads stopped, %d missed",
+                 PAUSE_BUDGET_US / 1000, stopped, missed);
         return 0;
     }
     snprintf(out->comment, sizeof(out->comment),
