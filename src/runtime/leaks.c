@@ -565,14 +565,8 @@ static uintptr_t missed_sp(pid_t tid)
 {
     char path[64], buf[256];
     snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (procmaps_read_small(path, buf, sizeof(buf)) < 0 || buf[0] < '-' || buf[0] > '9')
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0 || buf[0] < '-' || buf[0] > '9')
-        return 0;
-    buf[n] = '\0';
     char *tok[9];
     int nt = 0;
     for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t && nt < 9; t = strtok_r(NULL, " \n", &save))
@@ -584,14 +578,8 @@ static uintptr_t missed_sp(pid_t tid)
 static long count_threads(void)
 {
     char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (procmaps_read_small("/proc/self/stat", buf, sizeof(buf)) < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* the name may hold anything */
     for (int f = 2; p && f < 20; f++)  /* num_threads is field 20 */
         p = strchr(p + 1, ' ');
