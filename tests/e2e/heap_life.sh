@@ -12,6 +12,7 @@
 #   interior pointer; CPROF_LEAK_SUPPRESS leaves them out and counts them;
 #   a stale entry (a block freed behind cprof and unmapped) is not read;
 #   with no signal free to stop the threads there is no scan, and it says so;
+#   a thread that runs through the scan may unmap what it reads;
 # - the heap profile still opens on inuse_space, and cprof's own tool
 #   shows the new sample types by name.
 # CPROF_SEED makes each default-rate run reproducible.
@@ -148,6 +149,13 @@ go tool pprof -raw "$T/nosig.leak" 2>/dev/null | grep -q '^Comment: cprof leaks:
   fail "no stop signal: the profile does not say the scan was skipped"
 [ "$(pprof_flat inuse_space "$T/nosig.leak" "$T/stale" | wc -l)" = 0 ] || fail "no stop signal: leaks reported"
 note "no stop signal: not scanned, said so"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+  CPROF_SEED=$i CPROF_LEAK_PROFILE="$T/unmap.leak" LD_PRELOAD="$LIB" "$T/stale" unmapper > /dev/null ||
+    fail "a thread unmapping during the scan: the program failed (run $i)"
+  go tool pprof -raw "$T/unmap.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: .* 1 missed;' ||
+    fail "a thread unmapping during the scan: not scanned with it missed (run $i)"
+done
+note "a running thread unmapping memory during the scan: no fault"
 
 # The C API of a linked program: peak, reset, leaks.
 cc_prog "$T/life_api" "$PROGS/heaplife_api.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
