@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <link.h>
+#include <sys/uio.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@
 #include <unistd.h>
 
 #define STOP_TIMEOUT_MS 1000
+#define PAUSE_BUDGET_US 10000000 /* then the threads resume, the scan incomplete */
+#define CHECK_WORDS (1u << 20)   /* words read between two looks at the clock */
 #define PAGE_BITS 22    /* the page filter: 4 Mi bits, pages modulo 16 GiB */
 #define RED_ZONE 128    /* below the stack pointer, x86-64's leaf scratch */
 #define TCB_SPAN 4096   /* glibc's struct pthread and the DTV pointer, above tp */
@@ -49,7 +52,8 @@ typedef struct {
     uintptr_t header;    /* glibc: the next chunk's header, if inside; or 0 */
     uint64_t size;
     uint32_t bucket;
-    uint32_t reached;
+    uint8_t reached;
+    uint8_t readable; /* inside writable mappings while stopped: scanned */
 } blk_t;
 
 typedef struct {
@@ -72,9 +76,18 @@ typedef struct {
     uint8_t *rw_anon;
     size_t nrw, rwcap;
     bool all_sampled;
+    bool can_copy; /* process_vm_readv works on our own pid */
+    bool careful;  /* some thread runs: read through process_vm_readv */
+    bool over;     /* past PAUSE_BUDGET_US: nothing more is read */
+    int64_t deadline;
+    size_t words;  /* read since the clock was last looked at */
 } scan_t;
 
-static rt_lock_t scan_lock = RT_LOCK_INIT;
+/* One scan at a time. Not an rt_lock: a thread holding one allocates from
+ * glibc (hooks.c), and the scan's buffers must come from cprof's private
+ * heap, which is excluded from the roots; anonymous glibc memory would be
+ * scanned as a root and reach every sampled object at rates other than 1. */
+static int scan_busy;
 static int all_sampled = -1; /* -1 until the first rate is noted */
 static const char *supp_path;
 static char **supp;          /* fnmatch patterns, NULL-terminated */
@@ -90,7 +103,7 @@ void leaks_note_rate(long long rate)
 
 void leaks_fork_child(void)
 {
-    scan_lock = (rt_lock_t)RT_LOCK_INIT;
+    scan_busy = 0;
     stopworld_fork_child();
 }
 
@@ -293,6 +306,23 @@ static void mark_pages(scan_t *s)
 
 /* --- while stopped: no allocation, no lock --------------------------------- */
 
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Counts n words read; true once the pause is over its budget. */
+static bool out_of_time(scan_t *s, size_t n)
+{
+    if ((s->words += n) >= CHECK_WORDS) {
+        s->words = 0;
+        s->over = s->over || mono_us() > s->deadline;
+    }
+    return s->over;
+}
+
 static void consider(scan_t *s, uintptr_t w)
 {
     if (w - s->min >= s->span)
@@ -317,10 +347,35 @@ static void consider(scan_t *s, uintptr_t w)
     s->stack[s->nstack++] = (uint32_t)(lo - 1);
 }
 
+/* Copies [p, p + len) with process_vm_readv: a range a running thread
+ * unmapped meanwhile gives a short count, not a fault. Bytes copied. */
+static size_t copy_in(uintptr_t p, void *buf, size_t len)
+{
+    struct iovec l = {buf, len}, r = {(void *)p, len};
+    ssize_t n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+    return n > 0 ? (size_t)n : 0;
+}
+
 static void scan_words(scan_t *s, uintptr_t lo, uintptr_t hi)
 {
-    for (uintptr_t p = (lo + 7) & ~(uintptr_t)7; p + 8 <= hi; p += 8)
-        consider(s, *(const uintptr_t *)p);
+    lo = (lo + 7) & ~(uintptr_t)7;
+    /* On this thread's stack below the scan's start, so never a root. */
+    uintptr_t buf[2048];
+    while (lo + 8 <= hi && !out_of_time(s, 0)) {
+        size_t len = hi - lo < sizeof(buf) ? (hi - lo) & ~(size_t)7 : sizeof(buf);
+        if (!s->careful) {
+            for (uintptr_t p = lo; p < lo + len; p += 8)
+                consider(s, *(const uintptr_t *)p);
+            lo += len;
+            out_of_time(s, len / 8);
+            continue;
+        }
+        size_t got = copy_in(lo, buf, len) / 8;
+        for (size_t i = 0; i < got; i++)
+            consider(s, buf[i]);
+        lo = got ? lo + got * 8 : (lo | 4095) + 1; /* past an unmapped page */
+        out_of_time(s, got ? got : 512);
+    }
 }
 
 /* Scans a root range, then everything it reached. */
@@ -329,7 +384,8 @@ static void scan_root(scan_t *s, uintptr_t lo, uintptr_t hi)
     scan_words(s, lo, hi);
     while (s->nstack) {
         const blk_t *b = &s->blk[s->stack[--s->nstack]];
-        scan_words(s, b->addr, b->addr + b->size);
+        if (b->readable)
+            scan_words(s, b->addr, b->addr + b->size);
     }
 }
 
@@ -437,6 +493,37 @@ static void read_maps_stopped(scan_t *s)
     }
 }
 
+/* Which objects lie inside the writable mappings just read (a stale
+ * live-map entry may name memory unmapped since), and their glibc next
+ * chunk header, read only then. Both arrays are sorted by address. */
+static void check_blocks_stopped(scan_t *s)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < s->nblk; i++) {
+        blk_t *b = &s->blk[i];
+        while (j < s->nrw && s->rw[j].hi <= b->addr)
+            j++;
+        if (j == s->nrw)
+            break;
+        if (s->rw[j].lo > b->addr)
+            continue;
+        size_t k = j;
+        while (s->rw[k].hi < b->end && k + 1 < s->nrw && s->rw[k + 1].lo == s->rw[k].hi)
+            k++;
+        b->readable = s->rw[k].hi >= b->end;
+        /* A block of glibc ends 8 bytes into the next chunk, whose address
+         * glibc keeps (its top chunk, its bins): that address alone is
+         * not a pointer to the block. */
+        uintptr_t h[2] = {0, 0}; /* the chunk header, then where the block would be */
+        if (b->readable && rt_glibc_chunks && b->addr - 8 >= s->rw[j].lo &&
+            (s->careful ? copy_in(b->addr - 8, h, 8) == 8
+                        : (h[0] = ((const uintptr_t *)b->addr)[-1], true))) {
+            uintptr_t next = b->addr + rt_glibc_usable(&h[1]) - 8;
+            b->header = next < b->end ? next : 0;
+        }
+    }
+}
+
 static const range_t *rw_of(const scan_t *s, uintptr_t a)
 {
     for (size_t i = 0; i < s->nrw; i++)
@@ -478,14 +565,8 @@ static uintptr_t missed_sp(pid_t tid)
 {
     char path[64], buf[256];
     snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (procmaps_read_small(path, buf, sizeof(buf)) < 0 || buf[0] < '-' || buf[0] > '9')
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0 || buf[0] < '-' || buf[0] > '9')
-        return 0;
-    buf[n] = '\0';
     char *tok[9];
     int nt = 0;
     for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t && nt < 9; t = strtok_r(NULL, " \n", &save))
@@ -493,12 +574,35 @@ static uintptr_t missed_sp(pid_t tid)
     return nt >= 3 ? (uintptr_t)strtoull(tok[nt - 2], NULL, 16) : 0;
 }
 
+/* The process's thread count (/proc/self/stat), or -1. No allocation. */
+static long count_threads(void)
+{
+    char buf[1024];
+    if (procmaps_read_small("/proc/self/stat", buf, sizeof(buf)) < 0)
+        return -1;
+    const char *p = strrchr(buf, ')'); /* the name may hold anything */
+    for (int f = 2; p && f < 20; f++)  /* num_threads is field 20 */
+        p = strchr(p + 1, ' ');
+    return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
 /* Everything the stop is for. self_sp: the scanning thread's stack from
- * the entry point of cprof up. Returns the threads stopped. */
+ * the entry point of cprof up. Returns the threads stopped, or a negative
+ * errno if none could be (then nothing is scanned: the threads run). */
 static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
 {
     int stopped = stopworld_stop(s->tids, s->ntids, STOP_TIMEOUT_MS);
+    if (stopped < 0)
+        return stopped;
+    s->deadline = mono_us() + PAUSE_BUDGET_US;
+    *missed = 0;
+    for (size_t i = 0; i < s->ntids; i++)
+        *missed += !stopworld_slot(i) && s->tids[i] != (pid_t)gettid();
+    /* A thread that runs (missed, or started after the list was read) may
+     * unmap memory while it is read: read it through process_vm_readv. */
+    s->careful = s->can_copy && (*missed || count_threads() != (long)s->ntids);
     read_maps_stopped(s);
+    check_blocks_stopped(s);
     for (size_t i = 0; i < s->nroots; i++)
         scan_root(s, s->roots[i].lo, s->roots[i].hi);
     thr_t self = {self_sp, (uintptr_t)pthread_self(), NULL, 0, false};
@@ -509,8 +613,7 @@ static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
     const range_t *own = rw_of(s, self_sp);
     if (own)
         stacks[nstacks++] = own;
-    *missed = 0;
-    for (size_t i = 0; stopped >= 0 && i < s->ntids; i++) {
+    for (size_t i = 0; i < s->ntids; i++) {
         const sw_slot_t *sl = stopworld_slot(i);
         if (!sl) {
             if (s->tids[i] == (pid_t)gettid())
@@ -518,7 +621,6 @@ static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
             /* Not stopped: its stack from where it sleeps, if it does,
              * without its registers (at rates other than 1 an unknown
              * stack is scanned whole below, as unsampled memory). */
-            (*missed)++;
             thr_t t = {missed_sp(s->tids[i]), 0, NULL, 0, true};
             const range_t *r = t.sp ? rw_of(s, t.sp) : NULL;
             if (r && nstacks < sizeof(stacks) / sizeof(stacks[0])) {
@@ -542,19 +644,11 @@ static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
                 scan_unsampled(s, s->rw[i].lo, s->rw[i].hi);
         }
     }
-    if (stopped >= 0)
-        stopworld_resume();
+    stopworld_resume();
     return stopped;
 }
 
 /* --- the profile ------------------------------------------------------------ */
-
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void scan_free(scan_t *s)
 {
@@ -609,21 +703,16 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     livemap_lock_all();
     size_t n = livemap_copy_locked(live, cap);
     for (size_t i = 0; i < n; i++) {
-        uintptr_t a = live[i].addr, end = a + (live[i].size ? live[i].size : 1), next = 0;
-        /* A block of glibc ends 8 bytes into the next chunk, whose address
-         * glibc keeps (its top chunk, its bins): that address alone is
-         * not a pointer to the block. */
-        if (rt_glibc_chunks) {
-            next = a + rt_glibc_usable((void *)a) - 8;
-            next = next < end ? next : 0;
-        }
-        s.blk[i] = (blk_t){a, end, next, live[i].size, live[i].bucket, 0};
+        uintptr_t a = live[i].addr, end = a + (live[i].size ? live[i].size : 1);
+        s.blk[i] = (blk_t){a, end, 0, live[i].size, live[i].bucket, 0, 0};
     }
     free(live);
     s.nblk = n;
     qsort(s.blk, n, sizeof(*s.blk), by_addr);
     mark_pages(&s);
 
+    uintptr_t probe = 1, copied = 0;
+    s.can_copy = copy_in((uintptr_t)&probe, &copied, sizeof(probe)) == sizeof(probe) && copied == 1;
     int missed = 0;
     int64_t t1 = mono_us();
     int stopped = scan_stopped(&s, self_sp, &missed);
@@ -643,7 +732,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     }
     for (size_t i = 0; i < n; i++) {
         const blk_t *b = &s.blk[i];
-        if (b->bucket >= out->n)
+        if (b->bucket >= out->n || stopped < 0 || s.over)
             continue;
         if (b->reached) {
             reach[2 * b->bucket]++;
@@ -690,6 +779,19 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     if (names)
         stacknames_free(names);
     free(reach);
+    if (stopped < 0) {
+        snprintf(out->comment, sizeof(out->comment),
+                 "cprof leaks: not scanned: the threads could not be stopped (%s)",
+                 strerror(-stopped));
+        return 0;
+    }
+    if (s.over) {
+        snprintf(out->comment, sizeof(out->comment),
+                 "cprof leaks: incomplete: the threads resumed after %d ms of scan, so no object "
+                 "is known unreachable; %d threads stopped, %d missed",
+                 PAUSE_BUDGET_US / 1000, stopped, missed);
+        return 0;
+    }
     snprintf(out->comment, sizeof(out->comment),
              "cprof leaks: %lld unreachable sampled objects, %lld bytes (estimated %lld objects, "
              "%lld bytes); %lld suppressed; reachable: %lld sampled objects, %lld bytes "
@@ -699,7 +801,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
              (long long)ro, (long long)rb, (long long)ero, (long long)erb,
              all_sampled == 1 ? "exact (every allocation sampled)"
                               : "conservative (unsampled memory counted as roots)",
-             stopped < 0 ? 0 : stopped, stopped < 0 ? (int)s.ntids - 1 : missed,
+             stopped, missed,
              (double)(t2 - t1) / 1000, (double)(mono_us() - t0) / 1000);
     return 0;
 }
@@ -712,11 +814,14 @@ __attribute__((noinline)) int leaks_write(int fd, int debug)
     __builtin_unwind_init();
     volatile uintptr_t marker = 0;
     uintptr_t self_sp = (uintptr_t)&marker;
-    rt_lock(&scan_lock);
+    while (__atomic_exchange_n(&scan_busy, 1, __ATOMIC_ACQUIRE)) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     heap_snapshot_t s;
     memset(&s, 0, sizeof(s));
     int rc = scan(&s, self_sp);
-    rt_unlock(&scan_lock);
+    __atomic_store_n(&scan_busy, 0, __ATOMIC_RELEASE);
     if (rc == 0) {
         rc = debug ? heap_write_text(fd, &s) : heap_write_proto(fd, &s, NULL);
         heap_snapshot_free(&s);

@@ -191,18 +191,25 @@ const procmap_t *procmaps_find(const procmap_t *m, size_t n, uint64_t addr)
     return NULL;
 }
 
-int procmaps_task_signal(pid_t tid, int sig)
+ssize_t procmaps_read_small(const char *path, char *buf, size_t cap)
 {
-    char path[64], buf[2048];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    ssize_t n = read(fd, buf, cap - 1);
     close(fd);
     if (n <= 0)
         return -1;
     buf[n] = '\0';
+    return n;
+}
+
+int procmaps_task_signal(pid_t tid, int sig)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+    if (procmaps_read_small(path, buf, sizeof(buf)) < 0)
+        return -1;
     const char *st = strstr(buf, "\nState:");
     if (st && (strstr(st, "\tZ") == st + 7 || strstr(st, "\tX") == st + 7))
         return -1;

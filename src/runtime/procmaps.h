@@ -34,4 +34,9 @@ char *procmaps_slurp(const char *path, size_t *len);
 enum { PROCMAPS_SIG_BLOCKED = 1, PROCMAPS_SIG_PENDING = 2 };
 int procmaps_task_signal(pid_t tid, int sig);
 
+/* A small /proc file into buf (NUL-terminated, cut at cap - 1 bytes) with
+ * one read: no allocation, so usable while threads are stopped. Returns
+ * its length, or -1. */
+ssize_t procmaps_read_small(const char *path, char *buf, size_t cap);
+
 #endif

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -22,6 +23,7 @@
 enum { IDLE, PENDING, WRITING, STOPPED };
 
 #define IDX_BITS 20 /* sival_ptr = generation << IDX_BITS | slot index */
+#define WRITING_WAIT_MS 200
 
 static sw_slot_t *slots; /* published with release; never unmapped */
 static size_t nslots;
@@ -165,16 +167,20 @@ int stopworld_stop(const pid_t *tids, size_t n, int timeout_ms)
         syscall(SYS_futex, &answers, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
     }
     /* Withdraw the requests still pending; a handler caught writing
-     * finishes in microseconds. */
+     * finishes in microseconds unless preempted: waited for a bounded
+     * time, then left to finish alone (its answer counts if it lands before
+     * stopworld_slot is asked; resume releases it either way). */
     int stopped = 0;
+    int64_t give_up = now_ms() + WRITING_WAIT_MS;
     for (size_t i = 0; i < n; i++) {
         sw_slot_t *s = &slots[i];
         uint64_t expect = tag_sigsafe(gen, PENDING);
         if (__atomic_compare_exchange_n(&s->tag, &expect, tag_sigsafe(gen, IDLE), false,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             continue;
-        while (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag_sigsafe(gen, WRITING))
-            ;
+        while (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag_sigsafe(gen, WRITING) &&
+               now_ms() < give_up)
+            sched_yield();
         stopped += __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag_sigsafe(gen, STOPPED);
     }
     return stopped;

@@ -10,6 +10,9 @@
 #   rate 1, within five standard errors at the default rate, and never a
 #   block kept by a global, a heap block, another thread's stack or an
 #   interior pointer; CPROF_LEAK_SUPPRESS leaves them out and counts them;
+#   a stale entry (a block freed behind cprof and unmapped) is not read;
+#   with no signal free to stop the threads there is no scan, and it says so;
+#   a thread that runs through the scan may unmap what it reads;
 # - the heap profile still opens on inuse_space, and cprof's own tool
 #   shows the new sample types by name.
 # CPROF_SEED makes each default-rate run reproducible.
@@ -48,7 +51,7 @@ kept() {
 }
 
 # estimate KIND BYTES_INDEX PROFILE TRUTH: within 5 standard errors of the
-# truth (0 exactly where the truth is 0). With n objects of size s sampled
+# truth (0 exactly where the truth is 0, never 0 where that is improbable). With n objects of size s sampled
 # with probability p = 1 - exp(-s/R) the sd is s*sqrt(n(1-p)/p).
 estimate() {
   kind=$1; bi=$2; prof=$3; truth=$4
@@ -61,6 +64,9 @@ estimate() {
       s = want / n; p = 1 - exp(-s/R); sd = s*sqrt(n*(1-p)/p); dev = (got - want)/sd
       printf "# %s %-14s truth %10d got %10d (%+.2f sd)\n", kind, $3, want, got, dev
       if (dev > 5 || dev < -5) { printf "%s %s %s: %s is %.1f sd from %d\n", prof, kind, $3, got, dev, want; bad=1 }
+      # Nothing sampled has probability exp(-want/R): the sd bound alone
+      # would let a profile that can never report this site pass.
+      if (got == 0 && want / R > 15) { printf "%s %s %s: 0, want %d (P(0) = exp(-%.0f))\n", prof, kind, $3, want, want / R; bad=1 }
     }
     END { exit bad }' "$T/flat.b" "$truth" || fail "$prof: $kind outside 5 standard errors"
 }
@@ -129,6 +135,27 @@ awk 'FILENAME ~ /objects$/ && /^ / { v=$4; sub(/(B|byte)$/, "", v); o[$6]=v; nex
      $2 == "KEPT" && ($3 in b) { printf "%s: reachable, reported\n", $3; bad=1 }
      END { exit bad }' "$T/cpp.inuse_objects" "$T/cpp.inuse_space" "$T/cpp.truth" || fail "C++: the leak profile differs from the truth"
 note "C++: vector buffers and interior pointers"
+
+# A stale entry: a block freed behind cprof's back and unmapped is not read.
+cc_prog "$T/stale" "$PROGS/heaplife_stale.c"
+CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/stale.leak" LD_PRELOAD="$LIB" "$T/stale" > /dev/null ||
+  fail "stale entry: the program failed (the scan read unmapped memory)"
+go tool pprof -raw "$T/stale.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: ' ||
+  fail "stale entry: no leak profile"
+note "stale live-map entry: scanned safely"
+CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/nosig.leak" LD_PRELOAD="$LIB" "$T/stale" nosig > /dev/null ||
+  fail "no stop signal: the program failed"
+go tool pprof -raw "$T/nosig.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: not scanned: the threads could not be stopped' ||
+  fail "no stop signal: the profile does not say the scan was skipped"
+[ "$(pprof_flat inuse_space "$T/nosig.leak" "$T/stale" | wc -l)" = 0 ] || fail "no stop signal: leaks reported"
+note "no stop signal: not scanned, said so"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+  CPROF_SEED=$i CPROF_LEAK_PROFILE="$T/unmap.leak" LD_PRELOAD="$LIB" "$T/stale" unmapper > /dev/null ||
+    fail "a thread unmapping during the scan: the program failed (run $i)"
+  go tool pprof -raw "$T/unmap.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: .* 1 missed;' ||
+    fail "a thread unmapping during the scan: not scanned with it missed (run $i)"
+done
+note "a running thread unmapping memory during the scan: no fault"
 
 # The C API of a linked program: peak, reset, leaks.
 cc_prog "$T/life_api" "$PROGS/heaplife_api.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
