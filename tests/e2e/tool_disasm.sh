@@ -74,6 +74,15 @@ for b in pie stripped; do
   inside "$T/libdis.so" "$T/$b.heap" -disasm='lib_grab' -sample_index=inuse_objects
 done
 
+# -intel_syntax: objdump's Intel syntax (no % registers), the same rows.
+checks=$((checks + 1))
+"$CPROF" -disasm='\bgrab\b' -intel_syntax "$T/nopie" "$T/nopie.heap" > "$T/intel.out" 2>&1
+"$CPROF" -disasm='\bgrab\b' "$T/nopie" "$T/nopie.heap" > "$T/att.out" 2>&1
+if grep -q '%[a-z]' "$T/intel.out" || ! grep -q '%[a-z]' "$T/att.out" ||
+   [ "$(sh -c "$addrs" < "$T/intel.out")" != "$(sh -c "$addrs" < "$T/att.out")" ]; then
+  echo "FAIL: -intel_syntax"; head -5 "$T/intel.out"; fails=$((fails + 1))
+fi
+
 # The shell's disasm, and a pattern that matches nothing.
 checks=$((checks + 1))
 printf 'sample_index=alloc_objects\ndisasm lib_grab\nquit\n' | "$CPROF" "$T/pie.heap" > "$T/sh.out" 2>&1
