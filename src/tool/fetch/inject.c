@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -193,24 +195,67 @@ static bool is_event_stop(int status)
     return WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP;
 }
 
-/* Inside one of the objects where a stopped thread may hold a lock our
- * calls need (and not waiting in a system call: the two bytes before rip
- * are a syscall instruction). */
-static bool unsafe_at(inject_t *t, uint64_t rip, const inject_map_t *m, size_t n)
+static bool risky_object(const char *path)
 {
     static const char *const risky[] = {"libc.so", "libc-", "ld-linux", "ld-", "libstdc++",
                                          "libgcc_s", "libcprof", "libunwind"};
-    for (size_t i = 0; i < n; i++) {
-        if (rip < m[i].start || rip >= m[i].end)
-            continue;
-        const char *b = base_name(m[i].path);
-        for (size_t k = 0; k < sizeof(risky) / sizeof(risky[0]); k++) {
-            if (strncmp(b, risky[k], strlen(risky[k])) != 0)
-                continue;
-            uint8_t insn[2];
-            return !(inject_read(t, rip - 2, insn, 2) == 0 && insn[0] == 0x0f && insn[1] == 0x05);
-        }
+    const char *b = base_name(path);
+    for (size_t k = 0; k < sizeof(risky) / sizeof(risky[0]); k++)
+        if (strncmp(b, risky[k], strlen(risky[k])) == 0)
+            return true;
+    return false;
+}
+
+static bool in_risky_object(uint64_t addr, const inject_map_t *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (addr >= m[i].start && addr < m[i].end)
+            return risky_object(m[i].path);
+    return false;
+}
+
+/* Whether a thread stopped just after the system call r->orig_rax in the C
+ * library waits there holding none of its locks. Only blocking calls a
+ * program makes itself qualify: mmap, brk, mprotect, openat... may be
+ * malloc's or dlopen's, with the arena or loader lock held. A futex wait
+ * qualifies only on a word outside the risky objects: the loader's lock,
+ * the main arena's, stdio's are all in their data. */
+static bool blocking_call(const struct user_regs_struct *r, const inject_map_t *m, size_t n)
+{
+    switch ((long)r->orig_rax) {
+    case SYS_read: case SYS_readv: case SYS_poll: case SYS_ppoll: case SYS_select:
+    case SYS_pselect6: case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_nanosleep:
+    case SYS_clock_nanosleep: case SYS_wait4: case SYS_waitid: case SYS_accept:
+    case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg: case SYS_pause:
+    case SYS_rt_sigtimedwait: case SYS_rt_sigsuspend:
+        return true;
+    case SYS_futex: {
+        int op = (int)r->rsi & FUTEX_CMD_MASK;
+        return (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET) && !in_risky_object(r->rdi, m, n);
+    }
+    default:
         return false;
+    }
+}
+
+/* Inside one of the objects where a stopped thread may hold a lock our
+ * calls need, unless waiting in the C library in a blocking system call
+ * (the two bytes before rip are a syscall instruction). The loader makes
+ * its own system calls only inside dlopen and its kin: never safe there. */
+static bool unsafe_at(inject_t *t, const struct user_regs_struct *r, const inject_map_t *m,
+                      size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (r->rip < m[i].start || r->rip >= m[i].end)
+            continue;
+        if (!risky_object(m[i].path))
+            return false;
+        const char *b = base_name(m[i].path);
+        if (strncmp(b, "libc.so", 7) != 0 && strncmp(b, "libc-", 5) != 0)
+            return true;
+        uint8_t insn[2];
+        return !(inject_read(t, r->rip - 2, insn, 2) == 0 && insn[0] == 0x0f &&
+                 insn[1] == 0x05 && blocking_call(r, m, n));
     }
     return false;
 }
@@ -277,11 +322,12 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
             rc = err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
             break;
         }
-        if (!unsafe_at(t, t->saved.rip, m, n))
+        if (!unsafe_at(t, &t->saved, m, n))
             break;
         if (i == SAFE_TRIES) {
-            rc = err_fmt(err, errlen, -EAGAIN, "the thread never left the C library or the "
-                         "loader for a moment; try again");
+            rc = err_fmt(err, errlen, -EAGAIN, "the thread never stood outside the C library "
+                         "and the loader, nor waited in a blocking system call, in %d tries; "
+                         "try again", SAFE_TRIES);
             break;
         }
         ptrace(PTRACE_CONT, pid, 0, 0);
@@ -339,18 +385,18 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
             ptrace(PTRACE_CONT, t->tid, 0, 0);
             continue;
         }
-        if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL) {
+        if (sig == SIGSEGV) { /* the return to address 0, or a fault of the call's */
             struct user_regs_struct now;
             if (ptrace(PTRACE_GETREGS, t->tid, 0, &now) < 0) {
                 return err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
             }
-            if (sig == SIGSEGV && now.rip == 0) {
+            if (now.rip == 0) {
                 *ret = now.rax;
                 return 0;
             }
-            return err_fmt(err, errlen, -EFAULT, "the call faulted (signal %d at %#llx); the "
-                           "fault was not delivered", sig, (unsigned long long)now.rip);
         }
+        /* Any other signal is the program's: a handled one lets the call go
+         * on, a fatal one ends the process as it would have anyway. */
         ptrace(PTRACE_CONT, t->tid, 0, (void *)(uintptr_t)sig);
     }
 }

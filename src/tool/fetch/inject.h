@@ -2,15 +2,20 @@
  * `cprof attach` (attach.h): ptrace one thread (PTRACE_SEIZE, so the
  * process is never stopped as a whole), stop it where a call into the C
  * library cannot deadlock against itself (not inside libc, the loader,
- * libstdc++, libgcc or libcprof.so, unless waiting in a system call), save
- * its registers (general and the whole x87/SSE/AVX state), run calls with
- * the System V x86-64 convention on its stack, below the red zone, each
- * returning to address 0 (the fault that follows is caught and never
+ * libstdc++, libgcc or libcprof.so, unless waiting in libc in a blocking
+ * system call a program makes itself: read, poll, select, epoll_wait,
+ * nanosleep, wait4, accept, recv, pause, sigtimedwait, a futex wait on a
+ * word outside those objects; never after mmap, brk, openat... which may
+ * be malloc's or dlopen's with their locks held), save its registers
+ * (general and the whole x87/SSE/AVX state), run calls with the System V
+ * x86-64 convention on its stack, below the red zone, each returning to
+ * address 0 (the SIGSEGV at rip 0 that follows is caught and never
  * delivered), and put everything back before detaching: registers, the
  * return-address word, and the interrupted system call, which the kernel
  * restarts.
  *
- * Signals that arrive for the thread meanwhile are delivered to it. While
+ * Every other signal that arrives for the thread meanwhile, SIGSEGV of a
+ * handler's included, is delivered to it and the call goes on. While
  * a thread is held, the tool blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT:
  * dying with the target's registers changed would crash it.
  *
