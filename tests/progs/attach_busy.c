@@ -1,13 +1,16 @@
 /* attach_busy.c — a program for cprof attach whose main thread (the one the
  * attach holds) is always busy in one way:
- *   attach_busy DIR MODE
+ *   attach_busy DIR MODE [LIB]
  * MODE malloc: mallocs and frees blocks of up to 256 KiB (mmap, munmap,
  * brk and the arena lock all the time; a second thread does the same);
  * sleep: nanosleep; poll: poll on a pipe; futex: waits on a condition
  * variable another thread signals; segv: nanosleep, while another thread
- * sends it SIGSEGV (tgkill) every 20 us, which a handler counts.
+ * sends it SIGSEGV (tgkill) every 20 us, which a handler counts; dlslow
+ * LIB: nanosleep, while another thread dlopens LIB, whose constructor
+ * (attach_slowlib.c) writes DIR/inctor and holds the loader's lock 13 s.
  * Writes DIR/ready, runs until DIR/finish appears, prints "ok MODE", exits 0. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,6 +44,8 @@ static void *other(void *arg)
     unsigned seed = 2;
     pid_t pid = getpid();
     struct timespec ts = {0, 20000};
+    if (strcmp(mode, "dlslow") == 0 && !dlopen(getenv("BUSY_LIB"), RTLD_NOW))
+        abort();
     while (!done) {
         if (strcmp(mode, "malloc") == 0) {
             churn(&seed);
@@ -74,10 +79,14 @@ static int exists(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3)
+    if (argc < 3)
         return 2;
     dir = argv[1];
     const char *mode = argv[2];
+    if (argc > 3) {
+        setenv("BUSY_LIB", argv[3], 1);
+        setenv("BUSY_DIR", dir, 1);
+    }
     signal(SIGSEGV, on_segv);
     int fds[2];
     if (pipe(fds) < 0)

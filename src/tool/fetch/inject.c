@@ -174,16 +174,27 @@ int inject_read(inject_t *t, uint64_t addr, void *buf, size_t len)
     return pread(t->mem, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EIO;
 }
 
-/* Waits for the next stop of the thread. 1 stopped (*status), or a
- * negative errno (-ESRCH: it is gone). */
-static int wait_stop(pid_t tid, int *status)
+/* Waits for the next stop of the thread, until deadline (CLOCK_MONOTONIC;
+ * NULL: for ever). 1 stopped (*status), or a negative errno (-ESRCH: it is
+ * gone; -ETIMEDOUT). */
+static int wait_stop(pid_t tid, int *status, const struct timespec *deadline)
 {
+    struct timespec tick = {0, 1000000};
     for (;;) {
-        pid_t w = waitpid(tid, status, __WALL);
+        pid_t w = waitpid(tid, status, __WALL | (deadline ? WNOHANG : 0));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
             return -errno;
+        if (w == 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec > deadline->tv_sec ||
+                (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec))
+                return -ETIMEDOUT;
+            nanosleep(&tick, NULL);
+            continue;
+        }
         if (WIFEXITED(*status) || WIFSIGNALED(*status))
             return -ESRCH;
         return 1;
@@ -268,7 +279,7 @@ static int interrupt(inject_t *t, char *err, size_t errlen)
         return err_fmt(err, errlen, -errno, "PTRACE_INTERRUPT: %s", strerror(errno));
     }
     for (;;) {
-        int st, rc = wait_stop(t->tid, &st);
+        int st, rc = wait_stop(t->tid, &st, NULL);
         if (rc < 0) {
             return err_fmt(err, errlen, rc, "the process exited");
         }
@@ -356,27 +367,16 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
     return 0;
 }
 
-int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,
-                char *err, size_t errlen)
+/* Runs the thread until the call started returns to address 0. */
+static int finish_call(inject_t *t, uint64_t *ret, const struct timespec *deadline, char *err,
+                       size_t errlen)
 {
-    struct user_regs_struct r = t->saved;
-    unsigned long long *argregs[] = {&r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9};
-    for (int i = 0; i < nargs && i < 6; i++)
-        *argregs[i] = args[i];
-    r.rip = fn;
-    r.rsp = t->ret_slot;
-    r.rax = 0;
-    r.orig_rax = (uint64_t)-1; /* no system call restart around the call */
-    uint64_t zero = 0;
-    if (inject_write(t, t->ret_slot, &zero, 8) < 0) {
-        return err_fmt(err, errlen, -EIO, "cannot write the thread's stack");
-    }
-    t->ret_written = true;
-    if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
-        return err_fmt(err, errlen, -errno, "ptrace: %s", strerror(errno));
-    }
     for (;;) {
-        int st, rc = wait_stop(t->tid, &st);
+        int st, rc = wait_stop(t->tid, &st, deadline);
+        if (rc == -ETIMEDOUT) {
+            return err_fmt(err, errlen, rc, "the call did not return within %d s",
+                           INJECT_CALL_TIMEOUT);
+        }
         if (rc < 0) {
             return err_fmt(err, errlen, rc, "the process exited during the call");
         }
@@ -399,6 +399,40 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
          * on, a fatal one ends the process as it would have anyway. */
         ptrace(PTRACE_CONT, t->tid, 0, (void *)(uintptr_t)sig);
     }
+}
+
+int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,
+                char *err, size_t errlen)
+{
+    struct user_regs_struct r = t->saved;
+    unsigned long long *argregs[] = {&r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9};
+    for (int i = 0; i < nargs && i < 6; i++)
+        *argregs[i] = args[i];
+    r.rip = fn;
+    r.rsp = t->ret_slot;
+    r.rax = 0;
+    r.orig_rax = (uint64_t)-1; /* no system call restart around the call */
+    uint64_t zero = 0;
+    if (inject_write(t, t->ret_slot, &zero, 8) < 0) {
+        return err_fmt(err, errlen, -EIO, "cannot write the thread's stack");
+    }
+    t->ret_written = true;
+    if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
+        return err_fmt(err, errlen, -errno, "ptrace: %s", strerror(errno));
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += INJECT_CALL_TIMEOUT;
+    return finish_call(t, ret, &deadline, err, errlen);
+}
+
+int inject_wait(inject_t *t, uint64_t *ret, char *err, size_t errlen)
+{
+    sigset_t held;
+    sigprocmask(SIG_SETMASK, &t->oldmask, &held);
+    int rc = finish_call(t, ret, NULL, err, errlen);
+    sigprocmask(SIG_SETMASK, &held, NULL);
+    return rc;
 }
 
 int inject_close(inject_t *t, char *err, size_t errlen)
@@ -441,6 +475,12 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
                 char *err, size_t errlen)
 {
     (void)t, (void)fn, (void)args, (void)nargs, (void)ret, (void)err, (void)errlen;
+    return -ENOTSUP;
+}
+
+int inject_wait(inject_t *t, uint64_t *ret, char *err, size_t errlen)
+{
+    (void)t, (void)ret, (void)err, (void)errlen;
     return -ENOTSUP;
 }
 

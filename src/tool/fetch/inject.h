@@ -54,10 +54,23 @@ int inject_symbol(pid_t pid, const inject_map_t *m, size_t n, const inject_map_t
 int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char *err,
                 size_t errlen);
 
+/* Seconds inject_call waits for the call to return. */
+#define INJECT_CALL_TIMEOUT 10
+
 /* Calls fn(args[0..nargs-1]) (at most 6 integer or pointer arguments) in
- * the held thread; *ret gets rax. */
+ * the held thread; *ret gets rax. -ETIMEDOUT: the call has not returned
+ * within INJECT_CALL_TIMEOUT seconds and still runs; the thread can then
+ * be neither detached (the call would return to address 0 and crash the
+ * process) nor put back (whatever locks the call took would stay held):
+ * only inject_wait, or inject_close, which abandons the call. */
 int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,
                 char *err, size_t errlen);
+
+/* Waits without a deadline for the call inject_call timed out on, with
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT let through: they end cprof, which
+ * releases the thread inside the call, and the process crashes when the
+ * call returns. */
+int inject_wait(inject_t *t, uint64_t *ret, char *err, size_t errlen);
 
 int inject_write(inject_t *t, uint64_t addr, const void *buf, size_t len);
 int inject_read(inject_t *t, uint64_t addr, void *buf, size_t len);
