@@ -5,7 +5,7 @@
  * brk and the arena lock all the time; a second thread does the same);
  * sleep: nanosleep; poll: poll on a pipe; futex: waits on a condition
  * variable another thread signals; segv: nanosleep, while another thread
- * sends it SIGSEGV (tgkill) every 20 us, which a handler counts; dlslow
+ * sends it SIGSEGV (tgkill) every 1 ms, which a handler counts; dlslow
  * LIB: nanosleep, while another thread dlopens LIB, whose constructor
  * (attach_slowlib.c) writes DIR/inctor and holds the loader's lock 13 s.
  * Writes DIR/ready, runs until DIR/finish appears, prints "ok MODE", exits 0. */
@@ -55,8 +55,9 @@ static void *other(void *arg)
             pthread_mutex_unlock(&lock);
             nanosleep(&ts, NULL);
         } else if (strcmp(mode, "segv") == 0) {
+            struct timespec ms = {0, 1000000};
             syscall(SYS_tgkill, pid, pid, SIGSEGV);
-            nanosleep(&ts, NULL);
+            nanosleep(&ms, NULL);
         } else {
             nanosleep(&ts, NULL);
         }

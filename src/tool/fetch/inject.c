@@ -271,6 +271,16 @@ static bool unsafe_at(inject_t *t, const struct user_regs_struct *r, const injec
     return false;
 }
 
+/* Whether the thread blocks SIGSEGV (it runs a SIGSEGV handler, say): the
+ * calls' return faults, and a fault while blocked would reset the
+ * program's handler to the default, the next SIGSEGV then killing it. */
+static bool segv_blocked(pid_t tid)
+{
+    uint64_t mask;
+    return ptrace(PTRACE_GETSIGMASK, tid, sizeof(mask), &mask) == 0 &&
+           (mask & (1ull << (SIGSEGV - 1)));
+}
+
 /* Holds the thread in a ptrace stop: interrupts it, delivering any signal
  * that arrives first. 0, or a negative errno with err set. */
 static int interrupt(inject_t *t, char *err, size_t errlen)
@@ -333,12 +343,12 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
             rc = err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
             break;
         }
-        if (!unsafe_at(t, &t->saved, m, n))
+        if (!unsafe_at(t, &t->saved, m, n) && !segv_blocked(pid))
             break;
         if (i == SAFE_TRIES) {
             rc = err_fmt(err, errlen, -EAGAIN, "the thread never stood outside the C library "
-                         "and the loader, nor waited in a blocking system call, in %d tries; "
-                         "try again", SAFE_TRIES);
+                         "and the loader (nor waited in a blocking system call) with SIGSEGV "
+                         "unblocked, in %d tries; try again", SAFE_TRIES);
             break;
         }
         ptrace(PTRACE_CONT, pid, 0, 0);

@@ -6,7 +6,8 @@
  * system call a program makes itself: read, poll, select, epoll_wait,
  * nanosleep, wait4, accept, recv, pause, sigtimedwait, a futex wait on a
  * word outside those objects; never after mmap, brk, openat... which may
- * be malloc's or dlopen's with their locks held), save its registers
+ * be malloc's or dlopen's with their locks held; never with SIGSEGV
+ * blocked, as in a SIGSEGV handler: see below), save its registers
  * (general and the whole x87/SSE/AVX state), run calls with the System V
  * x86-64 convention on its stack, below the red zone, each returning to
  * address 0 (the SIGSEGV at rip 0 that follows is caught and never
