@@ -7,7 +7,7 @@
 # handler, the calls carry on). Each attach and detach succeeds, and the
 # program runs on to its end and exits 0 with its usual output.
 # And a dlopen that takes longer than cprof's 10 s deadline (another thread
-# is in a library constructor for 13 s, holding the loader's lock): cprof
+# is in a library constructor for 20 s, holding the loader's lock): cprof
 # says the process may be wedged, keeps waiting, and the attach completes.
 # timeout: 300
 . "$(dirname "$0")/attach_common.inc"

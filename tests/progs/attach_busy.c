@@ -7,7 +7,7 @@
  * variable another thread signals; segv: nanosleep, while another thread
  * sends it SIGSEGV (tgkill) every 1 ms, which a handler counts; dlslow
  * LIB: nanosleep, while another thread dlopens LIB, whose constructor
- * (attach_slowlib.c) writes DIR/inctor and holds the loader's lock 13 s.
+ * (attach_slowlib.c) writes DIR/inctor and holds the loader's lock 20 s.
  * Writes DIR/ready, runs until DIR/finish appears, prints "ok MODE", exits 0. */
 #define _GNU_SOURCE
 #include <dlfcn.h>

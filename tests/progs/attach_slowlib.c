@@ -1,4 +1,4 @@
-/* attach_slowlib.c — a library whose constructor takes 13 s (attach_busy.c
+/* attach_slowlib.c — a library whose constructor takes 20 s (attach_busy.c
  * dlslow): it writes $BUSY_DIR/inctor, then sleeps, holding the loader's
  * lock, so an injected dlopen waits past cprof's 10 s deadline. */
 #include <stdio.h>
@@ -12,5 +12,5 @@ __attribute__((constructor)) static void slow(void)
     FILE *f = fopen(path, "w");
     if (f)
         fclose(f);
-    sleep(13);
+    sleep(20);
 }
