@@ -141,18 +141,21 @@ static void each_slot(const dyn_t *d, const gotpatch_sym_t *syms, size_t n,
 #endif
 }
 
-/* Stores v in a slot, lifting the RELRO protection around the store. */
-static bool write_slot(void **slot, void *v, const dyn_t *d)
+/* Replaces expect by v in a slot, lifting the RELRO protection around the
+ * store. A compare-and-swap: a data slot is the program's variable, which
+ * it may set at the same moment (xmlMemSetup); its value then stands. */
+static bool write_slot(void **slot, void *expect, void *v, const dyn_t *d)
 {
     uintptr_t a = (uintptr_t)slot, page = (uintptr_t)sysconf(_SC_PAGESIZE);
     bool ro = a >= d->relro_lo && a < d->relro_hi;
     void *pg = (void *)(a & ~(page - 1));
     if (ro && mprotect(pg, page, PROT_READ | PROT_WRITE) < 0)
         return false;
-    __atomic_store_n(slot, v, __ATOMIC_RELEASE);
+    bool swapped =
+        __atomic_compare_exchange_n(slot, &expect, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     if (ro)
         mprotect(pg, page, PROT_READ);
-    return true;
+    return swapped;
 }
 
 /* Whether [lo, hi) is mapped writable now, per /proc/self/maps text. */
@@ -192,7 +195,7 @@ static void apply_slot(void **slot, size_t k, bool data, const dyn_t *d, void *a
         return;
     }
     log_ents[log_n] = (logent_t){slot, old};
-    if (write_slot(slot, a->syms[k].hook, d)) {
+    if (write_slot(slot, old, a->syms[k].hook, d)) {
         log_n++;
         a->changed++;
     }
@@ -239,7 +242,7 @@ static void restore_slot(void **slot, size_t k, bool data, const dyn_t *d, void 
         return;
     for (size_t i = log_n; i-- > 0;) { /* the latest entry for the slot */
         if (log_ents[i].slot == slot) {
-            if (write_slot(slot, log_ents[i].old, d))
+            if (write_slot(slot, r->syms[k].hook, log_ents[i].old, d))
                 r->restored++;
             return;
         }

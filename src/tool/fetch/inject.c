@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -172,16 +174,27 @@ int inject_read(inject_t *t, uint64_t addr, void *buf, size_t len)
     return pread(t->mem, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -EIO;
 }
 
-/* Waits for the next stop of the thread. 1 stopped (*status), or a
- * negative errno (-ESRCH: it is gone). */
-static int wait_stop(pid_t tid, int *status)
+/* Waits for the next stop of the thread, until deadline (CLOCK_MONOTONIC;
+ * NULL: for ever). 1 stopped (*status), or a negative errno (-ESRCH: it is
+ * gone; -ETIMEDOUT). */
+static int wait_stop(pid_t tid, int *status, const struct timespec *deadline)
 {
+    struct timespec tick = {0, 1000000};
     for (;;) {
-        pid_t w = waitpid(tid, status, __WALL);
+        pid_t w = waitpid(tid, status, __WALL | (deadline ? WNOHANG : 0));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
             return -errno;
+        if (w == 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec > deadline->tv_sec ||
+                (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec))
+                return -ETIMEDOUT;
+            nanosleep(&tick, NULL);
+            continue;
+        }
         if (WIFEXITED(*status) || WIFSIGNALED(*status))
             return -ESRCH;
         return 1;
@@ -193,26 +206,79 @@ static bool is_event_stop(int status)
     return WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP;
 }
 
-/* Inside one of the objects where a stopped thread may hold a lock our
- * calls need (and not waiting in a system call: the two bytes before rip
- * are a syscall instruction). */
-static bool unsafe_at(inject_t *t, uint64_t rip, const inject_map_t *m, size_t n)
+static bool risky_object(const char *path)
 {
     static const char *const risky[] = {"libc.so", "libc-", "ld-linux", "ld-", "libstdc++",
                                          "libgcc_s", "libcprof", "libunwind"};
-    for (size_t i = 0; i < n; i++) {
-        if (rip < m[i].start || rip >= m[i].end)
-            continue;
-        const char *b = base_name(m[i].path);
-        for (size_t k = 0; k < sizeof(risky) / sizeof(risky[0]); k++) {
-            if (strncmp(b, risky[k], strlen(risky[k])) != 0)
-                continue;
-            uint8_t insn[2];
-            return !(inject_read(t, rip - 2, insn, 2) == 0 && insn[0] == 0x0f && insn[1] == 0x05);
-        }
+    const char *b = base_name(path);
+    for (size_t k = 0; k < sizeof(risky) / sizeof(risky[0]); k++)
+        if (strncmp(b, risky[k], strlen(risky[k])) == 0)
+            return true;
+    return false;
+}
+
+static bool in_risky_object(uint64_t addr, const inject_map_t *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (addr >= m[i].start && addr < m[i].end)
+            return risky_object(m[i].path);
+    return false;
+}
+
+/* Whether a thread stopped just after the system call r->orig_rax in the C
+ * library waits there holding none of its locks. Only blocking calls a
+ * program makes itself qualify: mmap, brk, mprotect, openat... may be
+ * malloc's or dlopen's, with the arena or loader lock held. A futex wait
+ * qualifies only on a word outside the risky objects: the loader's lock,
+ * the main arena's, stdio's are all in their data. */
+static bool blocking_call(const struct user_regs_struct *r, const inject_map_t *m, size_t n)
+{
+    switch ((long)r->orig_rax) {
+    case SYS_read: case SYS_readv: case SYS_poll: case SYS_ppoll: case SYS_select:
+    case SYS_pselect6: case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_nanosleep:
+    case SYS_clock_nanosleep: case SYS_wait4: case SYS_waitid: case SYS_accept:
+    case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg: case SYS_pause:
+    case SYS_rt_sigtimedwait: case SYS_rt_sigsuspend:
+        return true;
+    case SYS_futex: {
+        int op = (int)r->rsi & FUTEX_CMD_MASK;
+        return (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET) && !in_risky_object(r->rdi, m, n);
+    }
+    default:
         return false;
     }
+}
+
+/* Inside one of the objects where a stopped thread may hold a lock our
+ * calls need, unless waiting in the C library in a blocking system call
+ * (the two bytes before rip are a syscall instruction). The loader makes
+ * its own system calls only inside dlopen and its kin: never safe there. */
+static bool unsafe_at(inject_t *t, const struct user_regs_struct *r, const inject_map_t *m,
+                      size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (r->rip < m[i].start || r->rip >= m[i].end)
+            continue;
+        if (!risky_object(m[i].path))
+            return false;
+        const char *b = base_name(m[i].path);
+        if (strncmp(b, "libc.so", 7) != 0 && strncmp(b, "libc-", 5) != 0)
+            return true;
+        uint8_t insn[2];
+        return !(inject_read(t, r->rip - 2, insn, 2) == 0 && insn[0] == 0x0f &&
+                 insn[1] == 0x05 && blocking_call(r, m, n));
+    }
     return false;
+}
+
+/* Whether the thread blocks SIGSEGV (it runs a SIGSEGV handler, say): the
+ * calls' return faults, and a fault while blocked would reset the
+ * program's handler to the default, the next SIGSEGV then killing it. */
+static bool segv_blocked(pid_t tid)
+{
+    uint64_t mask;
+    return ptrace(PTRACE_GETSIGMASK, tid, sizeof(mask), &mask) == 0 &&
+           (mask & (1ull << (SIGSEGV - 1)));
 }
 
 /* Holds the thread in a ptrace stop: interrupts it, delivering any signal
@@ -223,7 +289,7 @@ static int interrupt(inject_t *t, char *err, size_t errlen)
         return err_fmt(err, errlen, -errno, "PTRACE_INTERRUPT: %s", strerror(errno));
     }
     for (;;) {
-        int st, rc = wait_stop(t->tid, &st);
+        int st, rc = wait_stop(t->tid, &st, NULL);
         if (rc < 0) {
             return err_fmt(err, errlen, rc, "the process exited");
         }
@@ -277,11 +343,12 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
             rc = err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
             break;
         }
-        if (!unsafe_at(t, t->saved.rip, m, n))
+        if (!unsafe_at(t, &t->saved, m, n) && !segv_blocked(pid))
             break;
         if (i == SAFE_TRIES) {
-            rc = err_fmt(err, errlen, -EAGAIN, "the thread never left the C library or the "
-                         "loader for a moment; try again");
+            rc = err_fmt(err, errlen, -EAGAIN, "the thread never stood outside the C library "
+                         "and the loader (nor waited in a blocking system call) with SIGSEGV "
+                         "unblocked, in %d tries; try again", SAFE_TRIES);
             break;
         }
         ptrace(PTRACE_CONT, pid, 0, 0);
@@ -310,6 +377,40 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
     return 0;
 }
 
+/* Runs the thread until the call started returns to address 0. */
+static int finish_call(inject_t *t, uint64_t *ret, const struct timespec *deadline, char *err,
+                       size_t errlen)
+{
+    for (;;) {
+        int st, rc = wait_stop(t->tid, &st, deadline);
+        if (rc == -ETIMEDOUT) {
+            return err_fmt(err, errlen, rc, "the call did not return within %d s",
+                           INJECT_CALL_TIMEOUT);
+        }
+        if (rc < 0) {
+            return err_fmt(err, errlen, rc, "the process exited during the call");
+        }
+        int sig = WSTOPSIG(st);
+        if (is_event_stop(st)) { /* a group stop: carry on with the call */
+            ptrace(PTRACE_CONT, t->tid, 0, 0);
+            continue;
+        }
+        if (sig == SIGSEGV) { /* the return to address 0, or a fault of the call's */
+            struct user_regs_struct now;
+            if (ptrace(PTRACE_GETREGS, t->tid, 0, &now) < 0) {
+                return err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
+            }
+            if (now.rip == 0) {
+                *ret = now.rax;
+                return 0;
+            }
+        }
+        /* Any other signal is the program's: a handled one lets the call go
+         * on, a fatal one ends the process as it would have anyway. */
+        ptrace(PTRACE_CONT, t->tid, 0, (void *)(uintptr_t)sig);
+    }
+}
+
 int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,
                 char *err, size_t errlen)
 {
@@ -329,30 +430,19 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
     if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
         return err_fmt(err, errlen, -errno, "ptrace: %s", strerror(errno));
     }
-    for (;;) {
-        int st, rc = wait_stop(t->tid, &st);
-        if (rc < 0) {
-            return err_fmt(err, errlen, rc, "the process exited during the call");
-        }
-        int sig = WSTOPSIG(st);
-        if (is_event_stop(st)) { /* a group stop: carry on with the call */
-            ptrace(PTRACE_CONT, t->tid, 0, 0);
-            continue;
-        }
-        if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL) {
-            struct user_regs_struct now;
-            if (ptrace(PTRACE_GETREGS, t->tid, 0, &now) < 0) {
-                return err_fmt(err, errlen, -errno, "PTRACE_GETREGS: %s", strerror(errno));
-            }
-            if (sig == SIGSEGV && now.rip == 0) {
-                *ret = now.rax;
-                return 0;
-            }
-            return err_fmt(err, errlen, -EFAULT, "the call faulted (signal %d at %#llx); the "
-                           "fault was not delivered", sig, (unsigned long long)now.rip);
-        }
-        ptrace(PTRACE_CONT, t->tid, 0, (void *)(uintptr_t)sig);
-    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += INJECT_CALL_TIMEOUT;
+    return finish_call(t, ret, &deadline, err, errlen);
+}
+
+int inject_wait(inject_t *t, uint64_t *ret, char *err, size_t errlen)
+{
+    sigset_t held;
+    sigprocmask(SIG_SETMASK, &t->oldmask, &held);
+    int rc = finish_call(t, ret, NULL, err, errlen);
+    sigprocmask(SIG_SETMASK, &held, NULL);
+    return rc;
 }
 
 int inject_close(inject_t *t, char *err, size_t errlen)
@@ -395,6 +485,12 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
                 char *err, size_t errlen)
 {
     (void)t, (void)fn, (void)args, (void)nargs, (void)ret, (void)err, (void)errlen;
+    return -ENOTSUP;
+}
+
+int inject_wait(inject_t *t, uint64_t *ret, char *err, size_t errlen)
+{
+    (void)t, (void)ret, (void)err, (void)errlen;
     return -ENOTSUP;
 }
 

@@ -296,6 +296,23 @@ static const char *attach_error(int rc)
     }
 }
 
+/* inject_call, waiting on past its deadline with a word to the user: a
+ * call that is slow (a loaded machine, a library constructor holding the
+ * loader's lock) still completes, and a wedged one is left to the user to
+ * give up on, knowing the price. */
+static int call(inject_t *t, const char *name, uint64_t fn, const uint64_t *args, int nargs,
+                uint64_t *ret, char *err, size_t errlen, const char *cmd, pid_t pid)
+{
+    int rc = inject_call(t, fn, args, nargs, ret, err, errlen);
+    if (rc != -ETIMEDOUT)
+        return rc;
+    driver_msg("cprof %s: process %d did not return from %s within %d s; it may be wedged. "
+               "cprof keeps waiting; interrupting cprof now leaves the call running without "
+               "it, and the process then crashes when the call returns (to address 0)", cmd,
+               (int)pid, name, INJECT_CALL_TIMEOUT);
+    return inject_wait(t, ret, err, errlen);
+}
+
 /* The calls, in the held thread: dlopen, dlsym, the entry point. *rc gets
  * what the entry point returned. 0, or 1 with the message printed. */
 static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const char *entry,
@@ -306,9 +323,10 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
     int saved_errno; /* the thread may be about to read it: the calls keep it */
     uint64_t margs[] = {0, SCRATCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         (uint64_t)-1, 0};
-    if (inject_call(t, f->errno_location, NULL, 0, &errno_at, err, sizeof(err)) < 0 ||
+    if (call(t, "__errno_location", f->errno_location, NULL, 0, &errno_at, err, sizeof(err),
+             cmd, pid) < 0 ||
         inject_read(t, errno_at, &saved_errno, sizeof(saved_errno)) < 0 ||
-        inject_call(t, f->mmap, margs, 6, &scratch, err, sizeof(err)) < 0) {
+        call(t, "mmap", f->mmap, margs, 6, &scratch, err, sizeof(err), cmd, pid) < 0) {
         driver_msg("cprof %s: process %d: %s", cmd, (int)pid, err);
         return 1;
     }
@@ -325,14 +343,14 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
         goto unmap;
     }
     uint64_t oargs[] = {scratch, RTLD_NOW | (noload ? RTLD_NOLOAD : RTLD_LOCAL)}, handle;
-    if (inject_call(t, f->dlopen, oargs, 2, &handle, err, sizeof(err)) < 0) {
+    if (call(t, "dlopen", f->dlopen, oargs, 2, &handle, err, sizeof(err), cmd, pid) < 0) {
         driver_msg("cprof %s: process %d: dlopen: %s", cmd, (int)pid, err);
         goto unmap;
     }
     if (!handle) {
         char why[512] = "unknown error";
         uint64_t msg;
-        if (inject_call(t, f->dlerror, NULL, 0, &msg, err, sizeof(err)) == 0 && msg &&
+        if (call(t, "dlerror", f->dlerror, NULL, 0, &msg, err, sizeof(err), cmd, pid) == 0 && msg &&
             inject_read(t, msg, why, sizeof(why) - 1) < 0)
             snprintf(why, sizeof(why), "unknown error");
         why[sizeof(why) - 1] = '\0';
@@ -340,13 +358,13 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
         goto unmap;
     }
     uint64_t sargs[] = {handle, scratch + ll}, fn;
-    if (inject_call(t, f->dlsym, sargs, 2, &fn, err, sizeof(err)) < 0 || !fn) {
+    if (call(t, "dlsym", f->dlsym, sargs, 2, &fn, err, sizeof(err), cmd, pid) < 0 || !fn) {
         driver_msg("cprof %s: %s in process %d has no %s (an older cprof?)", cmd, lib,
                 (int)pid, entry);
         goto unmap;
     }
     uint64_t eargs[] = {scratch + ll + el};
-    if (inject_call(t, fn, eargs, 1, &ret, err, sizeof(err)) < 0) {
+    if (call(t, entry, fn, eargs, 1, &ret, err, sizeof(err), cmd, pid) < 0) {
         driver_msg("cprof %s: process %d: %s: %s", cmd, (int)pid, entry, err);
         goto unmap;
     }
@@ -354,7 +372,7 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
     status = 0;
 unmap:;
     uint64_t uargs[] = {scratch, SCRATCH};
-    if (inject_call(t, f->munmap, uargs, 2, &ret, err, sizeof(err)) < 0)
+    if (call(t, "munmap", f->munmap, uargs, 2, &ret, err, sizeof(err), cmd, pid) < 0)
         driver_msg("cprof %s: process %d: munmap: %s", cmd, (int)pid, err);
 out:
     inject_write(t, errno_at, &saved_errno, sizeof(saved_errno));
