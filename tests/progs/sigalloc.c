@@ -4,7 +4,7 @@
  * glibc runs it; under cprof a handler that interrupts a hook holding a
  * lock must not wait for it (heap.h).
  *
- *   sigalloc [MIN_HANDLER_CALLS]   (default 2000 per signal; SIGPROF
+ *   sigalloc [MIN_HANDLER_CALLS]   (default 1000 per signal; SIGPROF
  *   comes at most once a scheduler tick whatever the interval asks)
  *
  * Runs until each handler ran that often (or 30 s of wall time passed) and
@@ -56,7 +56,7 @@ static uint64_t next(void)
 
 int main(int argc, char **argv)
 {
-    long want = argc > 1 ? atol(argv[1]) : 2000;
+    long want = argc > 1 ? atol(argv[1]) : 1000;
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < RING; i++)
             ring[k][i] = malloc(HANDLER_SIZE);
