@@ -4,9 +4,11 @@
  * cpu/nanoseconds when profiling stops.
  *
  * Owns: the profiling session (one at a time: CPROF_CPU_PROFILE for the
- * whole run, cprof_cpu_start/cprof_cpu_stop, or /debug/pprof/profile), the
- * per-thread timers, the drain thread and its table of stacks, and the
- * profile writer. The signal handler and the ring are cpuring.h.
+ * whole run, cprof_cpu_start/cprof_cpu_stop, or /debug/pprof/profile; its
+ * state machine and file are session.h's), the per-thread timers, the
+ * drain thread and its table of stacks (whose samples also go to a running
+ * execution trace, trace.h), and the profile writer. The signal handler and
+ * the ring are cpuring.h.
  *
  * Timers: one POSIX timer per thread on that thread's CPU-time clock
  * (CLOCK_THREAD_CPUTIME_ID of the tid), firing every 1/CPROF_CPU_HZ s of
