@@ -168,6 +168,10 @@ $(B)/asan/cprof: $(ASAN_LAYER_LIBS)
 # libcprof.so under UBSan, for runtime_ubsan.sh (the multi-threaded e2e tests
 # run with it preloaded). ASan and TSan cannot wrap it: see README, Testing.
 UBSAN := -fsanitize=undefined -fno-sanitize-recover=all
+# clang links its sanitizer runtime into executables only: a shared object
+# takes the shared runtime, found through an rpath to clang's own folder.
+CLANG_SHARED_SAN = -shared-libsan -Wl,-rpath,$(shell $(CC) -print-resource-dir)/lib/linux
+UBSAN_LINK := $(UBSAN) $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n1)),$(CLANG_SHARED_SAN))
 UBSAN_RUNTIME_OBJ := $(patsubst $(B)/pic/%,$(B)/ubsan/pic/%,$(RUNTIME_OBJ) $(PROFILE_OBJ) $(BASE_OBJ))
 
 $(B)/ubsan/pic/%.o: %.c
@@ -175,7 +179,7 @@ $(B)/ubsan/pic/%.o: %.c
 	$(CC) $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -MP -c -o $@ $<
 
 $(B)/ubsan/libcprof.so: $(UBSAN_RUNTIME_OBJ)
-	$(CC) -shared $(UBSAN) -o $@.tmp $^ $(RUNTIME_LIBS) \
+	$(CC) -shared $(UBSAN_LINK) -o $@.tmp $^ $(RUNTIME_LIBS) \
 	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
 
 # --- fuzzing -----------------------------------------------------------------
