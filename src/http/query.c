@@ -2,41 +2,10 @@
  * query.h). */
 #include "query.h"
 
+#include "base/url.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* url.QueryUnescape of s[0..len) into out (room for len + 1); false on a
- * malformed escape. */
-static bool unescape(const char *s, size_t len, char *out)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '%') {
-            if (i + 2 >= len)
-                return false;
-            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
-            if (h < 0 || l < 0)
-                return false;
-            out[n++] = (char)(h * 16 + l);
-            i += 2;
-        } else {
-            out[n++] = s[i] == '+' ? ' ' : s[i];
-        }
-    }
-    out[n] = '\0';
-    return true;
-}
 
 char *query_get(const char *raw, const char *key)
 {
@@ -53,7 +22,7 @@ char *query_get(const char *raw, const char *key)
         char *k = malloc(kl + 1);
         if (!k)
             return NULL;
-        bool match = unescape(pair, kl, k) && strlen(k) == klen && memcmp(k, key, klen) == 0;
+        bool match = url_unescape(pair, kl, k) && strlen(k) == klen && memcmp(k, key, klen) == 0;
         free(k);
         if (!match)
             continue;
@@ -61,7 +30,7 @@ char *query_get(const char *raw, const char *key)
         char *v = malloc(vl + 1);
         if (!v)
             return NULL;
-        if (unescape(eq ? eq + 1 : "", vl, v))
+        if (url_unescape(eq ? eq + 1 : "", vl, v))
             return v;
         free(v); /* Go skips the pair; a later one may still match */
     }
@@ -122,7 +91,7 @@ bool query_parse_uint0(const char *s, size_t len, uint64_t *out)
             saw = '_';
             continue;
         }
-        int d = hexval(c);
+        int d = url_hex_digit(c);
         if (d < 0 || (unsigned)d >= base)
             return false;
         saw = '0';

@@ -1,4 +1,4 @@
-// links: src/http/query.c
+// links: src/http/query.c src/base/url.c
 /* test_http_query.c — the Go-compatible parsers of the /debug/pprof/
  * server: url.ParseQuery + Values.Get, strconv.Atoi, ParseUint(s, 0, 64),
  * ServeMux's cleanPath, base64 and the credential comparison. Expected

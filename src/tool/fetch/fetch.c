@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/url.h"
 #include "cprof.h"
 #include "profile/decode.h"
 
@@ -43,22 +44,11 @@ static char *dupn(const char *s, size_t n)
     return d;
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Every '%' starts a valid escape. */
 static bool escapes_ok(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (s[i] == '%' && (i + 2 >= n || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0))
+        if (s[i] == '%' && (i + 2 >= n || url_hex_digit(s[i + 1]) < 0 || url_hex_digit(s[i + 2]) < 0))
             return false;
     return true;
 }
@@ -193,31 +183,14 @@ typedef struct {
     char *k, *v;
 } kv_t;
 
-/* Go's QueryUnescape: '+' is a space; a bad escape fails. */
+/* Go's QueryUnescape, allocated: '+' is a space; a bad escape fails. */
 static char *query_unescape(const char *s, size_t n)
 {
     char *o = malloc(n + 1);
-    if (!o)
+    if (o && !url_unescape(s, n, o)) {
+        free(o);
         return NULL;
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%') {
-            if (i + 2 >= n) {
-                free(o);
-                return NULL;
-            }
-            int a = hexval(s[i + 1]), b = hexval(s[i + 2]);
-            if (a < 0 || b < 0) {
-                free(o);
-                return NULL;
-            }
-            o[j++] = (char)(a * 16 + b);
-            i += 2;
-        } else {
-            o[j++] = s[i] == '+' ? ' ' : s[i];
-        }
     }
-    o[j] = '\0';
     return o;
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/sbuf.h"
+#include "base/url.h"
 
 struct rx {
     pcre2_code *code;
@@ -94,14 +95,6 @@ static void emit_rune(sbuf_t *o, uint32_t r)
         sb_printf(o, "\\x{%x}", (unsigned)r);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c |= 0x20;
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* Go's parseEscape: s points at the backslash. */
 static bool parse_escape(parser_t *p, const char **s, uint32_t *r)
 {
@@ -130,7 +123,7 @@ static bool parse_escape(parser_t *p, const char **s, uint32_t *r)
             uint32_t v = 0;
             int n = 0;
             for (; *t && *t != '}'; t++, n++) {
-                int h = hexval(*t);
+                int h = url_hex_digit(*t);
                 if (h < 0 || (v = v * 16 + (uint32_t)h) > 0x10ffff)
                     goto bad;
             }
@@ -140,7 +133,7 @@ static bool parse_escape(parser_t *p, const char **s, uint32_t *r)
             *s = t + 1;
             return true;
         }
-        int x = hexval(t[0]), y = t[1] ? hexval(t[1]) : -1;
+        int x = url_hex_digit(t[0]), y = t[1] ? url_hex_digit(t[1]) : -1;
         t += t[1] ? 2 : 1;
         if (x < 0 || y < 0)
             break;
