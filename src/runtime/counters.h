@@ -40,6 +40,21 @@ static inline counters_t *counters_block(rt_thread_t *t)
     return RT_LIKELY(s != NULL) ? s : counters_acquire(t);
 }
 
+/* Counts into a block the caller holds (the hooks' fast path, which has
+ * already checked t->stats). */
+static inline void counters_add_alloc(counters_t *s, uint64_t bytes)
+{
+    __atomic_store_n(&s->mallocs, s->mallocs + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->alloc_bytes, s->alloc_bytes + bytes, __ATOMIC_RELAXED);
+}
+
+/* count is 1 for a free, (uint64_t)-1 to take one back (failed realloc). */
+static inline void counters_add_free(counters_t *s, uint64_t count, uint64_t bytes)
+{
+    __atomic_store_n(&s->frees, s->frees + count, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->free_bytes, s->free_bytes + bytes, __ATOMIC_RELAXED);
+}
+
 static inline void counters_alloc(rt_thread_t *t, uint64_t bytes)
 {
     counters_t *s = counters_block(t);
@@ -47,11 +62,9 @@ static inline void counters_alloc(rt_thread_t *t, uint64_t bytes)
         counters_orphan_add(1, 0, bytes, 0);
         return;
     }
-    __atomic_store_n(&s->mallocs, s->mallocs + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->alloc_bytes, s->alloc_bytes + bytes, __ATOMIC_RELAXED);
+    counters_add_alloc(s, bytes);
 }
 
-/* count is 1 for a free, (uint64_t)-1 to take one back (failed realloc). */
 static inline void counters_free(rt_thread_t *t, uint64_t count, uint64_t bytes)
 {
     counters_t *s = counters_block(t);
@@ -59,8 +72,7 @@ static inline void counters_free(rt_thread_t *t, uint64_t count, uint64_t bytes)
         counters_orphan_add(0, count, 0, bytes);
         return;
     }
-    __atomic_store_n(&s->frees, s->frees + count, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->free_bytes, s->free_bytes + bytes, __ATOMIC_RELAXED);
+    counters_add_free(s, count, bytes);
 }
 
 void counters_sum(counters_sum_t *out);

@@ -28,7 +28,7 @@ static size_t boot_used;
 
 static bool is_boot(const void *p)
 {
-    return (const char *)p >= boot_buf && (const char *)p < boot_buf + BOOT_SIZE;
+    return (uintptr_t)p - (uintptr_t)boot_buf < BOOT_SIZE;
 }
 
 /* Each block is preceded by its size (16 bytes, to keep alignment). */
@@ -122,8 +122,10 @@ static void resolve(void)
     rt_next.valloc = n.valloc;
     rt_next.pvalloc = n.pvalloc;
     rt_next.malloc_usable_size = n.malloc_usable_size;
-    rt_glibc_chunks = glibc_chunks(&n);
+    bool chunks = glibc_chunks(&n);
     __atomic_store_n(&rt_next.malloc, n.malloc, __ATOMIC_RELEASE);
+    /* Last: it opens the fast paths, which take rt_next as resolved. */
+    __atomic_store_n(&rt_glibc_chunks, chunks, __ATOMIC_RELEASE);
     resolving = false;
     rt_guard_leave(g);
 }
@@ -157,7 +159,18 @@ static inline bool own_heap(const rt_thread_t *t)
         r_;                                                                              \
     })
 
-RT_EXPORT void *malloc(size_t size)
+/* --- the fast paths: malloc and free of a thread outside cprof, on glibc --
+ *
+ * What an unsampled pair costs is all here: the tests of fast_ok, the
+ * sampler countdown, two counter stores per call, the chunk header read,
+ * and on free the range tests and the live-map filter. glibc's malloc and
+ * free call nothing cprof hooks, so they run without the guard (a plain
+ * call, and on free a jump). Anything else (the first call of a thread,
+ * cprof's own work, the bootstrap and private heaps, another allocator,
+ * a sample) goes to the general paths by a tail call, which leaves no
+ * frame of its own on the stack. */
+
+static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
     if (RT_UNLIKELY(need_boot()))
         return boot_alloc(size, 16);
@@ -170,7 +183,7 @@ RT_EXPORT void *malloc(size_t size)
     return p;
 }
 
-RT_EXPORT void free(void *p)
+static __attribute__((noinline)) void free_slow(void *p)
 {
     if (!p || RT_UNLIKELY(is_boot(p)))
         return;
@@ -184,8 +197,6 @@ RT_EXPORT void free(void *p)
     rt_thread_t *t = &rt_self;
     if (!t->guard) {
         heap_on_free(t, p, NULL);
-        /* glibc's free calls nothing cprof hooks: no guard needed, and
-         * the call becomes a jump. */
         if (RT_LIKELY(rt_glibc_chunks)) {
             rt_next.free(p);
             return;
@@ -195,6 +206,44 @@ RT_EXPORT void free(void *p)
         t->guard--;
         return;
     }
+    rt_next.free(p);
+}
+
+/* A free of a block the live-map filter may hold: recorded, then freed. */
+static __attribute__((noinline)) void free_sampled(void *p)
+{
+    heap_record_free(p, NULL);
+    rt_next.free(p);
+}
+
+/* Whether a hook may take the fast path: the thread has its counters, is
+ * not in cprof, and the next allocator is glibc, resolved. */
+static inline bool fast_ok(const rt_thread_t *t, const counters_t *s)
+{
+    return s && !t->guard && __atomic_load_n(&rt_glibc_chunks, __ATOMIC_ACQUIRE);
+}
+
+RT_EXPORT void *malloc(size_t size)
+{
+    rt_thread_t *t = &rt_self;
+    counters_t *s = t->stats;
+    if (RT_UNLIKELY(!fast_ok(t, s) || !sampler_skip(t, size)))
+        return malloc_slow(size);
+    void *p = rt_next.malloc(size);
+    if (RT_LIKELY(p != NULL))
+        counters_add_alloc(s, rt_glibc_usable(p));
+    return p;
+}
+
+RT_EXPORT void free(void *p)
+{
+    rt_thread_t *t = &rt_self;
+    counters_t *s = t->stats;
+    if (RT_UNLIKELY(!p || !fast_ok(t, s) || is_boot(p) || ownheap_contains(p)))
+        return free_slow(p);
+    counters_add_free(s, 1, rt_glibc_usable(p));
+    if (RT_UNLIKELY(livemap_maybe(p)))
+        return free_sampled(p);
     rt_next.free(p);
 }
 

@@ -99,7 +99,7 @@ extern bool rt_glibc_chunks;
 static inline size_t rt_glibc_usable(const void *p)
 {
     size_t h = ((const size_t *)p)[-1];
-    return (h & ~(size_t)7) - (h & 2 ? 16 : 8);
+    return (h & ~(size_t)7) - 8 - ((h & 2) << 2); /* IS_MMAPPED (2): 16 */
 }
 
 static inline size_t rt_usable_size(void *p)

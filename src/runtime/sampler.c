@@ -48,6 +48,8 @@ static int64_t draw_gap(rt_thread_t *t, int64_t rate)
 
 bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
 {
+    if (rate <= 0) /* changed to 0 since sampler_skip looked */
+        return false;
     if (RT_UNLIKELY(t->rng == 0)) {
         /* A new thread: seed, and draw its first gap as Go does for a new
          * mcache, so the first allocation is not always sampled. */

@@ -20,16 +20,26 @@ extern int64_t sampler_rate; /* bytes; read relaxed on every allocation */
  * Returns whether this allocation is sampled. */
 bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate);
 
-static inline bool sampler_take(rt_thread_t *t, size_t size)
+/* The common case, inline in the hooks: true when the allocation is not
+ * sampled (its size then taken off the countdown, or the rate is 0);
+ * false when sampler_slow must decide, with nothing changed, so a caller
+ * may hand the allocation on to a path that calls sampler_take. One test
+ * of the rate (> 1: counting down) and one of the countdown. */
+static inline bool sampler_skip(rt_thread_t *t, size_t size)
 {
     int64_t rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
-    if (rate <= 0)
-        return false;
-    if (rate != 1 && (int64_t)size < t->next_sample) {
+    if (RT_LIKELY(rate > 1 && (int64_t)size < t->next_sample)) {
         t->next_sample -= (int64_t)size;
-        return false;
+        return true;
     }
-    return sampler_slow(t, size, rate);
+    return rate <= 0;
+}
+
+static inline bool sampler_take(rt_thread_t *t, size_t size)
+{
+    if (sampler_skip(t, size))
+        return false;
+    return sampler_slow(t, size, __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED));
 }
 
 void sampler_set_rate(int64_t rate);
