@@ -15,7 +15,7 @@ static bool have_key;
 static void on_thread_exit(void *arg)
 {
     counters_t *s = arg;
-    rt_self.stats = NULL;
+    rt_self.stats = rt_self.fast = NULL;
     rt_self.exited = 1;
     rt_lock(&lock);
     s->next_free = free_blocks;
@@ -53,6 +53,7 @@ counters_t *counters_acquire(rt_thread_t *t)
         pthread_setspecific(exit_key, s);
     rt_guard_leave(g);
     t->stats = s;
+    t->fast = __atomic_load_n(&rt_glibc_chunks, __ATOMIC_ACQUIRE) ? s : NULL;
     return s;
 }
 

@@ -216,17 +216,18 @@ static __attribute__((noinline)) void free_sampled(void *p)
     rt_next.free(p);
 }
 
-/* Whether a hook may take the fast path: the thread has its counters, is
- * not in cprof, and the next allocator is glibc, resolved. */
+/* Whether a hook may take the fast path: the thread has its counters and
+ * the next allocator is glibc, resolved (s = t->fast), and it is not in
+ * cprof. */
 static inline bool fast_ok(const rt_thread_t *t, const counters_t *s)
 {
-    return s && !t->guard && __atomic_load_n(&rt_glibc_chunks, __ATOMIC_ACQUIRE);
+    return s && !t->guard;
 }
 
 RT_EXPORT void *malloc(size_t size)
 {
     rt_thread_t *t = &rt_self;
-    counters_t *s = t->stats;
+    counters_t *s = t->fast;
     if (RT_UNLIKELY(!fast_ok(t, s) || !sampler_skip(t, size)))
         return malloc_slow(size);
     void *p = rt_next.malloc(size);
@@ -238,7 +239,7 @@ RT_EXPORT void *malloc(size_t size)
 RT_EXPORT void free(void *p)
 {
     rt_thread_t *t = &rt_self;
-    counters_t *s = t->stats;
+    counters_t *s = t->fast;
     if (RT_UNLIKELY(!p || !fast_ok(t, s) || is_boot(p) || ownheap_contains(p)))
         return free_slow(p);
     counters_add_free(s, 1, rt_glibc_usable(p));

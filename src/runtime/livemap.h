@@ -21,7 +21,7 @@
 #define LIVE_SIZE_MAX ((1ull << LIVE_SIZE_BITS) - 1)
 
 #define LIVEMAP_FILTER_SLOTS (1u << 16)
-extern uint32_t *livemap_filter;
+extern uint32_t *livemap_filter __attribute__((visibility("hidden")));
 
 static inline uint64_t livemap_mix(const void *p)
 {

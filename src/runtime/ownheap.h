@@ -26,8 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-extern uintptr_t ownheap_base; /* 0 until first use */
-extern size_t ownheap_size;    /* bytes reserved */
+/* hidden: the hooks read them with one instruction, not through the GOT */
+extern uintptr_t ownheap_base __attribute__((visibility("hidden"))); /* 0 until first use */
+extern size_t ownheap_size __attribute__((visibility("hidden")));    /* bytes reserved */
 
 static inline bool ownheap_contains(const void *p)
 {

@@ -28,7 +28,10 @@ typedef struct counters counters_t;
 typedef struct {
     int64_t next_sample;  /* bytes left before the next sample (Go's nextSample) */
     uint64_t rng;         /* xorshift64* state; 0 = not seeded yet */
-    counters_t *stats;      /* this thread's counters (counters.h), or NULL */
+    counters_t *stats;    /* this thread's counters (counters.h), or NULL */
+    counters_t *fast;     /* the same while the hooks' fast path may count
+                           * into it (the next allocator is glibc), else
+                           * NULL: one test for both (hooks.c) */
     uintptr_t stack_lo;   /* this thread's stack bounds, for the fp walk; */
     uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
     uint32_t guard;       /* nonzero while cprof itself runs on this thread */
@@ -81,11 +84,11 @@ typedef struct {
     size_t (*malloc_usable_size)(void *);
 } rt_next_t;
 
-extern rt_next_t rt_next;
+extern rt_next_t rt_next __attribute__((visibility("hidden")));
 
 /* Set once at resolve (hooks.c) when the next allocator is glibc's and
  * its blocks were seen to carry glibc's chunk header. */
-extern bool rt_glibc_chunks;
+extern bool rt_glibc_chunks __attribute__((visibility("hidden")));
 
 /* Usable size of a block of the next allocator (0 if it cannot tell).
  * glibc: read from the chunk header in the word before the block (the

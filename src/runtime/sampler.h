@@ -14,7 +14,8 @@
 
 #include <stdint.h>
 
-extern int64_t sampler_rate; /* bytes; read relaxed on every allocation */
+/* bytes; read relaxed on every allocation (hidden: one instruction) */
+extern int64_t sampler_rate __attribute__((visibility("hidden")));
 
 /* Slow path of sampler_take: seeds a new thread, or draws the next gap.
  * Returns whether this allocation is sampled. */
