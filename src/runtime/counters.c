@@ -16,6 +16,7 @@ static void on_thread_exit(void *arg)
 {
     counters_t *s = arg;
     rt_self.stats = rt_self.fast = NULL;
+    rt_self.slow = 1;
     rt_self.exited = 1;
     rt_lock(&lock);
     s->next_free = free_blocks;
@@ -54,6 +55,7 @@ counters_t *counters_acquire(rt_thread_t *t)
     rt_guard_leave(g);
     t->stats = s;
     t->fast = __atomic_load_n(&rt_glibc_chunks, __ATOMIC_ACQUIRE) ? s : NULL;
+    t->slow = !t->fast;
     return s;
 }
 

@@ -161,7 +161,7 @@ static inline bool own_heap(const rt_thread_t *t)
 
 /* --- the fast paths: malloc and free of a thread outside cprof, on glibc --
  *
- * What an unsampled pair costs is all here: the tests of fast_ok, the
+ * What an unsampled pair costs is all here: the test of the gate, the
  * sampler countdown, two counter stores per call, the chunk header read,
  * and on free the range tests and the live-map filter. glibc's malloc and
  * free call nothing cprof hooks, so they run without the guard (a plain
@@ -216,33 +216,26 @@ static __attribute__((noinline)) void free_sampled(void *p)
     rt_next.free(p);
 }
 
-/* Whether a hook may take the fast path: the thread has its counters and
- * the next allocator is glibc, resolved (s = t->fast), and it is not in
- * cprof. */
-static inline bool fast_ok(const rt_thread_t *t, const counters_t *s)
-{
-    return s && !t->guard;
-}
-
+/* A hook takes the fast path when t->gate is zero: the thread is not in
+ * cprof (guard) and holds its counters with glibc behind (fast, set when
+ * slow is 0). */
 RT_EXPORT void *malloc(size_t size)
 {
     rt_thread_t *t = &rt_self;
-    counters_t *s = t->fast;
-    if (RT_UNLIKELY(!fast_ok(t, s) || !sampler_skip(t, size)))
+    if (RT_UNLIKELY(t->gate != 0 || !sampler_skip(t, size)))
         return malloc_slow(size);
     void *p = rt_next.malloc(size);
     if (RT_LIKELY(p != NULL))
-        counters_add_alloc(s, rt_glibc_usable(p));
+        counters_add_alloc(t->fast, rt_glibc_usable(p));
     return p;
 }
 
 RT_EXPORT void free(void *p)
 {
     rt_thread_t *t = &rt_self;
-    counters_t *s = t->fast;
-    if (RT_UNLIKELY(!p || !fast_ok(t, s) || is_boot(p) || ownheap_contains(p)))
+    if (RT_UNLIKELY(!p || t->gate != 0 || is_boot(p) || ownheap_contains(p)))
         return free_slow(p);
-    counters_add_free(s, 1, rt_glibc_usable(p));
+    counters_add_free(t->fast, 1, rt_glibc_usable(p));
     if (RT_UNLIKELY(livemap_maybe(p)))
         return free_sampled(p);
     rt_next.free(p);

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));
+__thread rt_thread_t rt_self __attribute__((tls_model("initial-exec"))) = {.slow = 1};
 /* Filled by hooks.c when the next definitions are resolved. */
 rt_next_t rt_next;
 

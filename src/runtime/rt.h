@@ -30,11 +30,16 @@ typedef struct {
     uint64_t rng;         /* xorshift64* state; 0 = not seeded yet */
     counters_t *stats;    /* this thread's counters (counters.h), or NULL */
     counters_t *fast;     /* the same while the hooks' fast path may count
-                           * into it (the next allocator is glibc), else
-                           * NULL: one test for both (hooks.c) */
+                           * into it (the next allocator is glibc), else NULL */
     uintptr_t stack_lo;   /* this thread's stack bounds, for the fp walk; */
     uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
-    uint32_t guard;       /* nonzero while cprof itself runs on this thread */
+    union {
+        struct {
+            uint32_t guard; /* nonzero while cprof itself runs on this thread */
+            uint32_t slow;  /* nonzero while fast is NULL (1 in a new thread) */
+        };
+        uint64_t gate;      /* both: zero opens the hooks' fast path, one test */
+    };
     uint32_t own;         /* nonzero while that is cprof's own work (not a
                            * forward to the next allocator): its allocations
                            * come from the private heap, ownheap.h */
@@ -49,7 +54,7 @@ typedef struct {
                            * (inverted: a leak scan must not take it for a
                            * pointer), and this thread's allocation count */
     uint64_t temp_mark;   /*   right after it: a temporary if freed unchanged */
-} rt_thread_t;
+} __attribute__((aligned(64))) rt_thread_t; /* the fast path's fields share a line */
 
 extern __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));
 
