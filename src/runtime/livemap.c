@@ -21,13 +21,13 @@ typedef struct {
     uint64_t count;
 } __attribute__((aligned(64))) stripe_t;
 
-uint32_t *livemap_filter;
+uint8_t *livemap_filter;
 static stripe_t stripes[NSTRIPES];
 
 int livemap_init(void)
 {
     if (!livemap_filter) {
-        uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
+        uint8_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
         if (!f)
             return -ENOMEM;
         __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
@@ -92,7 +92,7 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
         s->count++;
     s->slots[i] = (entry_t){(uintptr_t)p, val};
     if (rc)
-        __atomic_add_fetch(livemap_filter_slot(p), 1, __ATOMIC_RELAXED);
+        livemap_filter_add(p);
     rt_unlock(&s->lock);
     return rc;
 }
@@ -129,7 +129,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
     }
     s->slots[hole].key = 0;
     s->count--;
-    __atomic_sub_fetch(livemap_filter_slot(p), 1, __ATOMIC_RELAXED);
+    livemap_filter_remove(p);
     rt_unlock(&s->lock);
     return true;
 }

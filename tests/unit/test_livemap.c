@@ -1,7 +1,7 @@
 // links: src/runtime/livemap.c src/runtime/arena.c src/runtime/rt.c
 /* test_livemap.c — the live sampled-object map against a reference, through
- * growth and backward-shift deletion, the leak scan's copy, and its
- * behaviour when full. */
+ * growth and backward-shift deletion, the leak scan's copy, the filter's
+ * saturation, and its behaviour when full. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,6 +117,31 @@ static void test_copy(void **state)
         assert_true(livemap_remove((void *)(0x7f0000001000 + i * 48), &bucket, &size));
 }
 
+/* A page's filter counter stops at 255 and stays there: every free in the
+ * page then looks into the table, none is missed; a page below it counts
+ * down to 0 again. */
+static void test_filter_saturates(void **state)
+{
+    (void)state;
+    uintptr_t page = 0x7f0000200000, other = page + 0x1000;
+    while (livemap_maybe((void *)other)) /* a key left by the tests above */
+        other += 0x1000;
+    uint32_t ob, bucket;
+    uint64_t os, size;
+    for (uintptr_t i = 0; i < 300; i++)
+        assert_int_equal(livemap_insert((void *)(page + 8 * i), 1, 8, &ob, &os), 1);
+    assert_int_equal(livemap_insert((void *)other, 1, 8, &ob, &os), 1);
+    assert_int_equal(*livemap_filter_slot((void *)page), 255);
+    for (uintptr_t i = 0; i < 300; i++) {
+        assert_true(livemap_maybe((void *)(page + 8 * i)));
+        assert_true(livemap_remove((void *)(page + 8 * i), &bucket, &size));
+    }
+    assert_true(livemap_maybe((void *)page));
+    assert_true(livemap_maybe((void *)other));
+    assert_true(livemap_remove((void *)other, &bucket, &size));
+    assert_false(livemap_maybe((void *)other));
+}
+
 /* Past the memory limit an insert fails cleanly instead of crashing. */
 static void test_full(void **state)
 {
@@ -137,6 +162,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_filter_saturates),
         cmocka_unit_test(test_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
