@@ -216,10 +216,20 @@ static __attribute__((noinline)) void free_sampled(void *p)
     rt_next.free(p);
 }
 
+/* The fast malloc needs no frame pointer: it never unwinds (a sample is
+ * recorded in malloc_slow, after a tail call that removes this frame),
+ * and a frame costs the common case four instructions. clang has no
+ * per-function switch: it keeps the frame. */
+#if defined(__clang__)
+#define NO_FRAME_POINTER
+#else
+#define NO_FRAME_POINTER __attribute__((optimize("omit-frame-pointer")))
+#endif
+
 /* A hook takes the fast path when t->gate is zero: the thread is not in
  * cprof (guard) and holds its counters with glibc behind (fast, set when
  * slow is 0). */
-RT_EXPORT void *malloc(size_t size)
+RT_EXPORT NO_FRAME_POINTER void *malloc(size_t size)
 {
     rt_thread_t *t = &rt_self;
     if (RT_UNLIKELY(t->gate != 0 || !sampler_skip(t, size)))
