@@ -11,9 +11,9 @@
  *   random  a pool of 16384 blocks: each new block replaces one chosen by a
  *           fixed-seed xorshift, so frees land all over the heap
  * and prints "ns_cpu ns_wall": CPU time per pair (the threads' CPU time
- * over all their pairs, the figure to trust on a shared machine) and wall
- * time per pair of the whole run. The pools are filled before the clocks
- * start and emptied after they stop. */
+ * over their loops alone, without filling and emptying the pools: the
+ * figure to trust on a shared machine) and wall time per pair of the
+ * whole run. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
