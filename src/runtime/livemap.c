@@ -6,8 +6,12 @@
 
 #include <errno.h>
 
-#define NSTRIPES 64
+#define STRIPE_BITS 6
+#define NSTRIPES (1 << STRIPE_BITS)
 #define INITIAL_SLOTS 256
+#define SLOT_SHIFT 6
+
+
 
 typedef struct {
     uintptr_t key; /* 0 = empty */
@@ -24,25 +28,40 @@ typedef struct {
 uint32_t *livemap_filter;
 static stripe_t stripes[NSTRIPES];
 
-int livemap_init(void)
+/* Where a key lives. The product of its 4 KiB page number and 2^64/phi
+ * (Fibonacci hashing) gives, in its top bits, the stripe and then the start
+ * of the page's window in the stripe's table; the offset in the page, in
+ * 16-byte units, gives the place in the window. Objects of one page, which
+ * a program mostly allocates and frees together, then sit in neighbouring
+ * slots: a run of inserts or removes touches a few cache lines and one TLB
+ * page of the table, where hashing each pointer missed both on nearly
+ * every call (livemap_insert and livemap_remove were 48% of xmllint's run
+ * at rate 1). Fibonacci hashing spreads consecutive pages, a heap's usual
+ * shape, evenly over the table, so the windows of neighbouring pages
+ * rarely overlap: measured at rate 1, 0.35 extra probes per insert on
+ * python3 and 0.4 on xmllint, where a general-purpose mixer of the page
+ * gave 15 and 3 (overlapping windows merge into long runs). */
+static uint64_t page_hash(uintptr_t key)
 {
-    if (!livemap_filter) {
-        uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
-        if (!f)
-            return -ENOMEM;
-        __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
-    }
-    return 0;
+    return (uint64_t)(key >> 12) * 0x9e3779b97f4a7c15ull;
 }
 
-static uint64_t slot_of(uint64_t mix, uint64_t mask)
+static stripe_t *stripe_of(uintptr_t key)
 {
-    return (mix >> 22) & mask;
+    return &stripes[page_hash(key) >> (64 - STRIPE_BITS)];
+}
+
+/* mask + 1 is a power of two, at most 2^(64 - STRIPE_BITS) slots. */
+static uint64_t slot_of(uintptr_t key, uint64_t mask)
+{
+    int bits = __builtin_ctzll(mask + 1);
+    uint64_t window = (page_hash(key) << STRIPE_BITS) >> (64 - bits);
+    return (window + ((key & 0xfff) >> 4)) & mask;
 }
 
 static void put(entry_t *slots, uint64_t mask, uintptr_t key, uint64_t val)
 {
-    uint64_t i = slot_of(livemap_mix((void *)key), mask);
+    uint64_t i = slot_of(key, mask);
     while (slots[i].key)
         i = (i + 1) & mask;
     slots[i] = (entry_t){key, val};
@@ -66,19 +85,41 @@ static bool grow_locked(stripe_t *s)
     return true;
 }
 
+/* Every stripe's first table is made here, not by the first insert into
+ * the stripe: mapping it there would spill the address being inserted
+ * into a frame that cprof's exit path later reuses, where the leak scan
+ * reads it (a leaked block found reachable by its own stale address). */
+int livemap_init(void)
+{
+    if (livemap_filter)
+        return 0;
+    for (int i = 0; i < NSTRIPES; i++) {
+        stripe_t *s = &stripes[i];
+        rt_lock(&s->lock);
+        bool ok = s->slots || grow_locked(s);
+        rt_unlock(&s->lock);
+        if (!ok)
+            return -ENOMEM;
+    }
+    uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
+    if (!f)
+        return -ENOMEM;
+    __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
+    return 0;
+}
+
 int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
                    uint64_t *old_size)
 {
-    uint64_t mix = livemap_mix(p);
-    stripe_t *s = &stripes[mix & (NSTRIPES - 1)];
+    stripe_t *s = stripe_of((uintptr_t)p);
     uint64_t val = (uint64_t)bucket << LIVE_SIZE_BITS | (size > LIVE_SIZE_MAX ? LIVE_SIZE_MAX : size);
     int rc = 1;
     rt_lock(&s->lock);
-    if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && !grow_locked(s)) {
+    if ((s->count + 1) * 2 > s->mask + 1 && !grow_locked(s)) {
         rt_unlock(&s->lock);
         return -1;
     }
-    uint64_t i = slot_of(mix, s->mask);
+    uint64_t i = slot_of((uintptr_t)p, s->mask);
     for (; s->slots[i].key; i = (i + 1) & s->mask) {
         if (s->slots[i].key == (uintptr_t)p) {
             /* Freed behind cprof's back (an unhooked path): replace. */
@@ -99,14 +140,9 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
 
 bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
 {
-    uint64_t mix = livemap_mix(p);
-    stripe_t *s = &stripes[mix & (NSTRIPES - 1)];
+    stripe_t *s = stripe_of((uintptr_t)p);
     rt_lock(&s->lock);
-    if (!s->slots) {
-        rt_unlock(&s->lock);
-        return false;
-    }
-    uint64_t i = slot_of(mix, s->mask);
+    uint64_t i = slot_of((uintptr_t)p, s->mask);
     for (; s->slots[i].key != (uintptr_t)p; i = (i + 1) & s->mask) {
         if (!s->slots[i].key) {
             rt_unlock(&s->lock);
@@ -119,7 +155,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
      * the hole, so lookups never need tombstones. */
     uint64_t hole = i;
     for (uint64_t j = (i + 1) & s->mask; s->slots[j].key; j = (j + 1) & s->mask) {
-        uint64_t home = slot_of(livemap_mix((void *)s->slots[j].key), s->mask);
+        uint64_t home = slot_of(s->slots[j].key, s->mask);
         /* Move j into the hole unless its home lies cyclically in (hole, j]. */
         bool home_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!home_between) {

@@ -5,7 +5,9 @@
  * filter (2^16 counters, 256 KiB, one per page modulo 2^16) that is zero for
  * almost every pointer at the default rate, with no lock and no write. Only a hit takes the lock of
  * one of 64 stripes, each an open-addressing table (linear probing,
- * backward-shift deletion) that grows by doubling, in arena memory.
+ * backward-shift deletion) that grows by doubling, in arena memory. The
+ * objects of one page share a stripe and sit in neighbouring slots
+ * (livemap.c), so the table is read in the order the heap is.
  *
  * Removal happens before the real free, so an address can never be live
  * twice in the map. */
@@ -22,12 +24,6 @@
 
 #define LIVEMAP_FILTER_SLOTS (1u << 16)
 extern uint32_t *livemap_filter;
-
-static inline uint64_t livemap_mix(const void *p)
-{
-    uint64_t x = ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
-    return x ^ (x >> 29);
-}
 
 /* The filter counts live sampled objects per 4 KiB page, the page number
  * taken modulo 2^16 (pages 256 MiB apart share a counter): frees of
