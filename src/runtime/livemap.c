@@ -85,27 +85,38 @@ static bool grow_locked(stripe_t *s)
     return true;
 }
 
-/* Every stripe's first table is made here, not by the first insert into
- * the stripe: mapping it there would spill the address being inserted
- * into a frame that cprof's exit path later reuses, where the leak scan
- * reads it (a leaked block found reachable by its own stale address). */
 int livemap_init(void)
 {
-    if (livemap_filter)
-        return 0;
+    if (!livemap_filter) {
+        uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
+        if (!f)
+            return -ENOMEM;
+        __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+/* Every stripe's first table, made at the first insert into any: making
+ * it at the first insert into each stripe would, at some insert, spill
+ * the address being inserted into a frame that cprof's exit path later
+ * reuses, where the leak scan reads it (a leaked block found reachable by
+ * its own stale address). Not at init: a program that never samples
+ * (CPROF_RATE=0, a tight ulimit -v) maps nothing for them. Once any
+ * object is recorded, every stripe has a table. */
+static bool tables_made;
+
+static bool make_tables(void)
+{
     for (int i = 0; i < NSTRIPES; i++) {
         stripe_t *s = &stripes[i];
         rt_lock(&s->lock);
         bool ok = s->slots || grow_locked(s);
         rt_unlock(&s->lock);
         if (!ok)
-            return -ENOMEM;
+            return false;
     }
-    uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
-    if (!f)
-        return -ENOMEM;
-    __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
-    return 0;
+    __atomic_store_n(&tables_made, true, __ATOMIC_RELEASE);
+    return true;
 }
 
 int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
@@ -114,6 +125,8 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
     stripe_t *s = stripe_of((uintptr_t)p);
     uint64_t val = (uint64_t)bucket << LIVE_SIZE_BITS | (size > LIVE_SIZE_MAX ? LIVE_SIZE_MAX : size);
     int rc = 1;
+    if (RT_UNLIKELY(!__atomic_load_n(&tables_made, __ATOMIC_ACQUIRE)) && !make_tables())
+        return -1;
     rt_lock(&s->lock);
     /* Up to 7/8 full: with a page's objects in one window, probes stay
      * short (measured at rate 1: 1.5 extra probes per insert on xmllint,
