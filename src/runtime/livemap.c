@@ -25,6 +25,17 @@ typedef struct {
 uint32_t *livemap_filter;
 static stripe_t stripes[NSTRIPES];
 
+int livemap_init(void)
+{
+    if (!livemap_filter) {
+        uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
+        if (!f)
+            return -ENOMEM;
+        __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
 /* Where a key lives. The product of its 4 KiB page number and 2^64/phi
  * (Fibonacci hashing) gives, in its top bits, the stripe and then the start
  * of the page's window in the stripe's table; the offset in the page, in
@@ -83,55 +94,19 @@ static bool grow_locked(stripe_t *s)
     return true;
 }
 
-int livemap_init(void)
-{
-    if (!livemap_filter) {
-        uint32_t *f = arena_map(LIVEMAP_FILTER_SLOTS * sizeof(*f));
-        if (!f)
-            return -ENOMEM;
-        __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
-    }
-    return 0;
-}
-
-/* Every stripe's first table, made at the first insert into any: making
- * it at the first insert into each stripe would, at some insert, spill
- * the address being inserted into a frame that cprof's exit path later
- * reuses, where the leak scan reads it (a leaked block found reachable by
- * its own stale address). Not at init: a program that never samples
- * (CPROF_RATE=0, a tight ulimit -v) maps nothing for them. Once any
- * object is recorded, every stripe has a table. */
-static bool tables_made;
-
-static bool make_tables(void)
-{
-    for (int i = 0; i < NSTRIPES; i++) {
-        stripe_t *s = &stripes[i];
-        rt_lock(&s->lock);
-        bool ok = s->slots || grow_locked(s);
-        rt_unlock(&s->lock);
-        if (!ok)
-            return false;
-    }
-    __atomic_store_n(&tables_made, true, __ATOMIC_RELEASE);
-    return true;
-}
-
 int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
                    uint64_t *old_size)
 {
     stripe_t *s = stripe_of((uintptr_t)p);
     uint64_t val = (uint64_t)bucket << LIVE_SIZE_BITS | (size > LIVE_SIZE_MAX ? LIVE_SIZE_MAX : size);
     int rc = 1;
-    if (RT_UNLIKELY(!__atomic_load_n(&tables_made, __ATOMIC_ACQUIRE)) && !make_tables())
-        return -1;
     rt_lock(&s->lock);
     /* Up to 7/8 full: with a page's objects in one window, probes stay
      * short (measured at rate 1: 1.5 extra probes per insert on xmllint,
      * 6.6 on python3, in neighbouring lines), and the table, most of
      * cprof's memory at rate 1, often half what it is at 1/2 (peak RSS of
      * xmllint 272 -> 240 MB, of Debian's python3 104 -> 88 MB). */
-    if ((s->count + 1) * 8 > (s->mask + 1) * 7 && !grow_locked(s)) {
+    if ((!s->slots || (s->count + 1) * 8 > (s->mask + 1) * 7) && !grow_locked(s)) {
         rt_unlock(&s->lock);
         return -1;
     }
@@ -158,6 +133,10 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
 {
     stripe_t *s = stripe_of((uintptr_t)p);
     rt_lock(&s->lock);
+    if (!s->slots) {
+        rt_unlock(&s->lock);
+        return false;
+    }
     uint64_t i = slot_of((uintptr_t)p, s->mask);
     for (; s->slots[i].key != (uintptr_t)p; i = (i + 1) & s->mask) {
         if (!s->slots[i].key) {
