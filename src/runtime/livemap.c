@@ -89,9 +89,19 @@ static bool grow_locked(stripe_t *s)
                 put(n, nslots - 1, s->slots[i].key, s->slots[i].val);
         arena_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
     }
-    s->slots = n;
-    s->mask = nslots - 1;
+    /* Atomic: livemap_prefetch reads them without the lock. */
+    __atomic_store_n(&s->slots, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->mask, nslots - 1, __ATOMIC_RELAXED);
     return true;
+}
+
+void livemap_prefetch(const void *p)
+{
+    stripe_t *s = stripe_of((uintptr_t)p);
+    uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
+    uint64_t mask = __atomic_load_n(&s->mask, __ATOMIC_RELAXED);
+    if (slots) /* a prefetch never faults, even if the table is gone */
+        __builtin_prefetch((const void *)(slots + slot_of((uintptr_t)p, mask) * sizeof(entry_t)), 1);
 }
 
 int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,

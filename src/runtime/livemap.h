@@ -48,6 +48,11 @@ int livemap_init(void);
 int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
                    uint64_t *old_size);
 
+/* Starts loading the cache line of p's slot, for a livemap_insert of p a
+ * while later. No lock: a table that grows meanwhile costs only a
+ * useless load. */
+void livemap_prefetch(const void *p);
+
 /* Removes p; false if it was not recorded. */
 bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size);
 
