@@ -4,7 +4,9 @@
 # generated inputs (bench/workloads/), each run plain, under cprof at the
 # default rate and at rate 1, and under the peer profilers that are
 # installed (heaptrack; jemalloc's sampling profiler; gperftools'
-# HEAPPROFILE). Prints median wall time and peak RSS, and their ratios.
+# HEAPPROFILE). Prints median wall time and peak RSS, and their ratios;
+# for heaptrack, which records in processes of its own, also the memory of
+# all its processes together (one more, untimed run: see tree_rss).
 # "cprof + peak" is the default rate with CPROF_PEAK_PROFILE (and
 # CPROF_LEAK_PROFILE: the scan at exit) written too; BENCH_REF_LIB=PATH adds
 # another libcprof.so (say, an older build) as "cprof ref", to see what a
@@ -186,6 +188,46 @@ run() {
     awk '{ printf "%.4f %.2f %d\n", $2 - $1, $3 + $4, $5 }' >> "$W/res/$prog.$cfg"
 }
 
+# tree_rss PROG CONFIG: one untimed run in a session of its own, every
+# process of which (heaptrack: the program with its preload, the shell
+# script, heaptrack_interpret, the compressor) is looked at every 20 ms.
+# Prints "summed_kB hwm_kB": the largest sum of their resident sets seen at
+# one moment (a lower bound: a peak between two looks is missed), and the
+# sum of each process's own peak (VmHWM, as last read before it exited: an
+# upper bound, the peaks need not coincide). GNU time's %M is the peak of
+# the largest single process only.
+tree_rss() {
+  local prog=$1 cfg=$2 sid max=0 rc=0
+  local -A hwm=()
+  workload_cmd "$prog"
+  config_cmd "$cfg"
+  rm -rf "$O" && mkdir -p "$O"
+  # Started in the background of a script (no job control), setsid is not
+  # a group leader: it makes the session without forking, so $! is its id.
+  setsid env "${WENV[@]}" "${CENV[@]}" "${WRAP[@]}" "${CMD[@]}" </dev/null >/dev/null 2>"$W/stderr" &
+  sid=$!
+  # The session's leader stays until waited for (a zombie): stop when it
+  # is one, or gone.
+  while [ "$(awk '{ print $3 }' "/proc/$sid/stat" 2>/dev/null || echo Z)" != Z ]; do
+    local pids sum=0 pid kb
+    pids=$(ps -s "$sid" -o pid= 2>/dev/null | awk '{ printf "/proc/%s/status ", $1 }')
+    if [ -n "$pids" ]; then
+      # shellcheck disable=SC2086
+      while read -r pid kb; do
+        if [ "$pid" = rss ]; then sum=$kb; else hwm[$pid]=$kb; fi
+      done < <(awk '/^VmRSS:/ { r += $2 } /^VmHWM:/ { split(FILENAME, f, "/"); print f[3], $2 }
+                    END { print "rss", r + 0 }' $pids 2>/dev/null)
+    fi
+    [ "$sum" -gt "$max" ] && max=$sum
+    sleep 0.02
+  done
+  wait "$sid" || rc=$?
+  [ $rc = 0 ] || { cat "$W/stderr" >&2; die "$prog under $cfg (memory of its processes) failed (exit $rc)"; }
+  local total=0
+  for kb in "${hwm[@]}"; do total=$((total + kb)); done
+  echo "$max $total"
+}
+
 # count PROG: allocations the program makes, from a cprof profile at rate 1
 # (alloc_objects is exact there). Needs go tool pprof.
 count() {
@@ -200,7 +242,7 @@ count() {
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$EPOCHREALTIME
-declare -A ALLOCS
+declare -A ALLOCS TREE
 for prog in $progs; do
   say "$prog: counting allocations (cprof, rate 1)"
   ALLOCS[$prog]=$(count "$prog")
@@ -212,6 +254,10 @@ for prog in $progs; do
       run "$prog" "$cfg"
     done
   done
+  case " $CONFIGS " in *" heaptrack "*)
+    say "$prog: heaptrack's processes together (one untimed run)"
+    TREE[$prog]=$(tree_rss "$prog" heaptrack) ;;
+  esac
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
@@ -254,6 +300,12 @@ for prog in $progs; do
       cr = pc > 0 ? sprintf("%.3f", c / pc) : "n/a"
       printf "  %-27s %4d %7.3f %7.3f-%-7.3f %7.3f %7s %7.2f %7s %8.1f %7.3f\n",
              l, n, t, lo, hi, t / pt, own, c, cr, m / 1024, m / pm }'
+    if [ "$cfg" = heaptrack ] && [ -n "${TREE[$prog]:-}" ]; then
+      read -r tsum thwm <<<"${TREE[$prog]}"
+      awk -v s="$tsum" -v h="$thwm" -v pm="$pm" 'BEGIN {
+        printf "  %-27s %4d %7s %15s %7s %7s %7s %7s %8.1f %7.3f\n", "  all processes, summed", 1, "", "", "", "", "", "", s / 1024, s / pm
+        printf "  %-27s %4d %7s %15s %7s %7s %7s %7s %8.1f %7.3f\n", "  all processes, own peaks", 1, "", "", "", "", "", "", h / 1024, h / pm }'
+    fi
   done
 done
 # ratio PROG CONFIG: median wall time of CONFIG / median of plain.
@@ -272,5 +324,25 @@ for prog in $progs; do
   case " $CONFIGS " in *" cprofref "*) line="$line (ref $(ratio "$prog" cprofref))" ;; esac
   line="$line; at rate 1: $(ratio "$prog" cprof1)"
   case " $CONFIGS " in *" heaptrack "*) line="$line (heaptrack $(ratio "$prog" heaptrack))" ;; esac
+  echo "$line"
+done
+# rss PROG CONFIG: median peak RSS in MB (GNU time %M).
+rss() {
+  local m
+  read -r m _ _ <<<"$(summary "$W/res/$1.$2" 3)"
+  awk -v m="$m" 'BEGIN { printf "%.1f", m / 1024 }'
+}
+echo
+echo "target: cprof at CPROF_RATE=1 <= 1.5x plain wall time, with peak RSS below heaptrack's"
+for prog in $progs; do
+  r=$(ratio "$prog" cprof1)
+  line="  $prog: $r $(awk -v r="$r" 'BEGIN { print r <= 1.5 ? "ok" : "MISSED" }'); RSS $(rss "$prog" cprof1) MB"
+  case " $CONFIGS " in *" heaptrack "*)
+    line="$line, heaptrack $(rss "$prog" heaptrack) MB (%M)"
+    if [ -n "${TREE[$prog]:-}" ]; then
+      read -r tsum thwm <<<"${TREE[$prog]}"
+      line="$line, $(awk -v s="$tsum" -v h="$thwm" 'BEGIN { printf "%.1f-%.1f MB", s / 1024, h / 1024 }') all its processes"
+    fi ;;
+  esac
   echo "$line"
 done

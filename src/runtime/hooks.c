@@ -50,8 +50,6 @@ static size_t boot_size(const void *p)
     return ((const size_t *)p)[-1];
 }
 
-bool rt_glibc_chunks;
-
 /* Whether rt_usable_size may read glibc's chunk headers: the next malloc
  * and malloc_usable_size are libc's, and for plain, zeroed and aligned
  * blocks the header gives what malloc_usable_size says. Anything else

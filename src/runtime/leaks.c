@@ -19,6 +19,7 @@
 #include "rt.h"
 #include "sampler.h"
 #include "stopworld.h"
+#include "unwind.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -34,6 +35,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 #define STOP_TIMEOUT_MS 1000
 #define PAUSE_BUDGET_US 10000000 /* then the threads resume, the scan incomplete */
@@ -42,6 +45,22 @@
 #define RED_ZONE 128    /* below the stack pointer, x86-64's leaf scratch */
 #define TCB_SPAN 4096   /* glibc's struct pthread and the DTV pointer, above tp */
 #define MAX_ROOTS 1024  /* writable segments of loaded objects */
+#define MAX_OWN_TEXT 8  /* executable segments of libcprof.so and libcprof-http.so */
+
+/* The registers a call preserves: a program frame's values of them may be
+ * saved anywhere in cprof's frames below it. */
+#if defined(__x86_64__)
+static const int callee_saved[] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+                                   UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15};
+#elif defined(__aarch64__)
+static const int callee_saved[] = {UNW_AARCH64_X19, UNW_AARCH64_X20, UNW_AARCH64_X21,
+                                   UNW_AARCH64_X22, UNW_AARCH64_X23, UNW_AARCH64_X24,
+                                   UNW_AARCH64_X25, UNW_AARCH64_X26, UNW_AARCH64_X27,
+                                   UNW_AARCH64_X28, UNW_AARCH64_X29};
+#else
+#error "leaks.c: unsupported architecture"
+#endif
+#define NSAVED (sizeof(callee_saved) / sizeof(callee_saved[0]))
 
 typedef struct {
     uintptr_t lo, hi;
@@ -67,6 +86,8 @@ typedef struct {
     size_t nexcl;
     range_t roots[MAX_ROOTS];
     size_t nroots;
+    range_t own_text[MAX_OWN_TEXT];
+    size_t nown;
     size_t tls_size; /* static TLS of the loaded objects, an upper estimate */
     pid_t *tids;
     size_t ntids;
@@ -242,6 +263,10 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_TLS)
             s->tls_size += ph->p_memsz + ph->p_align;
+        if (ours && ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && s->nown < MAX_OWN_TEXT) {
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+            s->own_text[s->nown++] = (range_t){lo, lo + ph->p_memsz};
+        }
         if (ours || ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || s->nroots == MAX_ROOTS)
             continue;
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -302,6 +327,56 @@ static void mark_pages(scan_t *s)
     }
     s->min = min;
     s->span = max > min ? max - min : 0;
+}
+
+static bool own_code(const scan_t *s, uintptr_t pc)
+{
+    for (size_t i = 0; i < s->nown; i++)
+        if (pc >= s->own_text[i].lo && pc < s->own_text[i].hi)
+            return true;
+    return false;
+}
+
+/* Where the program's part of this thread's stack starts: the stack
+ * pointer of the first frame outside cprof, the caller of the entry point
+ * (the public function, the exit destructor, libmicrohttpd's handler
+ * call), and that frame's values of the callee-saved registers, which
+ * cprof's frames saved somewhere below it. Those frames are not roots:
+ * stale locals of the exit path (outfile_write, profwriter_write_file)
+ * and the arguments it was given (a path in a block the program dropped)
+ * hold pointers the program no longer has. False if libunwind cannot
+ * tell; regs holds NSAVED words. */
+static __attribute__((noinline)) bool program_frame(const scan_t *s, uintptr_t *sp,
+                                                    uintptr_t *regs)
+{
+    unw_context_t ctx;
+    unw_cursor_t c;
+    unw_word_t pc, v;
+    bool found = false;
+    /* Flagged: a CPU-profile signal now must not enter libunwind on this
+     * thread (cpuring.h). */
+    rt_self.unwinding = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (unw_getcontext(&ctx) == 0 && unw_init_local(&c, &ctx) == 0 &&
+        unw_get_reg(&c, UNW_REG_IP, &pc) == 0 && own_code(s, pc)) {
+        for (int depth = 0; depth < UNWIND_MAX_DEPTH && unw_step(&c) > 0; depth++) {
+            /* A return address: the call is the byte before it. */
+            if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0)
+                break;
+            if (own_code(s, pc - 1))
+                continue;
+            found = unw_get_reg(&c, UNW_REG_SP, &v) == 0;
+            *sp = v;
+            for (size_t i = 0; i < NSAVED && found; i++) {
+                found = unw_get_reg(&c, callee_saved[i], &v) == 0;
+                regs[i] = v;
+            }
+            break;
+        }
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    rt_self.unwinding = 0;
+    return found;
 }
 
 /* --- while stopped: no allocation, no lock --------------------------------- */
@@ -586,10 +661,10 @@ static long count_threads(void)
     return p ? strtol(p + 1, NULL, 10) : -1;
 }
 
-/* Everything the stop is for. self_sp: the scanning thread's stack from
- * the entry point of cprof up. Returns the threads stopped, or a negative
- * errno if none could be (then nothing is scanned: the threads run). */
-static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
+/* Everything the stop is for. self: the scanning thread's roots. Returns
+ * the threads stopped, or a negative errno if none could be (then nothing
+ * is scanned: the threads run). */
+static int scan_stopped(scan_t *s, const thr_t *self, int *missed)
 {
     int stopped = stopworld_stop(s->tids, s->ntids, STOP_TIMEOUT_MS);
     if (stopped < 0)
@@ -605,12 +680,11 @@ static int scan_stopped(scan_t *s, uintptr_t self_sp, int *missed)
     check_blocks_stopped(s);
     for (size_t i = 0; i < s->nroots; i++)
         scan_root(s, s->roots[i].lo, s->roots[i].hi);
-    thr_t self = {self_sp, (uintptr_t)pthread_self(), NULL, 0, false};
-    scan_thread(s, &self);
+    scan_thread(s, self);
     /* Stacks scanned from their pointer are not scanned whole below. */
     const range_t *stacks[64];
     size_t nstacks = 0;
-    const range_t *own = rw_of(s, self_sp);
+    const range_t *own = rw_of(s, self->sp);
     if (own)
         stacks[nstacks++] = own;
     for (size_t i = 0; i < s->ntids; i++) {
@@ -663,7 +737,9 @@ static void scan_free(scan_t *s)
 }
 
 /* Prepares, scans, and fills the snapshot: recs count the unreachable
- * objects (suppressed ones left out), the comment the rest. */
+ * objects (suppressed ones left out), the comment the rest. self_sp: where
+ * this thread's stack is scanned from should libunwind not find the
+ * program's frame. */
 static int scan(heap_snapshot_t *out, uintptr_t self_sp)
 {
     scan_t s;
@@ -675,6 +751,12 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         rc = read_excluded(&s);
     dl_iterate_phdr(add_object, &s);
     s.tls_size += 2048; /* glibc's static TLS surplus */
+    uintptr_t regs[NSAVED];
+    thr_t self = {self_sp, (uintptr_t)pthread_self(), NULL, 0, false};
+    if (program_frame(&s, &self.sp, regs)) {
+        self.regs = regs;
+        self.nregs = NSAVED;
+    }
     size_t maplen = 0;
     char *m = procmaps_slurp("/proc/self/maps", &maplen);
     free(m);
@@ -715,7 +797,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     s.can_copy = copy_in((uintptr_t)&probe, &copied, sizeof(probe)) == sizeof(probe) && copied == 1;
     int missed = 0;
     int64_t t1 = mono_us();
-    int stopped = scan_stopped(&s, self_sp, &missed);
+    int stopped = scan_stopped(&s, &self, &missed);
     int64_t t2 = mono_us();
     livemap_unlock_all();
 
@@ -808,9 +890,10 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
 
 __attribute__((noinline)) int leaks_write(int fd, int debug)
 {
-    /* The caller's registers are spilled into this frame, above its
-     * locals, and the scan of this thread's stack starts at a local: the
-     * deeper frames are cprof's own. */
+    /* Should libunwind not find the program's frame (scan), the scan of
+     * this thread's stack starts at a local here, cprof's frames above
+     * included, and the caller's registers are spilled into this frame:
+     * more roots, never fewer. */
     __builtin_unwind_init();
     volatile uintptr_t marker = 0;
     uintptr_t self_sp = (uintptr_t)&marker;

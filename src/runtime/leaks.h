@@ -6,7 +6,9 @@
  * cprof's own; each thread's stack from its stack pointer up (for threads
  * other than glibc's main one this covers their static TLS, which glibc
  * puts at the top of the stack), its registers, and the main thread's
- * static TLS. Any aligned word of a root or of a reached object that
+ * static TLS. The scanning thread's stack starts at the first frame
+ * outside cprof, with that frame's callee-saved registers: cprof's own
+ * frames (the exit path, an argument passed in) are no roots. Any aligned word of a root or of a reached object that
  * points into a sampled live object — at its start or anywhere inside, so
  * interior pointers (C++ base subobjects, new[] cookies, pointers kept to
  * a field) count — reaches it; reached objects are scanned in turn.

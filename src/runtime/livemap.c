@@ -6,7 +6,8 @@
 
 #include <errno.h>
 
-#define NSTRIPES 64
+#define STRIPE_BITS 6
+#define NSTRIPES (1 << STRIPE_BITS)
 #define INITIAL_SLOTS 256
 
 typedef struct {
@@ -35,14 +36,41 @@ int livemap_init(void)
     return 0;
 }
 
-static uint64_t slot_of(uint64_t mix, uint64_t mask)
+/* Where a key lives. The product of its 4 KiB page number and 2^64/phi
+ * (Fibonacci hashing) gives, in its top bits, the stripe and then the start
+ * of the page's window in the stripe's table; the offset in the page, in
+ * 16-byte units, gives the place in the window. Objects of one page, which
+ * a program mostly allocates and frees together, then sit in neighbouring
+ * slots: a run of inserts or removes touches a few cache lines and one TLB
+ * page of the table, where hashing each pointer missed both on nearly
+ * every call (livemap_insert and livemap_remove were 48% of xmllint's run
+ * at rate 1). Fibonacci hashing spreads consecutive pages, a heap's usual
+ * shape, evenly over the table, so the windows of neighbouring pages
+ * rarely overlap: measured at rate 1 with tables at most half full, 0.35
+ * extra probes per insert on python3 and 0.4 on xmllint, where a
+ * general-purpose mixer of the page gave 15 and 3 (overlapping windows
+ * merge into long runs). */
+static uint64_t page_hash(uintptr_t key)
 {
-    return (mix >> 22) & mask;
+    return (uint64_t)(key >> 12) * 0x9e3779b97f4a7c15ull;
+}
+
+static stripe_t *stripe_of(uintptr_t key)
+{
+    return &stripes[page_hash(key) >> (64 - STRIPE_BITS)];
+}
+
+/* mask + 1 is a power of two, at most 2^(64 - STRIPE_BITS) slots. */
+static uint64_t slot_of(uintptr_t key, uint64_t mask)
+{
+    int bits = __builtin_ctzll(mask + 1);
+    uint64_t window = (page_hash(key) << STRIPE_BITS) >> (64 - bits);
+    return (window + ((key & 0xfff) >> 4)) & mask;
 }
 
 static void put(entry_t *slots, uint64_t mask, uintptr_t key, uint64_t val)
 {
-    uint64_t i = slot_of(livemap_mix((void *)key), mask);
+    uint64_t i = slot_of(key, mask);
     while (slots[i].key)
         i = (i + 1) & mask;
     slots[i] = (entry_t){key, val};
@@ -61,24 +89,38 @@ static bool grow_locked(stripe_t *s)
                 put(n, nslots - 1, s->slots[i].key, s->slots[i].val);
         arena_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
     }
-    s->slots = n;
-    s->mask = nslots - 1;
+    /* Atomic: livemap_prefetch reads them without the lock. */
+    __atomic_store_n(&s->slots, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->mask, nslots - 1, __ATOMIC_RELAXED);
     return true;
+}
+
+void livemap_prefetch(const void *p)
+{
+    stripe_t *s = stripe_of((uintptr_t)p);
+    uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
+    uint64_t mask = __atomic_load_n(&s->mask, __ATOMIC_RELAXED);
+    if (slots) /* a prefetch never faults, even if the table is gone */
+        __builtin_prefetch((const void *)(slots + slot_of((uintptr_t)p, mask) * sizeof(entry_t)), 1);
 }
 
 int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
                    uint64_t *old_size)
 {
-    uint64_t mix = livemap_mix(p);
-    stripe_t *s = &stripes[mix & (NSTRIPES - 1)];
+    stripe_t *s = stripe_of((uintptr_t)p);
     uint64_t val = (uint64_t)bucket << LIVE_SIZE_BITS | (size > LIVE_SIZE_MAX ? LIVE_SIZE_MAX : size);
     int rc = 1;
     rt_lock(&s->lock);
-    if ((!s->slots || (s->count + 1) * 2 > s->mask + 1) && !grow_locked(s)) {
+    /* Up to 7/8 full: with a page's objects in one window, probes stay
+     * short (measured at rate 1: 1.5 extra probes per insert on xmllint,
+     * 6.6 on python3, in neighbouring lines), and the table, most of
+     * cprof's memory at rate 1, often half what it is at 1/2 (peak RSS of
+     * xmllint 272 -> 240 MB, of Debian's python3 104 -> 88 MB). */
+    if ((!s->slots || (s->count + 1) * 8 > (s->mask + 1) * 7) && !grow_locked(s)) {
         rt_unlock(&s->lock);
         return -1;
     }
-    uint64_t i = slot_of(mix, s->mask);
+    uint64_t i = slot_of((uintptr_t)p, s->mask);
     for (; s->slots[i].key; i = (i + 1) & s->mask) {
         if (s->slots[i].key == (uintptr_t)p) {
             /* Freed behind cprof's back (an unhooked path): replace. */
@@ -99,14 +141,13 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
 
 bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
 {
-    uint64_t mix = livemap_mix(p);
-    stripe_t *s = &stripes[mix & (NSTRIPES - 1)];
+    stripe_t *s = stripe_of((uintptr_t)p);
     rt_lock(&s->lock);
     if (!s->slots) {
         rt_unlock(&s->lock);
         return false;
     }
-    uint64_t i = slot_of(mix, s->mask);
+    uint64_t i = slot_of((uintptr_t)p, s->mask);
     for (; s->slots[i].key != (uintptr_t)p; i = (i + 1) & s->mask) {
         if (!s->slots[i].key) {
             rt_unlock(&s->lock);
@@ -119,7 +160,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
      * the hole, so lookups never need tombstones. */
     uint64_t hole = i;
     for (uint64_t j = (i + 1) & s->mask; s->slots[j].key; j = (j + 1) & s->mask) {
-        uint64_t home = slot_of(livemap_mix((void *)s->slots[j].key), s->mask);
+        uint64_t home = slot_of(s->slots[j].key, s->mask);
         /* Move j into the hole unless its home lies cyclically in (hole, j]. */
         bool home_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!home_between) {

@@ -6,7 +6,9 @@
  * zero for almost every pointer at the default rate, with no lock and no
  * write. Only a hit takes the lock of
  * one of 64 stripes, each an open-addressing table (linear probing,
- * backward-shift deletion) that grows by doubling, in arena memory.
+ * backward-shift deletion) that grows by doubling, in arena memory. The
+ * objects of one page share a stripe and sit in neighbouring slots
+ * (livemap.c), so the table is read in the order the heap is.
  *
  * Removal happens before the real free, so an address can never be live
  * twice in the map. */
@@ -23,12 +25,6 @@
 
 #define LIVEMAP_FILTER_SLOTS (1u << 18)
 extern uint8_t *livemap_filter __attribute__((visibility("hidden")));
-
-static inline uint64_t livemap_mix(const void *p)
-{
-    uint64_t x = ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
-    return x ^ (x >> 29);
-}
 
 /* The filter counts live sampled objects per 4 KiB page, the page number
  * taken modulo 2^18 (pages 1 GiB apart share a counter): frees of blocks
@@ -76,6 +72,11 @@ int livemap_init(void);
  * value is put in *old and replaced), -1 when the table is full. */
 int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
                    uint64_t *old_size);
+
+/* Starts loading the cache line of p's slot, for a livemap_insert of p a
+ * while later. No lock: a table that grows meanwhile costs only a
+ * useless load. */
+void livemap_prefetch(const void *p);
 
 /* Removes p; false if it was not recorded. */
 bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size);

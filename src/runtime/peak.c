@@ -51,15 +51,17 @@ static void new_high_locked(uint64_t live)
     __atomic_store_n(&peak_epoch_now, peak_epoch_now + 1, __ATOMIC_RELEASE);
 }
 
-void peak_check(void)
+bool peak_check(void)
 {
     uint64_t live = live_now();
     if (live <= __atomic_load_n(&peak_live, __ATOMIC_RELAXED))
-        return;
+        return false;
     rt_lock(&lock);
-    if (live > peak_live)
+    bool high = live > peak_live;
+    if (high)
         new_high_locked(live);
     rt_unlock(&lock);
+    return high;
 }
 
 void peak_reset(void)

@@ -8,8 +8,8 @@
  * (peak_touch, before the change). At the peak, a bucket's values are its
  * saved ones if it changed since, else its current ones.
  *
- * Highs are looked for after each sampled allocation (frees only lower
- * the heap), with the exact live bytes summed over the threads' counters.
+ * Highs are looked for at each sampled allocation (frees only lower the
+ * heap), with the exact live bytes summed over the threads' counters.
  * At rate 1 in a single thread that is every allocation, so the peak is
  * exact. At the default rate the heap may grow past the last high by up
  * to what each thread allocates between two samples (about one rate)
@@ -25,6 +25,7 @@
 #include "buckets.h"
 #include "heapprof.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 extern uint64_t peak_epoch_now;
@@ -39,8 +40,10 @@ static inline void peak_touch(bucket_t *b)
         peak_save(b);
 }
 
-/* After a sampled allocation was counted: a new high? */
-void peak_check(void);
+/* When a sampled allocation is in the exact counters, before it is in its
+ * bucket's: sets a new high if it is one, and says so. The caller then
+ * adds to the bucket without peak_touch: the high counts the allocation. */
+bool peak_check(void);
 
 /* The heap profile at the peak (since the start or the last reset), with
  * the peak's exact live bytes and time as its comment. 0 or -ENOMEM. */

@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec"))) = {.slow = 1};
-/* Filled by hooks.c when the next definitions are resolved. */
+/* Filled by hooks.c when the next definitions are resolved (rt.h). */
 rt_next_t rt_next;
+bool rt_glibc_chunks;
 
 void rt_lock_slow(rt_lock_t *l)
 {

@@ -13,6 +13,8 @@
 #   a stale entry (a block freed behind cprof and unmapped) is not read;
 #   with no signal free to stop the threads there is no scan, and it says so;
 #   a thread that runs through the scan may unmap what it reads;
+#   cprof's own frames are no roots (a dropped block whose only pointer is
+#   the path given to cprof_leak_profile_write is a leak);
 # - the heap profile still opens on inuse_space, and cprof's own tool
 #   shows the new sample types by name.
 # CPROF_SEED makes each default-rate run reproducible.
@@ -165,6 +167,8 @@ flat() { pprof_flat inuse_space "$2" "$T/life_api" | awk -v f="$1" '$1 == f { pr
 [ "$(flat api_spike "$T/api/peak1.pb.gz")" = 1000000 ] || fail "API: the peak is not the spike"
 [ "$(flat api_spike "$T/api/peak2.pb.gz")" = "" ] || fail "API: the spike is in the peak after the reset"
 [ "$(flat api_dropped "$T/api/leak.pb.gz")" = 4321 ] || fail "API: the dropped block is not in the leak profile"
+[ "$(flat api_passed "$T/api/leak2.pb.gz")" = 2345 ] ||
+  fail "API: a dropped block passed to cprof is kept by cprof's own frames"
 note "C API: peak, reset, leaks"
 
 # cprof's tool names the new sample types.

@@ -1,7 +1,7 @@
 // links: src/runtime/livemap.c src/runtime/arena.c src/runtime/rt.c
 /* test_livemap.c — the live sampled-object map against a reference, through
- * growth and backward-shift deletion, the leak scan's copy, the filter's
- * saturation, and its behaviour when full. */
+ * growth and backward-shift deletion, keys adjacent and far apart, the
+ * leak scan's copy, the filter's saturation, and its behaviour when full. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,6 +142,62 @@ static void test_filter_saturates(void **state)
     assert_false(livemap_maybe((void *)other));
 }
 
+/* Keys that share pages (every 16 bytes of a run of pages), keys in pages
+ * 256 MiB apart (they share a filter counter, and would share a window if
+ * the page hash were cut to 16 bits), and keys a page apart: inserted in
+ * address order across many doublings, replaced, copied, then removed in
+ * an order unlike the insertion's, which exercises backward-shift deletion
+ * across neighbouring windows. */
+static uintptr_t pattern_key(int i)
+{
+    if (i < 40000)
+        return 0x555555554010 + (uintptr_t)i * 16; /* adjacent */
+    if (i < 40300)
+        return 0x7f3000000020 + (uintptr_t)(i - 40000) * (256u << 20); /* 256 MiB apart */
+    return 0x600000000080 + (uintptr_t)(i - 40300) * 4096; /* one per page */
+}
+
+static void test_patterns(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    enum { P = 60300 };
+    uint32_t ob, bucket;
+    uint64_t os, size;
+    for (int i = 0; i < P; i++)
+        assert_int_equal(livemap_insert((void *)pattern_key(i), (uint32_t)i, (uint64_t)i + 1, &ob, &os), 1);
+    assert_int_equal(livemap_count(), P);
+    for (int i = 0; i < P; i += 7) {
+        assert_int_equal(livemap_insert((void *)pattern_key(i), 3, 5, &ob, &os), 0);
+        assert_int_equal(ob, (uint32_t)i);
+        assert_int_equal(os, (uint64_t)i + 1);
+    }
+    assert_int_equal(livemap_count(), P);
+    static livemap_entry_t out[P];
+    livemap_lock_all();
+    assert_int_equal(livemap_copy_locked(out, P), P);
+    livemap_unlock_all();
+    qsort(out, P, sizeof(*out), by_addr);
+    for (int i = 1; i < P; i++)
+        assert_true(out[i - 1].addr < out[i].addr);
+    /* Remove the odd ones from the top down, then the rest bottom up. */
+    for (int i = P - 1; i >= 0; i--) {
+        if (!(i & 1))
+            continue;
+        assert_true(livemap_remove((void *)pattern_key(i), &bucket, &size));
+        assert_int_equal(bucket, i % 7 ? (uint32_t)i : 3);
+        assert_int_equal(size, i % 7 ? (uint64_t)i + 1 : 5);
+        assert_false(livemap_remove((void *)pattern_key(i), &bucket, &size));
+    }
+    for (int i = 0; i < P; i += 2) {
+        assert_true(livemap_maybe((void *)pattern_key(i)));
+        assert_true(livemap_remove((void *)pattern_key(i), &bucket, &size));
+        assert_int_equal(size, i % 7 ? (uint64_t)i + 1 : 5);
+    }
+    assert_int_equal(livemap_count(), 0);
+    assert_false(livemap_maybe((void *)pattern_key(0)));
+}
+
 /* Past the memory limit an insert fails cleanly instead of crashing. */
 static void test_full(void **state)
 {
@@ -163,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_filter_saturates),
+        cmocka_unit_test(test_patterns),
         cmocka_unit_test(test_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
