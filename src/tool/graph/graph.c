@@ -674,6 +674,7 @@ typedef struct {
     int64_t v, dv;
     uint32_t stamp;
     bool tags;
+    bool edges;
     bool residual; /* frames were skipped since the parent */
     int64_t parent; /* -1 at the root */
 } walk_t;
@@ -690,7 +691,7 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
         if (k->tags && tags_add(g, n, k->si, k->v, k->dv, false) < 0)
             return -ENOMEM;
     }
-    if (k->parent >= 0 && (uint32_t)k->parent != n) {
+    if (k->edges && k->parent >= 0 && (uint32_t)k->parent != n) {
         bool created;
         gedge_t *e = find_or_add_edge(g, (uint32_t)k->parent, n, &created);
         if (!e)
@@ -728,7 +729,7 @@ int graph_build(graph_t *g, const bool *kept)
         memset(g->edge_slots, 0, (g->edge_mask + 1) * sizeof(*g->edge_slots));
     else if (edge_rehash(g, 1024) < 0)
         return -ENOMEM;
-    bool tags = g->o.tags && !g->skip_tags;
+    bool tags = g->o.tags && !g->nodes_only;
     if (g->o.tags && tags_reset(g) < 0)
         return -ENOMEM;
 
@@ -738,7 +739,7 @@ int graph_build(graph_t *g, const bool *kept)
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
             continue;
-        walk_t k = {si, v, dv, ++g->stamp, tags, false, -1};
+        walk_t k = {si, v, dv, ++g->stamp, tags, !g->nodes_only, false, -1};
         if (g->o.call_tree) {
             /* kept is for graphs only: a tree is trimmed by trim_tree */
             for (uint32_t i = g->s_path_first[si]; i < g->s_path_first[si + 1]; i++)
@@ -1085,16 +1086,17 @@ static int trim_tree(graph_t *g, const bool *kept)
 int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
 {
     *r = (trim_result_t){0};
-    /* The first build of a graph only measures nodes: tags (the costly part
-     * of a visual build) wait for the graph that is kept. A tree is built
-     * once. */
+    /* The first build of a graph only measures nodes: edges and tags (the
+     * costly parts: millions of edges on a large profile) wait for the
+     * graph that is kept. A node keeps its values in a graph of fewer
+     * nodes. A tree is built once. */
     const bool tree = g->o.call_tree;
-    g->skip_tags = !tree;
+    g->nodes_only = !tree;
     int rc = graph_build(g, NULL);
-    g->skip_tags = false;
+    g->nodes_only = false;
     if (rc < 0)
         return rc;
-    bool tagged = tree;
+    bool full = tree;
     int64_t total = 0;
     for (size_t i = 0; i < g->n_sel; i++)
         total += g->nodes[g->sel[i]].flat;
@@ -1115,10 +1117,10 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
             r->dropped_nodes = (int)(g->n_sel - nk);
             if ((rc = tree ? trim_tree(g, kept) : graph_build(g, kept)) < 0)
                 goto out;
-            tagged = true;
+            full = true;
         }
     }
-    if (!tagged && g->o.tags && (rc = graph_build(g, NULL)) < 0)
+    if (!full && (rc = graph_build(g, NULL)) < 0)
         goto out;
     r->orig_count = (int)g->n_sel;
     if ((rc = sort_for(g, t)) < 0)
