@@ -112,6 +112,9 @@ typedef struct {
     bool nodes_only;       /* graph_build computes node values only, no
                             * edges or tags (a build that only picks
                             * nodes) */
+    int64_t edge_floor;    /* graph_build leaves out the edges it can tell
+                            * weigh less than this (|weight|), which
+                            * trimming would remove; 0: none */
 } graph_t;
 
 int graph_new(work_t *w, const graph_opts_t *o, graph_t **out);
