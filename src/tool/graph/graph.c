@@ -1073,6 +1073,44 @@ int graph_trim_edges(graph_t *g, int64_t cutoff)
     return dropped;
 }
 
+/* The tags graph_build would give the nodes in only (of a graph built
+ * with kept), and none for the others: a visual graph looks at the tags of
+ * the few nodes it may keep, not at the thousands it has before. */
+static int add_tags(graph_t *g, const bool *kept, const bool *only)
+{
+    const work_t *w = g->w;
+    int rc = tags_reset(g);
+    for (size_t si = 0; rc == 0 && si < w->n_samples; si++) {
+        const wsample_t *s = &w->samples[si];
+        int64_t v = s->values[g->o.value_index];
+        int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
+        if (v == 0 && dv == 0)
+            continue;
+        uint32_t stamp = ++g->stamp;
+        int64_t last = -1;
+        bool residual = false;
+        for (uint32_t i = s->n_locs; rc == 0 && i-- > 0;) {
+            uint32_t loc = s->locs[i];
+            for (uint32_t ni = g->loc_first[loc + 1]; rc == 0 && ni-- > g->loc_first[loc];) {
+                uint32_t n = g->loc_nodes[ni];
+                if (kept && !kept[n]) {
+                    residual = true;
+                    continue;
+                }
+                residual = false;
+                last = n;
+                if (only[n] && g->nodes[n].stamp != stamp) {
+                    g->nodes[n].stamp = stamp;
+                    rc = tags_add(g, n, si, v, dv, false);
+                }
+            }
+        }
+        if (rc == 0 && last >= 0 && !residual && only[last])
+            rc = tags_add(g, (uint32_t)last, si, v, dv, true);
+    }
+    return rc < 0 ? rc : tags_adjacency(g);
+}
+
 static int sort_for(graph_t *g, const trim_opts_t *t)
 {
     if (t->visual)
@@ -1161,7 +1199,11 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
      * visual graph (entropy order) or a tree looks at them before. */
     if (!t->visual && !tree)
         g->edge_floor = edge_cutoff;
-    bool *kept = NULL;
+    /* Tags wait for the order of the nodes when only the first node_count
+     * of them can be kept (add_tags). */
+    const bool defer_tags = g->o.tags && !tree && t->node_count > 0;
+    g->o.tags = g->o.tags && !defer_tags;
+    bool *kept = NULL, *only = NULL;
     if (node_cutoff > 0) {
         kept = calloc(g->n_nodes + 1, sizeof(*kept));
         if (!kept)
@@ -1185,6 +1227,18 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
     if ((rc = sort_for(g, t)) < 0)
         goto out;
     if (t->node_count > 0) {
+        if (defer_tags) {
+            g->o.tags = true;
+            only = calloc(g->n_nodes + 1, sizeof(*only));
+            if (!only) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            for (size_t i = 0; i < g->n_sel && i < (size_t)t->node_count; i++)
+                only[g->sel[i]] = true;
+            if ((rc = add_tags(g, full ? kept : NULL, only)) < 0)
+                goto out;
+        }
         if (t->visual)
             graph_trim_tags(g, node_cutoff);
         graph_trim_edges(g, edge_cutoff);
@@ -1224,7 +1278,9 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
         graph_remove_redundant_edges(g);
 out:
     g->edge_floor = 0;
+    g->o.tags = g->o.tags || defer_tags;
     free(kept);
+    free(only);
     return rc;
 }
 
