@@ -416,7 +416,7 @@ static int map_sample(merger_t *m, profile_sample_t *ss)
         int64_t l = map_location(m, ss->location_ids[i]);
         if (l < 0)
             return -ENOMEM;
-        m->ids[i] = out->locations[l].id;
+        m->ids[i] = (uint64_t)l + 1; /* out's ids are positions + 1 (map_location) */
     }
     for (uint32_t i = 0; i < ss->n_labels; i++) {
         const profile_label_t *sl = &ss->labels[i];
