@@ -302,6 +302,17 @@ static void test_set_label(void **state)
     profile_free(a);
 }
 
+/* The generated profiles of the random tests: four sample types, zero
+ * values, and by seed sparse ids and 0-3 mappings. */
+static void random_opts(profgen_opts_t *o, uint64_t seed)
+{
+    profgen_defaults(o, seed);
+    o->sample_types = 4;
+    o->sparse_ids = seed % 3 == 0;
+    o->mappings = seed % 4;
+    o->zero_values = true;
+}
+
 /* Random profiles: merging keeps every column's total (no cancellation
  * with nonnegative values), is idempotent under compaction, and merging a
  * profile with itself doubles it. */
@@ -310,11 +321,7 @@ static void test_random_properties(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 12; seed++) {
         profgen_opts_t o;
-        profgen_defaults(&o, seed);
-        o.sample_types = 4;
-        o.sparse_ids = seed % 3 == 0;
-        o.mappings = seed % 4;
-        o.zero_values = true;
+        random_opts(&o, seed);
         profile_t *a = profgen_make(&o);
         o.seed = seed + 100;
         profile_t *b = profgen_make(&o);
@@ -364,11 +371,7 @@ static void test_merge_owned(void **state)
     char err[128], why[256];
     for (uint64_t seed = 1; seed <= 12; seed++) {
         profgen_opts_t o;
-        profgen_defaults(&o, seed);
-        o.sample_types = 4;
-        o.sparse_ids = seed % 3 == 0;
-        o.mappings = seed % 4;
-        o.zero_values = true;
+        random_opts(&o, seed);
         profile_t *a = profgen_make(&o), *own = profgen_make(&o), *m, *n;
         profile_sample_t *d = &own->samples[own->n_samples / 2], *t = &a->samples[a->n_samples / 2];
         /* a duplicate stack with labels in another order, in both */
