@@ -145,6 +145,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 typedef struct {
     profile_t *out;
+    bool adopt; /* out took the storage of its only source (merge_owned):
+                 * its samples' arrays are rewritten in place, not copied */
     htab_t fns, maps, locs, samples;
     /* per source */
     const profile_t *src;
@@ -392,7 +394,19 @@ static bool is_zero(const profile_t *p, const profile_sample_t *s)
     return true;
 }
 
-static int map_sample(merger_t *m, const profile_sample_t *ss)
+/* Where a new sample keeps the n elements of size sz mapped from the
+ * source's array src: when out took the source's storage, src itself,
+ * rewritten (each sample owns its arrays, and merging reads a source's
+ * once), else a copy in out's storage. NULL on OOM. */
+static void *place(merger_t *m, void *src, const void *mapped, size_t n, size_t sz)
+{
+    void *d = m->adopt ? src : profile_alloc(m->out, n * sz);
+    if (d && d != mapped)
+        memcpy(d, mapped, n * sz);
+    return d;
+}
+
+static int map_sample(merger_t *m, profile_sample_t *ss)
 {
     profile_t *out = m->out;
     if (err_grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
@@ -402,7 +416,7 @@ static int map_sample(merger_t *m, const profile_sample_t *ss)
         int64_t l = map_location(m, ss->location_ids[i]);
         if (l < 0)
             return -ENOMEM;
-        m->ids[i] = out->locations[l].id;
+        m->ids[i] = (uint64_t)l + 1; /* out's ids are positions + 1 (map_location) */
     }
     for (uint32_t i = 0; i < ss->n_labels; i++) {
         const profile_label_t *sl = &ss->labels[i];
@@ -440,16 +454,22 @@ static int map_sample(merger_t *m, const profile_sample_t *ss)
     }
     if (ht_reserve(&m->samples) < 0)
         return -ENOMEM;
-    profile_sample_t *os = profile_add_sample(out, m->ids, ss->n_location_ids, ss->values);
+    uint64_t *ids = ss->n_location_ids
+                        ? place(m, ss->location_ids, m->ids, ss->n_location_ids, sizeof(*m->ids))
+                        : NULL;
+    int64_t *vals = out->n_sample_types ? place(m, ss->values, ss->values, out->n_sample_types,
+                                                sizeof(*vals))
+                                        : NULL;
+    profile_label_t *labels =
+        ss->n_labels ? place(m, ss->labels, m->labels, ss->n_labels, sizeof(*m->labels)) : NULL;
+    if ((ss->n_location_ids && !ids) || (out->n_sample_types && !vals) ||
+        (ss->n_labels && !labels))
+        return -ENOMEM;
+    profile_sample_t *os = profile_add_sample_owned(out, ids, ss->n_location_ids, vals);
     if (!os)
         return -ENOMEM;
-    if (ss->n_labels) {
-        os->labels = profile_alloc(out, ss->n_labels * sizeof(*os->labels));
-        if (!os->labels)
-            return -ENOMEM;
-        memcpy(os->labels, m->labels, ss->n_labels * sizeof(*os->labels));
-        os->n_labels = ss->n_labels;
-    }
+    os->labels = labels;
+    os->n_labels = ss->n_labels;
     ht_insert(&m->samples, hv);
     return 0;
 }
@@ -557,20 +577,27 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
     return out->default_sample_type < 0 ? -ENOMEM : 0;
 }
 
-int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t errlen)
+/* pprof's Merge; own: the sources are freed (on failure too). */
+static int merge(profile_t **srcs, size_t n, bool own, profile_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (n == 0)
-        return err_fmt(err, errlen, -EINVAL, "no profiles to merge");
-    for (size_t i = 1; i < n; i++) {
-        int rc = profile_compatible(srcs[0], srcs[i], err, errlen);
-        if (rc < 0)
-            return rc;
+    int rc = n ? 0 : err_fmt(err, errlen, -EINVAL, "no profiles to merge");
+    for (size_t i = 1; rc == 0 && i < n; i++)
+        rc = profile_compatible(srcs[0], srcs[i], err, errlen);
+    if (rc < 0) {
+        for (size_t i = 0; own && i < n; i++)
+            profile_free(srcs[i]);
+        return rc;
     }
     merger_t m;
     memset(&m, 0, sizeof(m));
     m.out = profile_new();
-    int rc = m.out ? headers(m.out, srcs, n) : -ENOMEM;
+    rc = m.out ? headers(m.out, srcs, n) : -ENOMEM;
+    if (rc == 0 && own && n == 1) {
+        m.adopt = true;
+        profile_take_storage(m.out, srcs[0]);
+        rc = profile_reserve_samples(m.out, srcs[0]->n_samples);
+    }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         profile_t *src = srcs[i];
         rc = merger_set_src(&m, src);
@@ -583,6 +610,8 @@ int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t
     profile_t *p = m.out;
     m.out = NULL;
     merger_free(&m);
+    for (size_t i = 0; own && i < n; i++)
+        profile_free(srcs[i]);
     if (rc == 0)
         rc = profile_index(p);
     if (rc < 0) {
@@ -593,17 +622,21 @@ int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t
         if (is_zero(p, &p->samples[i])) {
             /* Values cancelled out: merge again to drop the zero samples
              * and what only they referenced. */
-            profile_t *q;
-            rc = profile_merge(&p, 1, &q, err, errlen);
-            profile_free(p);
-            if (rc < 0)
-                return rc;
-            *out = q;
-            return 0;
+            return merge(&p, 1, true, out, err, errlen);
         }
     }
     *out = p;
     return 0;
+}
+
+int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t errlen)
+{
+    return merge(srcs, n, false, out, err, errlen);
+}
+
+int profile_merge_owned(profile_t **srcs, size_t n, profile_t **out, char *err, size_t errlen)
+{
+    return merge(srcs, n, true, out, err, errlen);
 }
 
 int profile_compact(profile_t *p, profile_t **out, char *err, size_t errlen)

@@ -47,6 +47,23 @@ void *profile_alloc(profile_t *p, size_t size)
     return r;
 }
 
+void profile_take_storage(profile_t *p, profile_t *from)
+{
+    struct profile_chunk *tail = from->chunks;
+    if (!tail)
+        return;
+    while (tail->next)
+        tail = tail->next;
+    /* Behind p's current chunk, which goes on serving p's allocations. */
+    if (p->chunks) {
+        tail->next = p->chunks->next;
+        p->chunks->next = from->chunks;
+    } else {
+        p->chunks = from->chunks;
+    }
+    from->chunks = NULL;
+}
+
 static void *dup_into(profile_t *p, const void *src, size_t size)
 {
     if (size == 0)
@@ -212,20 +229,25 @@ int profile_reserve_samples(profile_t *p, size_t n)
     return 0;
 }
 
-profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
-                                     const int64_t *values)
+profile_sample_t *profile_add_sample_owned(profile_t *p, uint64_t *locs, size_t nlocs,
+                                           int64_t *values)
 {
     if (err_grow((void **)&p->samples, &p->cap_samples, p->n_samples + 1, sizeof(*p->samples)) < 0)
         return NULL;
-    profile_sample_t *s = &p->samples[p->n_samples];
-    memset(s, 0, sizeof(*s));
-    s->location_ids = dup_into(p, locs, nlocs * sizeof(*locs));
-    s->values = dup_into(p, values, p->n_sample_types * sizeof(*values));
-    if ((nlocs && !s->location_ids) || (p->n_sample_types && !s->values))
-        return NULL;
-    s->n_location_ids = (uint32_t)nlocs;
-    p->n_samples++;
+    profile_sample_t *s = &p->samples[p->n_samples++];
+    *s = (profile_sample_t){.location_ids = locs, .values = values,
+                            .n_location_ids = (uint32_t)nlocs};
     return s;
+}
+
+profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
+                                     const int64_t *values)
+{
+    uint64_t *l = dup_into(p, locs, nlocs * sizeof(*locs));
+    int64_t *v = dup_into(p, values, p->n_sample_types * sizeof(*values));
+    if ((nlocs && !l) || (p->n_sample_types && !v))
+        return NULL;
+    return profile_add_sample_owned(p, l, nlocs, v);
 }
 
 int profile_sample_add_label(profile_t *p, profile_sample_t *s, const profile_label_t *l)

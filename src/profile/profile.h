@@ -178,6 +178,11 @@ int profile_reserve_samples(profile_t *p, size_t n);
 int profile_add_sample_type(profile_t *p, const char *type, const char *unit);
 profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
                                      const int64_t *values);
+/* The same with arrays the sample keeps as they are: they must lie in p's
+ * storage and be the sample's own (no two samples share an array, so each
+ * sample's may be rewritten in place). */
+profile_sample_t *profile_add_sample_owned(profile_t *p, uint64_t *locs, size_t nlocs,
+                                           int64_t *values);
 int profile_sample_add_label(profile_t *p, profile_sample_t *s, const profile_label_t *l);
 profile_mapping_t *profile_add_mapping(profile_t *p);
 profile_location_t *profile_add_location(profile_t *p, const profile_line_t *lines,
@@ -187,6 +192,12 @@ int profile_add_comment(profile_t *p, const char *text);
 
 /* Storage owned by the profile, released by profile_free. */
 void *profile_alloc(profile_t *p, size_t size);
+
+/* Moves from's storage (every array and string of its elements) to p:
+ * from stays readable while p lives, and profile_free(from) no longer
+ * releases it. A merge of one profile that is then discarded keeps the
+ * arrays it would copy unchanged. */
+void profile_take_storage(profile_t *p, profile_t *from);
 
 /* Rebuilds the id -> element indexes; 0 or -ENOMEM. */
 int profile_index(profile_t *p);

@@ -126,12 +126,7 @@ int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_
         rc = profile_check_sums(ps[i], err, errlen);
     if (rc < 0 || (rc = scale_profiles(ps, n, err, errlen)) < 0)
         goto fail;
-    rc = profile_merge(ps, n, out, err, errlen);
-    if (rc < 0)
-        goto fail;
-    for (size_t i = 0; i < n; i++)
-        profile_free(ps[i]);
-    return 0;
+    return profile_merge_owned(ps, n, out, err, errlen);
 fail:
     for (size_t i = 0; i < n; i++)
         profile_free(ps[i]);

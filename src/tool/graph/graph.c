@@ -674,9 +674,53 @@ typedef struct {
     int64_t v, dv;
     uint32_t stamp;
     bool tags;
+    bool edges;
     bool residual; /* frames were skipped since the parent */
     int64_t parent; /* -1 at the root */
+    const uint64_t *bound; /* edge_bounds, or NULL */
+    uint64_t floor;
 } walk_t;
+
+/* Buckets of edge_bounds: 2 MiB, few enough that a large profile's edges
+ * share each one, with sums still far below any useful edge cutoff. */
+#define BOUND_BITS 18
+
+/* For each bucket of (caller, callee) pairs, the sum of |value| over every
+ * visit of the pairs in it: a bound on the |weight| of each of those
+ * edges. graph_build stores no edge whose bound is below edge_floor — a
+ * large profile has millions of light edges that trimming would remove
+ * anyway. NULL on OOM. */
+static uint64_t *edge_bounds(const graph_t *g, const bool *kept)
+{
+    const work_t *w = g->w;
+    const size_t mask = ((size_t)1 << BOUND_BITS) - 1;
+    uint64_t *b = calloc(mask + 1, sizeof(*b));
+    if (!b)
+        return NULL;
+    for (size_t si = 0; si < w->n_samples; si++) {
+        const wsample_t *s = &w->samples[si];
+        int64_t v = s->values[g->o.value_index];
+        /* |INT64_MIN| is INT64_MAX + 1: still a bound */
+        uint64_t a = v < 0 ? -(uint64_t)v : (uint64_t)v;
+        if (a == 0)
+            continue;
+        int64_t parent = -1;
+        for (uint32_t i = s->n_locs; i-- > 0;) {
+            uint32_t loc = s->locs[i];
+            for (uint32_t ni = g->loc_first[loc + 1]; ni-- > g->loc_first[loc];) {
+                uint32_t n = g->loc_nodes[ni];
+                if (kept && !kept[n])
+                    continue;
+                if (parent >= 0 && (uint32_t)parent != n) {
+                    uint64_t *c = &b[pair_hash((uint32_t)parent, n) & mask];
+                    *c = *c > UINT64_MAX - a ? UINT64_MAX : *c + a;
+                }
+                parent = n;
+            }
+        }
+    }
+    return b;
+}
 
 /* Adds the sample to node n, reached from the walk's parent (inl: by an
  * inline call): cum once per sample, and the edge from the parent. */
@@ -690,7 +734,10 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
         if (k->tags && tags_add(g, n, k->si, k->v, k->dv, false) < 0)
             return -ENOMEM;
     }
-    if (k->parent >= 0 && (uint32_t)k->parent != n) {
+    if (k->edges && k->parent >= 0 && (uint32_t)k->parent != n &&
+        (!k->bound ||
+         k->bound[pair_hash((uint32_t)k->parent, n) & (((size_t)1 << BOUND_BITS) - 1)] >=
+             k->floor)) {
         bool created;
         gedge_t *e = find_or_add_edge(g, (uint32_t)k->parent, n, &created);
         if (!e)
@@ -728,7 +775,11 @@ int graph_build(graph_t *g, const bool *kept)
         memset(g->edge_slots, 0, (g->edge_mask + 1) * sizeof(*g->edge_slots));
     else if (edge_rehash(g, 1024) < 0)
         return -ENOMEM;
-    bool tags = g->o.tags && !g->skip_tags;
+    bool tags = g->o.tags && !g->nodes_only;
+    uint64_t *bound = NULL;
+    if (g->edge_floor > 0 && !g->nodes_only && !g->o.call_tree &&
+        !(bound = edge_bounds(g, kept)))
+        return -ENOMEM;
     if (g->o.tags && tags_reset(g) < 0)
         return -ENOMEM;
 
@@ -738,12 +789,13 @@ int graph_build(graph_t *g, const bool *kept)
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
             continue;
-        walk_t k = {si, v, dv, ++g->stamp, tags, false, -1};
+        walk_t k = {si,    v,  dv, ++g->stamp, tags, !g->nodes_only, false, -1,
+                    bound, (uint64_t)g->edge_floor};
         if (g->o.call_tree) {
             /* kept is for graphs only: a tree is trimmed by trim_tree */
             for (uint32_t i = g->s_path_first[si]; i < g->s_path_first[si + 1]; i++)
                 if (visit(g, &k, g->s_path[i], g->s_path_inl[i]) < 0)
-                    return -ENOMEM;
+                    goto oom;
         } else {
             for (uint32_t i = s->n_locs; i-- > 0;) {
                 uint32_t loc = s->locs[i];
@@ -753,7 +805,7 @@ int graph_build(graph_t *g, const bool *kept)
                     if (kept && !kept[n])
                         k.residual = true;
                     else if (visit(g, &k, n, ni != cnt - 1) < 0)
-                        return -ENOMEM;
+                        goto oom;
                 }
             }
         }
@@ -761,10 +813,11 @@ int graph_build(graph_t *g, const bool *kept)
             g->nodes[k.parent].flat += v;
             g->nodes[k.parent].flat_div += dv;
             if (tags && tags_add(g, (uint32_t)k.parent, si, v, dv, true) < 0)
-                return -ENOMEM;
+                goto oom;
         }
     }
 
+    free(bound);
     free(g->sel);
     g->sel = malloc((g->n_nodes + 1) * sizeof(*g->sel));
     if (!g->sel)
@@ -781,6 +834,9 @@ int graph_build(graph_t *g, const bool *kept)
     if (g->o.tags && tags_adjacency(g) < 0)
         return -ENOMEM;
     return build_adjacency(g);
+oom:
+    free(bound);
+    return -ENOMEM;
 }
 
 /* --- names and order --------------------------------------------------------------- */
@@ -1017,6 +1073,44 @@ int graph_trim_edges(graph_t *g, int64_t cutoff)
     return dropped;
 }
 
+/* The tags graph_build would give the nodes in only (of a graph built
+ * with kept), and none for the others: a visual graph looks at the tags of
+ * the few nodes it may keep, not at the thousands it has before. */
+static int add_tags(graph_t *g, const bool *kept, const bool *only)
+{
+    const work_t *w = g->w;
+    int rc = tags_reset(g);
+    for (size_t si = 0; rc == 0 && si < w->n_samples; si++) {
+        const wsample_t *s = &w->samples[si];
+        int64_t v = s->values[g->o.value_index];
+        int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
+        if (v == 0 && dv == 0)
+            continue;
+        uint32_t stamp = ++g->stamp;
+        int64_t last = -1;
+        bool residual = false;
+        for (uint32_t i = s->n_locs; rc == 0 && i-- > 0;) {
+            uint32_t loc = s->locs[i];
+            for (uint32_t ni = g->loc_first[loc + 1]; rc == 0 && ni-- > g->loc_first[loc];) {
+                uint32_t n = g->loc_nodes[ni];
+                if (kept && !kept[n]) {
+                    residual = true;
+                    continue;
+                }
+                residual = false;
+                last = n;
+                if (only[n] && g->nodes[n].stamp != stamp) {
+                    g->nodes[n].stamp = stamp;
+                    rc = tags_add(g, n, si, v, dv, false);
+                }
+            }
+        }
+        if (rc == 0 && last >= 0 && !residual && only[last])
+            rc = tags_add(g, (uint32_t)last, si, v, dv, true);
+    }
+    return rc < 0 ? rc : tags_adjacency(g);
+}
+
 static int sort_for(graph_t *g, const trim_opts_t *t)
 {
     if (t->visual)
@@ -1085,22 +1179,31 @@ static int trim_tree(graph_t *g, const bool *kept)
 int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
 {
     *r = (trim_result_t){0};
-    /* The first build of a graph only measures nodes: tags (the costly part
-     * of a visual build) wait for the graph that is kept. A tree is built
-     * once. */
+    /* The first build of a graph only measures nodes: edges and tags (the
+     * costly parts: millions of edges on a large profile) wait for the
+     * graph that is kept. A node keeps its values in a graph of fewer
+     * nodes. A tree is built once. */
     const bool tree = g->o.call_tree;
-    g->skip_tags = !tree;
+    g->nodes_only = !tree;
     int rc = graph_build(g, NULL);
-    g->skip_tags = false;
+    g->nodes_only = false;
     if (rc < 0)
         return rc;
-    bool tagged = tree;
+    bool full = tree;
     int64_t total = 0;
     for (size_t i = 0; i < g->n_sel; i++)
         total += g->nodes[g->sel[i]].flat;
     int64_t node_cutoff = abs64(profile_value_of((double)total * t->node_fraction));
     int64_t edge_cutoff = abs64(profile_value_of((double)total * t->edge_fraction));
-    bool *kept = NULL;
+    /* Edges below the cutoff are removed from the builds below, and only a
+     * visual graph (entropy order) or a tree looks at them before. */
+    if (!t->visual && !tree)
+        g->edge_floor = edge_cutoff;
+    /* Tags wait for the order of the nodes when only the first node_count
+     * of them can be kept (add_tags). */
+    const bool defer_tags = g->o.tags && !tree && t->node_count > 0;
+    g->o.tags = g->o.tags && !defer_tags;
+    bool *kept = NULL, *only = NULL;
     if (node_cutoff > 0) {
         kept = calloc(g->n_nodes + 1, sizeof(*kept));
         if (!kept)
@@ -1115,15 +1218,27 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
             r->dropped_nodes = (int)(g->n_sel - nk);
             if ((rc = tree ? trim_tree(g, kept) : graph_build(g, kept)) < 0)
                 goto out;
-            tagged = true;
+            full = true;
         }
     }
-    if (!tagged && g->o.tags && (rc = graph_build(g, NULL)) < 0)
+    if (!full && (rc = graph_build(g, NULL)) < 0)
         goto out;
     r->orig_count = (int)g->n_sel;
     if ((rc = sort_for(g, t)) < 0)
         goto out;
     if (t->node_count > 0) {
+        if (defer_tags) {
+            g->o.tags = true;
+            only = calloc(g->n_nodes + 1, sizeof(*only));
+            if (!only) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            for (size_t i = 0; i < g->n_sel && i < (size_t)t->node_count; i++)
+                only[g->sel[i]] = true;
+            if ((rc = add_tags(g, full ? kept : NULL, only)) < 0)
+                goto out;
+        }
         if (t->visual)
             graph_trim_tags(g, node_cutoff);
         graph_trim_edges(g, edge_cutoff);
@@ -1162,7 +1277,10 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
     if (t->visual)
         graph_remove_redundant_edges(g);
 out:
+    g->edge_floor = 0;
+    g->o.tags = g->o.tags || defer_tags;
     free(kept);
+    free(only);
     return rc;
 }
 

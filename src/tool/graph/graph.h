@@ -109,8 +109,12 @@ typedef struct {
     uint32_t *s_num;       /* numeric tag name ids, (name, value index) pairs */
     int64_t *s_numv;       /* the values of s_num */
     int64_t *score;        /* per node, for GORDER_ENTROPY */
-    bool skip_tags;        /* graph_build leaves tags out (a build that
-                            * only picks nodes) */
+    bool nodes_only;       /* graph_build computes node values only, no
+                            * edges or tags (a build that only picks
+                            * nodes) */
+    int64_t edge_floor;    /* graph_build leaves out the edges it can tell
+                            * weigh less than this (|weight|), which
+                            * trimming would remove; 0: none */
 } graph_t;
 
 int graph_new(work_t *w, const graph_opts_t *o, graph_t **out);
