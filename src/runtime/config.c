@@ -131,6 +131,12 @@ void config_read(rt_config_t *c)
             c->rate = 0;
         }
     }
+    if ((v = getenv("CPROF_UNWIND_CHECK"))) {
+        if (strcmp(v, "1") == 0)
+            c->unwind_check = true;
+        else if (strcmp(v, "0") != 0)
+            bad("CPROF_UNWIND_CHECK", v, "expected 0 or 1", "no check");
+    }
     if ((v = getenv("CPROF_DEPTH"))) {
         if (parse_u64(v, 1, UNWIND_MAX_DEPTH, false, &u)) {
             c->depth = (int)u;
