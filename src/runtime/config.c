@@ -126,8 +126,10 @@ void config_read(rt_config_t *c)
     if ((v = getenv("CPROF_UNWIND"))) {
         if (strcmp(v, "fp") == 0) {
             c->unwinder = UNWIND_FP;
+        } else if (strcmp(v, "cfi") == 0) {
+            c->unwinder = UNWIND_CFI;
         } else if (strcmp(v, "libunwind") != 0) {
-            bad("CPROF_UNWIND", v, "expected \"libunwind\" or \"fp\"", heap_off);
+            bad("CPROF_UNWIND", v, "expected \"cfi\", \"libunwind\" or \"fp\"", heap_off);
             c->rate = 0;
         }
     }

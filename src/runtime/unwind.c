@@ -1,6 +1,7 @@
 /* unwind.c — capturing the stack of a sampled event (see unwind.h). */
 #include "unwind.h"
 
+#include "cfi.h"
 #include "rt.h"
 
 #include <dlfcn.h>
@@ -69,7 +70,8 @@ static void skip_symbols(void)
 
 void unwind_init(int which, int depth, bool check_each)
 {
-    unwinder = which;
+    /* Without its table the walk has no rules: libunwind does it all. */
+    unwinder = which == UNWIND_CFI && cfi_init(depth + SKIP_SLACK) < 0 ? UNWIND_LIBUNWIND : which;
     max_depth = depth;
     check = check_each;
     static bool learned;
@@ -206,7 +208,9 @@ __attribute__((noinline)) int unwind_capture(uintptr_t *out)
          * libunwind on this thread (cpuring.h). */
         rt_self.unwinding = 1;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        n = unw_backtrace((void **)buf, want);
+        n = unwinder == UNWIND_CFI ? cfi_walk(buf, want) : -1;
+        if (n < 0)
+            n = unw_backtrace((void **)buf, want);
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         rt_self.unwinding = 0;
     }

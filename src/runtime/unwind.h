@@ -14,7 +14,7 @@
 
 #define UNWIND_MAX_DEPTH 256
 
-enum { UNWIND_LIBUNWIND, UNWIND_FP };
+enum { UNWIND_LIBUNWIND, UNWIND_FP, UNWIND_CFI };
 
 /* Chooses the unwinder and depth; learns once which code to skip.
  * check_each (CPROF_UNWIND_CHECK): every capture is compared with

@@ -33,16 +33,22 @@ run() {
   [ "$4" -ge "$min" ] || fail "$name: only $4 stacks compared (want $min)"
 }
 
+# Each exact mode at the default depth and at a depth the recursion
+# exceeds (walks cut at the maximum).
 ARGS="all 150"
-for mode in libunwind; do
-  run "$mode" 40000 CPROF_UNWIND=$mode
-  # Also what is allocated after the report, at exit.
-  grep -q 'differs from the full unwind' "$T/$mode.err" && { cat "$T/$mode.err"; fail "$mode: a stack differs"; }
-  go tool pprof -traces -sample_index=alloc_space "$T/deep" "$T/$mode.pb.gz" 2>/dev/null |
-    grep -v -e '^File:' -e '^Type:' -e '^Time:' -e '^Duration:' > "$T/$mode.traces"
-  [ -s "$T/$mode.traces" ] || fail "$mode: no traces"
-  cmp -s "$T/libunwind.traces" "$T/$mode.traces" ||
-    { diff "$T/libunwind.traces" "$T/$mode.traces" | head -40; fail "$mode: stacks differ from libunwind's"; }
+for depth in 64 12; do
+  for mode in libunwind cfi; do
+    run $mode-$depth 40000 CPROF_UNWIND=$mode CPROF_DEPTH=$depth
+    # Also what is allocated after the report, at exit.
+    grep -q 'differs from the full unwind' "$T/$mode-$depth.err" &&
+      { cat "$T/$mode-$depth.err"; fail "$mode-$depth: a stack differs"; }
+    go tool pprof -traces -sample_index=alloc_space "$T/deep" "$T/$mode-$depth.pb.gz" 2>/dev/null |
+      grep -v -e '^File:' -e '^Type:' -e '^Time:' -e '^Duration:' > "$T/$mode-$depth.traces"
+    [ -s "$T/$mode-$depth.traces" ] || fail "$mode-$depth: no traces"
+    cmp -s "$T/libunwind-$depth.traces" "$T/$mode-$depth.traces" ||
+      { diff "$T/libunwind-$depth.traces" "$T/$mode-$depth.traces" | head -40
+        fail "$mode-$depth: stacks differ from libunwind's"; }
+  done
 done
 
 ARGS="fp 400"

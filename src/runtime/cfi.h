@@ -1,0 +1,38 @@
+/* cfi.h — a table-driven x86-64 stack walk from the DWARF call-frame
+ * information (.eh_frame, found through each module's PT_GNU_EH_FRAME
+ * header): CPROF_UNWIND=cfi, the default unwinder.
+ *
+ * Each return address's frame rule is reduced to what the common shapes
+ * need (CFA = rsp+N or rbp+N, return address at CFA+M, rbp saved at CFA+K
+ * or unchanged) and kept in one global table keyed by pc: lock-free
+ * (claimed with a compare-and-swap, published with a release store), in
+ * memory cprof maps itself, never freed, bounded (when it is full, rules
+ * are computed again each time). Computing a rule calls dl_iterate_phdr
+ * (the loader's lock), once per distinct pc.
+ *
+ * Anything not modelled — no FDE for a pc, a DWARF expression, a signal
+ * frame, a CFA in another register — makes the walk give up (-1), and the
+ * caller unwinds the whole stack with libunwind instead, so stacks are
+ * exactly libunwind's (tests/e2e/unwind_exact.sh checks that).
+ *
+ * Threads: any number at once. Signal handlers: no lock, no allocation,
+ * no stdio; a rule computed in a handler calls dl_iterate_phdr, as
+ * libunwind's own cache misses do. dlclose: a module unloaded and another
+ * loaded at its address would leave stale rules; the table is dropped
+ * whenever the loader's count of unloads changes (seen at each miss and
+ * at each cfi_init_thread). */
+#ifndef CPROF_CFI_H
+#define CPROF_CFI_H
+
+#include <stdint.h>
+
+/* Maps the rule table and the threads' last walks, for walks of up to
+ * max frames. 0 or -ENOMEM. */
+int cfi_init(int max);
+
+/* Walks the caller's stack: pcs[0] is the return address into the caller,
+ * then one per frame up to max. The count, or -1 if a frame is not one
+ * the walk models (unwind with libunwind instead). */
+int cfi_walk(uintptr_t *pcs, int max);
+
+#endif
