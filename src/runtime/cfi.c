@@ -17,7 +17,7 @@
 #define REG_RSP 7
 #define REG_RA 16
 
-#define TABLE_BITS 16
+#define TABLE_BITS 15
 #define TABLE_SIZE (1u << TABLE_BITS)
 #define PROBES 32
 /* No real frame is larger; a CFA further away means a wrong rule. */
@@ -68,7 +68,7 @@ typedef struct {
     walk_t *walk[2];
 } slot_t;
 
-#define NSLOTS 128
+#define NSLOTS 64
 static slot_t *slots;
 static int max_frames;
 static pthread_key_t slot_key;
@@ -90,7 +90,8 @@ static void release_slot(void *arg)
  * (the walk then goes without), or after the thread's exit hook ran. */
 static slot_t *thread_slot(void)
 {
-    if (RT_LIKELY(my_slot) || !slots || rt_self.exited || rt_self.locks)
+    if (RT_LIKELY(my_slot) || !__atomic_load_n(&slots, __ATOMIC_ACQUIRE) || rt_self.exited ||
+        rt_self.locks)
         return my_slot;
     for (int i = 0; i < NSLOTS; i++) {
         int expected = 0;
@@ -526,27 +527,45 @@ static rule_t lookup(uintptr_t pc)
     return compute(pc); /* full around here: not kept */
 }
 
-int cfi_init(int max)
+void cfi_init(int max)
 {
-    if (table)
-        return 0;
-    next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-    table = arena_map(TABLE_SIZE * sizeof(entry_t));
-    if (!table)
-        return -ENOMEM;
-    /* Without slots walks are whole every time: slower, as exact. */
-    max_frames = max;
-    size_t walk_size = sizeof(walk_t) + (size_t)max * sizeof(frame_t);
-    slots = pthread_key_create(&slot_key, release_slot) == 0
-                ? arena_map(NSLOTS * (sizeof(slot_t) + 2 * walk_size))
-                : NULL;
-    for (int i = 0; slots && i < NSLOTS; i++) {
-        char *w = (char *)(slots + NSLOTS) + (size_t)i * 2 * walk_size;
-        slots[i].walk[0] = (walk_t *)w;
-        slots[i].walk[1] = (walk_t *)(w + walk_size);
-    }
-    return 0;
+    if (!next_dlclose)
+        next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    if (!max_frames && pthread_key_create(&slot_key, release_slot) == 0)
+        max_frames = max;
 }
+
+/* Maps the rule table and the slots at the first walk, not at start: the
+ * heap profile's own tables come first under a tight CPROF_MEMORY_LIMIT.
+ * Lock-free: of two threads mapping at once, one keeps its mapping. */
+static bool map_tables(void)
+{
+    static int failed;
+    if (__atomic_load_n(&failed, __ATOMIC_RELAXED) || !max_frames)
+        return false;
+    size_t walk_size = sizeof(walk_t) + (size_t)max_frames * sizeof(frame_t);
+    size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + 2 * walk_size);
+    char *p = arena_map(size);
+    if (!p) {
+        __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+        return false;
+    }
+    slot_t *s = (slot_t *)(p + TABLE_SIZE * sizeof(entry_t));
+    for (int i = 0; i < NSLOTS; i++) {
+        char *w = (char *)(s + NSLOTS) + (size_t)i * 2 * walk_size;
+        s[i].walk[0] = (walk_t *)w;
+        s[i].walk[1] = (walk_t *)(w + walk_size);
+    }
+    entry_t *expected = NULL;
+    if (!__atomic_compare_exchange_n(&table, &expected, (entry_t *)p, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        arena_unmap(p, size);
+        return true;
+    }
+    __atomic_store_n(&slots, s, __ATOMIC_RELEASE);
+    return true;
+}
+
 /* A module unloaded may be followed by another at its address: rules kept
  * for the old code must not be found (their keys carry the generation). */
 RT_EXPORT int dlclose(void *handle)
@@ -577,7 +596,7 @@ void cfi_regs(uintptr_t regs[3]);
 
 __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
 {
-    if (!table)
+    if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
     uintptr_t regs[3];
     cfi_regs(regs);

@@ -26,9 +26,10 @@
 
 #include <stdint.h>
 
-/* Maps the rule table and the threads' last walks, for walks of up to
- * max frames. 0 or -ENOMEM. */
-int cfi_init(int max);
+/* Prepares walks of up to max frames (the first call decides). The rule
+ * table and the threads' last walks are mapped at the first walk; if that
+ * fails (CPROF_MEMORY_LIMIT), every walk gives up: libunwind does them. */
+void cfi_init(int max);
 
 /* Walks the caller's stack: pcs[0] is the return address into the caller,
  * then one per frame up to max. The count, or -1 if a frame is not one

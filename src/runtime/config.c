@@ -107,7 +107,7 @@ static void bad(const char *name, const char *value, const char *accepts, const 
 
 void config_read(rt_config_t *c)
 {
-    *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_LIBUNWIND, .depth = 64,
+    *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_CFI, .depth = 64,
                     .memory_limit = 1ull << 30, .cpu_hz = 100, .trace_buffer = 16u << 20};
     static const char heap_off[] = "heap profiling is off";
     static char heap_buf[4096], cpu_buf[4096];
@@ -128,7 +128,9 @@ void config_read(rt_config_t *c)
             c->unwinder = UNWIND_FP;
         } else if (strcmp(v, "cfi") == 0) {
             c->unwinder = UNWIND_CFI;
-        } else if (strcmp(v, "libunwind") != 0) {
+        } else if (strcmp(v, "libunwind") == 0) {
+            c->unwinder = UNWIND_LIBUNWIND;
+        } else {
             bad("CPROF_UNWIND", v, "expected \"cfi\", \"libunwind\" or \"fp\"", heap_off);
             c->rate = 0;
         }

@@ -70,8 +70,9 @@ static void skip_symbols(void)
 
 void unwind_init(int which, int depth, bool check_each)
 {
-    /* Without its table the walk has no rules: libunwind does it all. */
-    unwinder = which == UNWIND_CFI && cfi_init(depth + SKIP_SLACK) < 0 ? UNWIND_LIBUNWIND : which;
+    unwinder = which;
+    if (which == UNWIND_CFI)
+        cfi_init(depth + SKIP_SLACK);
     max_depth = depth;
     check = check_each;
     static bool learned;
