@@ -62,10 +62,16 @@ typedef struct {
 
 /* A thread's two walks, the last and the one being made, each of
  * max_frames frames after the walk_t header. */
+#define NEAR_BITS 7
+
 typedef struct {
     int claimed;
-    int cur; /* which of the two is the last */
+    int cur;  /* which of the two is the last */
+    int busy; /* walking: a nested walk (none is expected) goes without */
     walk_t *walk[2];
+    /* the rules this thread used last, direct-mapped: the shared table's
+     * lines are rarely in this core's cache */
+    entry_t near[1u << NEAR_BITS];
 } slot_t;
 
 #define NSLOTS 64
@@ -527,6 +533,18 @@ static rule_t lookup(uintptr_t pc)
     return compute(pc); /* full around here: not kept */
 }
 
+/* lookup through the thread's own few rules */
+static rule_t lookup_near(slot_t *s, uintptr_t pc, uint64_t gen)
+{
+    uint64_t key = pc | gen << 48;
+    entry_t *e = &s->near[(key * 0x9e3779b97f4a7c15ull) >> (64 - NEAR_BITS)];
+    if (e->key != key) {
+        e->rule = lookup(pc);
+        e->key = key;
+    }
+    return e->rule;
+}
+
 void cfi_init(int max)
 {
     if (!next_dlclose)
@@ -603,6 +621,10 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
     uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
     uint64_t gen = __atomic_load_n(&generation, __ATOMIC_RELAXED);
     slot_t *s = max <= max_frames ? thread_slot() : NULL;
+    if (s && s->busy)
+        s = NULL;
+    if (s)
+        s->busy = 1;
     walk_t *last = s ? s->walk[s->cur] : NULL, *now = s ? s->walk[!s->cur] : NULL;
     if (last && (!last->whole || last->gen != gen))
         last = NULL;
@@ -636,18 +658,15 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
         frame_t *f = nf ? &nf[n] : &(frame_t){0};
         *f = (frame_t){.pc = pc, .sp = sp, .bp = bp};
         n++;
-        rule_t r = lookup(pc);
+        rule_t r = s ? lookup_near(s, pc, gen) : lookup(pc);
         if (r.kind == RULE_LAST)
             break;
-        if (r.kind != RULE_STEP) {
-            if (now)
-                now->n = 0;
-            return -1;
-        }
         uintptr_t cfa = (r.cfa_rbp ? bp : sp) + r.cfa_off;
-        if (cfa <= sp || cfa - sp > MAX_FRAME) {
-            if (now)
+        if (r.kind != RULE_STEP || cfa <= sp || cfa - sp > MAX_FRAME) {
+            if (s) {
                 now->n = 0;
+                s->busy = 0;
+            }
             return -1;
         }
         f->ra_at = cfa + (intptr_t)r.ra_off;
@@ -660,11 +679,12 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
         if (!pc)
             break;
     }
-    if (now) {
+    if (s) {
         now->n = n;
         now->whole = whole;
         now->gen = gen;
         s->cur = !s->cur;
+        s->busy = 0;
     }
     return n;
 }
