@@ -4,6 +4,8 @@
 #include "arena.h"
 #include "rt.h"
 
+#include "base/hash.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -52,6 +54,7 @@ static int (*next_dlclose)(void *);
 typedef struct {
     uintptr_t pc, sp, bp;
     uintptr_t ra_at, ra_val, bp_at, bp_val; /* bp_at 0: rbp not read */
+    uint64_t hash; /* hash_pcs of the walk's frames from this one out */
 } frame_t;
 
 typedef struct {
@@ -612,7 +615,7 @@ __asm__(".text\n"
         ".size cfi_regs, .-cfi_regs\n");
 void cfi_regs(uintptr_t regs[3]);
 
-__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
+__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max)
 {
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
@@ -629,7 +632,7 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
     if (last && (!last->whole || last->gen != gen))
         last = NULL;
     frame_t *lf = last ? frames(last) : NULL, *nf = now ? frames(now) : NULL;
-    int n = 0, j = 0;
+    int n = 0, j = 0, walked = -1; /* walked: frames before the reused part */
     bool whole = true;
     for (;;) {
         if (n == max) {
@@ -648,9 +651,13 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
                 k = max - n;
                 whole = false;
             }
-            for (int i = 0; i < k; i++)
+            for (int i = 0; i < k; i++) {
                 pcs[n + i] = lf[j + i].pc;
+                hashes[n + i] = lf[j + i].hash;
+            }
             memcpy(nf + n, lf + j, (size_t)k * sizeof(*nf));
+            /* Cut short, the reused hashes would cover frames not kept. */
+            walked = whole ? n : -1;
             n += k;
             break;
         }
@@ -678,6 +685,13 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, int max)
         sp = cfa;
         if (!pc)
             break;
+    }
+    int from = walked >= 0 ? walked : n;
+    uint64_t h = from < n ? hashes[from] : HASH_PCS_SEED;
+    for (int i = from - 1; i >= 0; i--) {
+        hashes[i] = h = hash_pcs_step(h, pcs[i]);
+        if (s)
+            nf[i].hash = h;
     }
     if (s) {
         now->n = n;

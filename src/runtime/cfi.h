@@ -32,8 +32,10 @@
 void cfi_init(int max);
 
 /* Walks the caller's stack: pcs[0] is the return address into the caller,
- * then one per frame up to max. The count, or -1 if a frame is not one
- * the walk models (unwind with libunwind instead). */
-int cfi_walk(uintptr_t *pcs, int max);
+ * then one per frame up to max; hashes[i] is hash_pcs(pcs + i, n - i)
+ * (base/hash.h), mostly carried over from the thread's last walk. The
+ * count n, or -1 if a frame is not one the walk models (unwind with
+ * libunwind instead). */
+int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max);
 
 #endif

@@ -4,6 +4,8 @@
 #include "cfi.h"
 #include "rt.h"
 
+#include "base/hash.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -124,13 +126,14 @@ static int fp_walk(uintptr_t *pcs, int max)
     return n;
 }
 
-/* Drops cprof's own frames from the top of a raw stack and keeps up to
- * max_depth of the rest. */
-static int trim(const uintptr_t *buf, int n, uintptr_t *out)
+/* Drops cprof's own frames from the top of a raw stack (*top of them) and
+ * keeps up to max_depth of the rest. */
+static int trim(const uintptr_t *buf, int n, uintptr_t *out, int *top)
 {
     int i = 0;
     while (i < n && skipped(buf[i]))
         i++;
+    *top = i;
     int depth = n - i < max_depth ? n - i : max_depth;
     memcpy(out, buf + i, (size_t)depth * sizeof(*out));
     return depth;
@@ -163,17 +166,19 @@ static void warn_stack(const char *what, const uintptr_t *pcs, int depth)
     rt_warn("  %s (%d frames):%s", what, depth, line);
 }
 
-/* Compares a captured stack with the slow unwind from the same frame. */
-static void check_stack(const uintptr_t *got, int depth)
+/* Compares a captured stack (and its hash, if given) with the slow
+ * unwind from the same frame. */
+static void check_stack(const uintptr_t *got, int depth, const uint64_t *hash)
 {
     uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK], want[UNWIND_MAX_DEPTH];
     rt_self.unwinding = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int n = trim(buf, slow_walk(buf, max_depth + SKIP_SLACK), want);
+    int top, n = trim(buf, slow_walk(buf, max_depth + SKIP_SLACK), want, &top);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     rt_self.unwinding = 0;
     __atomic_fetch_add(&checked, 1, __ATOMIC_RELAXED);
-    if (depth <= n && memcmp(want, got, (size_t)depth * sizeof(*got)) == 0) {
+    if (depth <= n && memcmp(want, got, (size_t)depth * sizeof(*got)) == 0 &&
+        (!hash || *hash == hash_pcs(got, (size_t)depth))) {
         /* The frame-pointer walk ends at the first frame without one (the
          * C library's start code, at least): a true but shorter stack. */
         if (depth < n && unwinder == UNWIND_FP)
@@ -183,7 +188,7 @@ static void check_stack(const uintptr_t *got, int depth)
     }
     /* The first few are printed: enough to see what went wrong. */
     if (__atomic_fetch_add(&mismatched, 1, __ATOMIC_RELAXED) < 5) {
-        rt_warn("unwind check: stack differs from the full unwind");
+        rt_warn("unwind check: stack (or its hash) differs from the full unwind");
         warn_stack("captured", got, depth);
         warn_stack("full unwind", want, n);
     }
@@ -198,10 +203,14 @@ __attribute__((destructor)) static void check_report(void)
                 (unsigned long long)__atomic_load_n(&truncated, __ATOMIC_RELAXED));
 }
 
-__attribute__((noinline)) int unwind_capture(uintptr_t *out)
+/* unwind_capture, and the stack's hash_pcs into *hash if hash is not
+ * NULL: the cfi walk carries most of it over from the last stack. */
+static int capture(uintptr_t *out, uint64_t *hash)
 {
     uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK];
-    int want = max_depth + SKIP_SLACK, n;
+    uint64_t hashes[UNWIND_MAX_DEPTH + SKIP_SLACK];
+    int want = max_depth + SKIP_SLACK, n = -1, top;
+    bool hashed = false;
     if (unwinder == UNWIND_FP) {
         n = fp_walk(buf, want);
     } else {
@@ -209,14 +218,29 @@ __attribute__((noinline)) int unwind_capture(uintptr_t *out)
          * libunwind on this thread (cpuring.h). */
         rt_self.unwinding = 1;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        n = unwinder == UNWIND_CFI ? cfi_walk(buf, want) : -1;
+        if (unwinder == UNWIND_CFI)
+            hashed = (n = cfi_walk(buf, hashes, want)) >= 0;
         if (n < 0)
             n = unw_backtrace((void **)buf, want);
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         rt_self.unwinding = 0;
     }
-    int depth = trim(buf, n, out);
+    int depth = trim(buf, n, out, &top);
+    /* The walk's hashes run to the stack's end: the one at the first
+     * frame kept is the stack's unless the depth cut the stack. */
+    if (hash)
+        *hash = hashed && top + depth == n ? hashes[top] : hash_pcs(out, (size_t)depth);
     if (RT_UNLIKELY(check))
-        check_stack(out, depth);
+        check_stack(out, depth, hash);
     return depth;
+}
+
+__attribute__((noinline)) int unwind_capture(uintptr_t *out)
+{
+    return capture(out, NULL);
+}
+
+__attribute__((noinline)) int unwind_capture_hash(uintptr_t *out, uint64_t *hash)
+{
+    return capture(out, hash);
 }

@@ -27,4 +27,8 @@ void unwind_init(int unwinder, int max_depth, bool check_each);
  * cprof's frames removed; returns the depth. */
 int unwind_capture(uintptr_t *pcs);
 
+/* The same, and the stack's hash_pcs (base/hash.h) into *hash, for the
+ * stack table: with the cfi walk most of it comes with the walk. */
+int unwind_capture_hash(uintptr_t *pcs, uint64_t *hash);
+
 #endif
