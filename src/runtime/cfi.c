@@ -65,7 +65,7 @@ typedef struct {
 
 /* A thread's two walks, the last and the one being made, each of
  * max_frames frames after the walk_t header. */
-#define NEAR_BITS 7
+#define NEAR_BITS 9
 
 typedef struct {
     int claimed;
