@@ -182,21 +182,13 @@ static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_
         memcpy(&v, at, 8);
         *p += 8;
         break;
-    case 0x03: { /* udata4 */
+    case 0x03: /* udata4 */
+    case 0x0b: { /* sdata4 */
         uint32_t u;
         if (end - at < 4)
             return false;
         memcpy(&u, at, 4);
-        v = u;
-        *p += 4;
-        break;
-    }
-    case 0x0b: { /* sdata4 */
-        int32_t s;
-        if (end - at < 4)
-            return false;
-        memcpy(&s, at, 4);
-        v = (uint64_t)(int64_t)s;
+        v = (enc & 0x0f) == 0x0b ? (uint64_t)(int64_t)(int32_t)u : u;
         *p += 4;
         break;
     }
