@@ -8,7 +8,12 @@
  * (claimed with a compare-and-swap, published with a release store), in
  * memory cprof maps itself, never freed, bounded (when it is full, rules
  * are computed again each time). Computing a rule calls dl_iterate_phdr
- * (the loader's lock), once per distinct pc.
+ * (the loader's lock), once per distinct pc. Each thread also keeps (in
+ * one of a fixed number of slots, given back when it exits) its last
+ * rules and its last walk: a frame whose pc, sp and rbp are those of a
+ * frame of the last walk, with every stack word the last walk read from
+ * there on unchanged, has the same callers, which are copied with their
+ * hashes instead of walked.
  *
  * Anything not modelled — no FDE for a pc, a DWARF expression, a signal
  * frame, a CFA in another register — makes the walk give up (-1), and the
@@ -18,9 +23,8 @@
  * Threads: any number at once. Signal handlers: no lock, no allocation,
  * no stdio; a rule computed in a handler calls dl_iterate_phdr, as
  * libunwind's own cache misses do. dlclose: a module unloaded and another
- * loaded at its address would leave stale rules; the table is dropped
- * whenever the loader's count of unloads changes (seen at each miss and
- * at each cfi_init_thread). */
+ * loaded at its address would find stale rules; cprof's dlclose (it is
+ * interposed) moves a generation that is part of every key. */
 #ifndef CPROF_CFI_H
 #define CPROF_CFI_H
 
