@@ -9,8 +9,8 @@
 # all its processes together (one more, untimed run: see tree_rss).
 # "cprof + peak" is the default rate with CPROF_PEAK_PROFILE (and
 # CPROF_LEAK_PROFILE: the scan at exit) written too; BENCH_REF_LIB=PATH adds
-# another libcprof.so (say, an older build) as "cprof ref", to see what a
-# change costs.
+# another libcprof.so (say, an older build) as "cprof ref", at the default
+# rate and at rate 1, to see what a change costs.
 #
 #   bench/heap_overhead.sh            (see bench/README.md for the knobs)
 #
@@ -74,8 +74,9 @@ LABEL[cprofpeak]="cprof + peak, leaks at exit"
 LABEL[cprof1]="cprof CPROF_RATE=1"
 if [ -n "${BENCH_REF_LIB:-}" ]; then
   [ -r "$BENCH_REF_LIB" ] || die "BENCH_REF_LIB=$BENCH_REF_LIB: no such file"
-  CONFIGS="plain cprofref cprof cprofpeak cprof1"
+  CONFIGS="plain cprofref cprof cprofpeak cprofref1 cprof1"
   LABEL[cprofref]="cprof ref (default rate)"
+  LABEL[cprofref1]="cprof ref CPROF_RATE=1"
   cp "$BENCH_REF_LIB" "$W/libcprof-ref.so"
 fi
 for p in $PEERS; do
@@ -121,6 +122,7 @@ config_cmd() {
                    CPROF_LEAK_PROFILE="$O/leak.pb.gz") ;;
   cprofref) CENV=(LD_PRELOAD="$W/libcprof-ref.so" CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   cprof1) CENV=(LD_PRELOAD="$LIB" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
+  cprofref1) CENV=(LD_PRELOAD="$W/libcprof-ref.so" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   heaptrack) WRAP=(heaptrack -o "$O/heaptrack") ;;
   jemalloc) CENV=(LD_PRELOAD="$JE") ;;
   jeprof) CENV=(LD_PRELOAD="$JE" MALLOC_CONF="prof:true,prof_final:true,prof_prefix:$O/jeprof") ;;
@@ -132,7 +134,7 @@ config_cmd() {
 # config_wrote NAME: the profiler's output exists (it really profiled).
 config_wrote() {
   case $1 in
-  cprof | cprof1 | cprofref) [ -s "$O/cprof.pb.gz" ] ;;
+  cprof | cprof1 | cprofref | cprofref1) [ -s "$O/cprof.pb.gz" ] ;;
   cprofpeak) [ -s "$O/peak.pb.gz" ] && [ -s "$O/leak.pb.gz" ] ;;
   heaptrack) ls "$O"/heaptrack* >/dev/null 2>&1 ;;
   jeprof) ls "$O"/jeprof.*.heap >/dev/null 2>&1 ;;

@@ -17,15 +17,25 @@ static inline uint64_t hash_fnv1a(const void *p, size_t n)
     return h;
 }
 
-/* A stack of n return addresses (the runtime's stack tables). */
+/* A stack of n return addresses (the runtime's stack tables), folded from
+ * the outermost frame inward: a stack's hash extends the hash of its
+ * callers' part, which cfi.c keeps from one stack to the next. */
+#define HASH_PCS_SEED 0x9e3779b97f4a7c15ull
+
+/* The hash of a stack one frame deeper: pc called the part hashed in h. */
+static inline uint64_t hash_pcs_step(uint64_t h, uintptr_t pc)
+{
+    h ^= pc;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    return h;
+}
+
 static inline uint64_t hash_pcs(const uintptr_t *pcs, size_t n)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
-    for (size_t i = 0; i < n; i++) {
-        h ^= pcs[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
+    uint64_t h = HASH_PCS_SEED;
+    while (n)
+        h = hash_pcs_step(h, pcs[--n]);
     return h;
 }
 

@@ -98,7 +98,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
     counters_init();
     bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
     bool traced = trace_init(cfg.trace_buffer) == 0;
-    unwind_init(cfg.unwinder, cfg.depth);
+    unwind_init(cfg.unwinder, cfg.depth, cfg.unwind_check);
     if (buckets_init() < 0 || livemap_init() < 0) {
         rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
                 (unsigned long long)arena_limit());

@@ -4,8 +4,6 @@
 #include "arena.h"
 #include "rt.h"
 
-#include "base/hash.h"
-
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -56,9 +54,8 @@ static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth)
     return NULL;
 }
 
-bucket_t *buckets_intern(const uintptr_t *pcs, int depth)
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t h)
 {
-    uint64_t h = hash_pcs(pcs, (size_t)depth);
     bucket_t **head = &heads[h & (NHEADS - 1)];
     bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth);
     if (b)

@@ -31,9 +31,10 @@ typedef struct bucket {
 /* Maps the table. 0 or -ENOMEM. */
 int buckets_init(void);
 
-/* The bucket of this stack, created if new; the overflow bucket when the
- * table is full. Never NULL after a successful buckets_init. */
-bucket_t *buckets_intern(const uintptr_t *pcs, int depth);
+/* The bucket of this stack, whose hash_pcs (base/hash.h) is hash, created
+ * if new; the overflow bucket when the table is full. Never NULL after a
+ * successful buckets_init. */
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash);
 
 uint32_t buckets_count(void);
 bucket_t *buckets_get(uint32_t index);

@@ -107,7 +107,7 @@ static void bad(const char *name, const char *value, const char *accepts, const 
 
 void config_read(rt_config_t *c)
 {
-    *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_LIBUNWIND, .depth = 64,
+    *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_CFI, .depth = 64,
                     .memory_limit = 1ull << 30, .cpu_hz = 100, .trace_buffer = 16u << 20};
     static const char heap_off[] = "heap profiling is off";
     static char heap_buf[4096], cpu_buf[4096];
@@ -126,10 +126,20 @@ void config_read(rt_config_t *c)
     if ((v = getenv("CPROF_UNWIND"))) {
         if (strcmp(v, "fp") == 0) {
             c->unwinder = UNWIND_FP;
-        } else if (strcmp(v, "libunwind") != 0) {
-            bad("CPROF_UNWIND", v, "expected \"libunwind\" or \"fp\"", heap_off);
+        } else if (strcmp(v, "cfi") == 0) {
+            c->unwinder = UNWIND_CFI;
+        } else if (strcmp(v, "libunwind") == 0) {
+            c->unwinder = UNWIND_LIBUNWIND;
+        } else {
+            bad("CPROF_UNWIND", v, "expected \"cfi\", \"libunwind\" or \"fp\"", heap_off);
             c->rate = 0;
         }
+    }
+    if ((v = getenv("CPROF_UNWIND_CHECK"))) {
+        if (strcmp(v, "1") == 0)
+            c->unwind_check = true;
+        else if (strcmp(v, "0") != 0)
+            bad("CPROF_UNWIND_CHECK", v, "expected 0 or 1", "no check");
     }
     if ((v = getenv("CPROF_DEPTH"))) {
         if (parse_u64(v, 1, UNWIND_MAX_DEPTH, false, &u)) {

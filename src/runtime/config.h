@@ -11,7 +11,8 @@
 
 typedef struct {
     int64_t rate;             /* CPROF_RATE: bytes per sample, 0 off (default 524288) */
-    int unwinder;             /* CPROF_UNWIND: UNWIND_LIBUNWIND | UNWIND_FP */
+    int unwinder;             /* CPROF_UNWIND: UNWIND_CFI (default) | UNWIND_LIBUNWIND | UNWIND_FP */
+    bool unwind_check;        /* CPROF_UNWIND_CHECK: compare every stack with a full unwind */
     int depth;                /* CPROF_DEPTH: 1..256 (default 64) */
     const char *heap_profile; /* CPROF_HEAP_PROFILE: output pattern, or NULL */
     double every;             /* CPROF_HEAP_PROFILE_EVERY: seconds, 0 = none */

@@ -45,8 +45,9 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
      * go, not the private heap (heap.h). Recording allocates nothing. */
     rt_self.guard++;
     uintptr_t pcs[UNWIND_MAX_DEPTH];
-    int depth = unwind_capture(pcs);
-    bucket_t *b = buckets_intern(pcs, depth);
+    uint64_t hash;
+    int depth = unwind_capture_hash(pcs, &hash);
+    bucket_t *b = buckets_intern(pcs, depth, hash);
     uint32_t old_bucket;
     uint64_t old_size;
     int rc = livemap_insert(p, b->index, size, &old_bucket, &old_size);

@@ -1,12 +1,16 @@
 /* unwind.c — capturing the stack of a sampled event (see unwind.h). */
 #include "unwind.h"
 
+#include "cfi.h"
 #include "rt.h"
+
+#include "base/hash.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -21,6 +25,8 @@ typedef struct {
 
 static int unwinder;
 static int max_depth = 64;
+static bool check; /* CPROF_UNWIND_CHECK */
+static uint64_t checked, mismatched, truncated;
 static range_t skip[24]; /* cprof's text, operator new & co */
 static int nskip;
 
@@ -64,10 +70,13 @@ static void skip_symbols(void)
     }
 }
 
-void unwind_init(int which, int depth)
+void unwind_init(int which, int depth, bool check_each)
 {
     unwinder = which;
+    if (which == UNWIND_CFI)
+        cfi_init(depth + SKIP_SLACK);
     max_depth = depth;
+    check = check_each;
     static bool learned;
     if (learned)
         return;
@@ -117,10 +126,91 @@ static int fp_walk(uintptr_t *pcs, int max)
     return n;
 }
 
-__attribute__((noinline)) int unwind_capture(uintptr_t *out)
+/* Drops cprof's own frames from the top of a raw stack (*top of them) and
+ * keeps up to max_depth of the rest. */
+static int trim(const uintptr_t *buf, int n, uintptr_t *out, int *top)
+{
+    int i = 0;
+    while (i < n && skipped(buf[i]))
+        i++;
+    *top = i;
+    int depth = n - i < max_depth ? n - i : max_depth;
+    memcpy(out, buf + i, (size_t)depth * sizeof(*out));
+    return depth;
+}
+
+/* The reference unwind of CPROF_UNWIND_CHECK: libunwind's step by step
+ * walk, not unw_backtrace's cached fast path. */
+static __attribute__((noinline)) int slow_walk(uintptr_t *buf, int max)
+{
+    unw_context_t uc;
+    unw_cursor_t c;
+    int n = 0;
+    if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0)
+        return 0;
+    do {
+        unw_word_t ip;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+            break;
+        buf[n++] = ip;
+    } while (n < max && unw_step(&c) > 0);
+    return n;
+}
+
+static void warn_stack(const char *what, const uintptr_t *pcs, int depth)
+{
+    char line[400];
+    size_t len = 0;
+    for (int i = 0; i < depth && len + 20 < sizeof(line); i++)
+        len += (size_t)snprintf(line + len, sizeof(line) - len, " %#lx", (unsigned long)pcs[i]);
+    rt_warn("  %s (%d frames):%s", what, depth, line);
+}
+
+/* Compares a captured stack (and its hash, if given) with the slow
+ * unwind from the same frame. */
+static void check_stack(const uintptr_t *got, int depth, const uint64_t *hash)
+{
+    uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK], want[UNWIND_MAX_DEPTH];
+    rt_self.unwinding = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int top, n = trim(buf, slow_walk(buf, max_depth + SKIP_SLACK), want, &top);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    rt_self.unwinding = 0;
+    __atomic_fetch_add(&checked, 1, __ATOMIC_RELAXED);
+    if (depth <= n && memcmp(want, got, (size_t)depth * sizeof(*got)) == 0 &&
+        (!hash || *hash == hash_pcs(got, (size_t)depth))) {
+        /* The frame-pointer walk ends at the first frame without one (the
+         * C library's start code, at least): a true but shorter stack. */
+        if (depth < n && unwinder == UNWIND_FP)
+            __atomic_fetch_add(&truncated, 1, __ATOMIC_RELAXED);
+        if (depth == n || unwinder == UNWIND_FP)
+            return;
+    }
+    /* The first few are printed: enough to see what went wrong. */
+    if (__atomic_fetch_add(&mismatched, 1, __ATOMIC_RELAXED) < 5) {
+        rt_warn("unwind check: stack (or its hash) differs from the full unwind");
+        warn_stack("captured", got, depth);
+        warn_stack("full unwind", want, n);
+    }
+}
+
+__attribute__((destructor)) static void check_report(void)
+{
+    if (check)
+        rt_warn("unwind check: %llu stacks compared, %llu mismatches, %llu truncated",
+                (unsigned long long)__atomic_load_n(&checked, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&mismatched, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&truncated, __ATOMIC_RELAXED));
+}
+
+/* unwind_capture, and the stack's hash_pcs into *hash if hash is not
+ * NULL: the cfi walk carries most of it over from the last stack. */
+static int capture(uintptr_t *out, uint64_t *hash)
 {
     uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK];
-    int want = max_depth + SKIP_SLACK, n;
+    uint64_t hashes[UNWIND_MAX_DEPTH + SKIP_SLACK];
+    int want = max_depth + SKIP_SLACK, n = -1, top;
+    bool hashed = false;
     if (unwinder == UNWIND_FP) {
         n = fp_walk(buf, want);
     } else {
@@ -128,15 +218,29 @@ __attribute__((noinline)) int unwind_capture(uintptr_t *out)
          * libunwind on this thread (cpuring.h). */
         rt_self.unwinding = 1;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        n = unw_backtrace((void **)buf, want);
+        if (unwinder == UNWIND_CFI)
+            hashed = (n = cfi_walk(buf, hashes, want)) >= 0;
+        if (n < 0)
+            n = unw_backtrace((void **)buf, want);
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         rt_self.unwinding = 0;
     }
-    int i = 0;
-    while (i < n && skipped(buf[i]))
-        i++;
-    int depth = n - i < max_depth ? n - i : max_depth;
-    memcpy(out, buf + i, (size_t)depth * sizeof(*out));
+    int depth = trim(buf, n, out, &top);
+    /* The walk's hashes run to the stack's end: the one at the first
+     * frame kept is the stack's unless the depth cut the stack. */
+    if (hash)
+        *hash = hashed && top + depth == n ? hashes[top] : hash_pcs(out, (size_t)depth);
+    if (RT_UNLIKELY(check))
+        check_stack(out, depth, hash);
     return depth;
 }
 
+__attribute__((noinline)) int unwind_capture(uintptr_t *out)
+{
+    return capture(out, NULL);
+}
+
+__attribute__((noinline)) int unwind_capture_hash(uintptr_t *out, uint64_t *hash)
+{
+    return capture(out, hash);
+}

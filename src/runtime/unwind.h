@@ -9,17 +9,26 @@
 #ifndef CPROF_UNWIND_H
 #define CPROF_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define UNWIND_MAX_DEPTH 256
 
-enum { UNWIND_LIBUNWIND, UNWIND_FP };
+enum { UNWIND_LIBUNWIND, UNWIND_FP, UNWIND_CFI };
 
-/* Chooses the unwinder and depth; learns once which code to skip. */
-void unwind_init(int unwinder, int max_depth);
+/* Chooses the unwinder and depth; learns once which code to skip.
+ * check_each (CPROF_UNWIND_CHECK): every capture is compared with
+ * libunwind's slow step-by-step unwind of the same frame; the count of
+ * stacks compared and of mismatches is printed at exit, and the first
+ * mismatches' two stacks. */
+void unwind_init(int unwinder, int max_depth, bool check_each);
 
 /* Captures the caller's stack into pcs (up to the configured depth) with
  * cprof's frames removed; returns the depth. */
 int unwind_capture(uintptr_t *pcs);
+
+/* The same, and the stack's hash_pcs (base/hash.h) into *hash, for the
+ * stack table: with the cfi walk most of it comes with the walk. */
+int unwind_capture_hash(uintptr_t *pcs, uint64_t *hash);
 
 #endif

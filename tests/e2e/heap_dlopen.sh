@@ -3,7 +3,7 @@
 # 2 threads dlopen/dlclose a small library (with a constructor that
 # allocates and thread-local storage the loader allocates on first use),
 # 4 threads allocate at CPROF_RATE=1, so every allocation unwinds (libunwind
-# and the frame-pointer walk) while the loader changes the list of objects.
+# and the frame-pointer walk, and cfi.c's walk) while the loader changes the list of objects.
 # Each run has 2 seconds of work and a 30 s limit: hitting the limit means
 # a deadlock. Then the program's output and profile must be sound.
 # timeout: 120
@@ -13,7 +13,7 @@ gcc -std=gnu11 -g -O1 -shared -fPIC -o "$T/libdlopen_lib.so" "$PROGS/dlopen_lib.
   fail "cannot build dlopen_lib.c"
 cc_prog "$T/storm" "$PROGS/dlopen_storm.c" -ldl
 
-for unwind in libunwind fp; do
+for unwind in cfi libunwind fp; do
   for rate in 1 524288; do
     name=$unwind.$rate
     timeout -k 5 30 env CPROF_UNWIND=$unwind CPROF_RATE=$rate CPROF_HEAP_PROFILE="$T/$name.pb.gz" \

@@ -15,7 +15,7 @@
 #include "runtime/config.h"
 #include "runtime/unwind.h"
 
-static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_DEPTH",
+static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_UNWIND_CHECK", "CPROF_DEPTH",
                                    "CPROF_HEAP_PROFILE", "CPROF_HEAP_PROFILE_EVERY",
                                    "CPROF_MEMORY_LIMIT", "CPROF_SEED", "CPROF_MUTEX_RATE",
                                    "CPROF_BLOCK_RATE", "CPROF_MUTEX_PROFILE",
@@ -56,7 +56,8 @@ static void test_defaults(void **state)
     read_with(&c, err, sizeof(err), NULL, NULL);
     assert_string_equal(err, "");
     assert_int_equal(c.rate, 524288);
-    assert_int_equal(c.unwinder, UNWIND_LIBUNWIND);
+    assert_int_equal(c.unwinder, UNWIND_CFI);
+    assert_false(c.unwind_check);
     assert_int_equal(c.depth, 64);
     assert_null(c.heap_profile);
     assert_int_equal(c.memory_limit, 1ull << 30);
@@ -71,6 +72,12 @@ static void test_good_values(void **state)
     assert_int_equal(c.rate, 1);
     read_with(&c, err, sizeof(err), "CPROF_UNWIND", "fp");
     assert_int_equal(c.unwinder, UNWIND_FP);
+    read_with(&c, err, sizeof(err), "CPROF_UNWIND", "libunwind");
+    assert_int_equal(c.unwinder, UNWIND_LIBUNWIND);
+    read_with(&c, err, sizeof(err), "CPROF_UNWIND", "cfi");
+    assert_int_equal(c.unwinder, UNWIND_CFI);
+    read_with(&c, err, sizeof(err), "CPROF_UNWIND_CHECK", "1");
+    assert_true(c.unwind_check);
     read_with(&c, err, sizeof(err), "CPROF_DEPTH", "256");
     assert_int_equal(c.depth, 256);
     read_with(&c, err, sizeof(err), "CPROF_MEMORY_LIMIT", "64M");
@@ -97,7 +104,8 @@ static void test_bad_values(void **state)
     } cases[] = {
         {"CPROF_RATE", "abc", 1},       {"CPROF_RATE", "-1", 1},
         {"CPROF_RATE", "12x", 1},       {"CPROF_RATE", "", 1},
-        {"CPROF_UNWIND", "foo", 1},     {"CPROF_DEPTH", "0", 1},
+        {"CPROF_UNWIND", "foo", 1},     {"CPROF_UNWIND_CHECK", "yes", 0},
+        {"CPROF_DEPTH", "0", 1},
         {"CPROF_DEPTH", "257", 1},      {"CPROF_MEMORY_LIMIT", "12", 1},
         {"CPROF_MEMORY_LIMIT", "9T", 1}, {"CPROF_SEED", "x", 0},
         {"CPROF_HEAP_PROFILE", "x%q", 0}, {"CPROF_HEAP_PROFILE", "x%", 0},

@@ -1,0 +1,696 @@
+/* cfi.c — a table-driven x86-64 stack walk from .eh_frame (see cfi.h). */
+#include "cfi.h"
+
+#include "arena.h"
+#include "rt.h"
+
+#include "base/hash.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* DWARF register numbers of x86-64 */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+#define TABLE_BITS 15
+#define TABLE_SIZE (1u << TABLE_BITS)
+#define PROBES 32
+/* No real frame is larger; a CFA further away means a wrong rule. */
+#define MAX_FRAME (1u << 24)
+
+enum { RULE_NONE, RULE_STEP, RULE_LAST }; /* not modelled / a frame / RA undefined */
+
+/* A frame's rule, 8 bytes so that an entry is one pair of words. */
+typedef struct {
+    uint32_t cfa_off;  /* CFA = (cfa_rbp ? rbp : rsp) + cfa_off */
+    uint8_t kind;      /* RULE_* */
+    uint8_t cfa_rbp;
+    int8_t ra_off;     /* return address at CFA + ra_off */
+    int8_t rbp_off;    /* rbp saved at CFA + rbp_off; 0: unchanged */
+} rule_t;
+
+/* key: the pc with the dlclose generation in bits 48-63 (user addresses
+ * are below 2^47), 0 empty, 1 being written */
+typedef struct {
+    uint64_t key;
+    rule_t rule;
+} entry_t;
+
+static entry_t *table;
+static uint64_t generation; /* dlcloses seen, see cprof's dlclose below */
+static int (*next_dlclose)(void *);
+
+/* --- the last walk of each thread ------------------------------------- */
+
+/* One frame of a walk: its state, and the stack words its rule read (the
+ * caller's return address and, if saved, rbp) with their values. */
+typedef struct {
+    uintptr_t pc, sp, bp;
+    uintptr_t ra_at, ra_val, bp_at, bp_val; /* bp_at 0: rbp not read */
+    uint64_t hash; /* hash_pcs of the walk's frames from this one out */
+} frame_t;
+
+typedef struct {
+    int n;
+    bool whole;      /* ended at the stack's end (not at max, not given up) */
+    uint64_t gen;    /* the rule generation it was walked with */
+} walk_t;
+
+/* A thread's two walks, the last and the one being made, each of
+ * max_frames frames after the walk_t header. */
+#define NEAR_BITS 9
+
+typedef struct {
+    int claimed;
+    int cur;  /* which of the two is the last */
+    int busy; /* walking: a nested walk (none is expected) goes without */
+    walk_t *walk[2];
+    /* the rules this thread used last, direct-mapped: the shared table's
+     * lines are rarely in this core's cache */
+    entry_t near[1u << NEAR_BITS];
+} slot_t;
+
+#define NSLOTS 64
+static slot_t *slots;
+static int max_frames;
+static pthread_key_t slot_key;
+static __thread slot_t *my_slot __attribute__((tls_model("initial-exec")));
+
+static frame_t *frames(walk_t *w)
+{
+    return (frame_t *)(w + 1);
+}
+
+static void release_slot(void *arg)
+{
+    slot_t *s = arg;
+    my_slot = NULL;
+    __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
+}
+
+/* This thread's slot, claimed at its first walk; NULL when none is free
+ * (the walk then goes without), or after the thread's exit hook ran. */
+static slot_t *thread_slot(void)
+{
+    if (RT_LIKELY(my_slot) || !__atomic_load_n(&slots, __ATOMIC_ACQUIRE) || rt_self.exited ||
+        rt_self.locks)
+        return my_slot;
+    for (int i = 0; i < NSLOTS; i++) {
+        int expected = 0;
+        if (!__atomic_load_n(&slots[i].claimed, __ATOMIC_RELAXED) &&
+            __atomic_compare_exchange_n(&slots[i].claimed, &expected, 1, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            slot_t *s = &slots[i];
+            s->walk[0]->n = s->walk[1]->n = 0;
+            /* Released by the key's destructor when the thread exits. */
+            if (pthread_setspecific(slot_key, s) != 0) {
+                __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
+                return NULL;
+            }
+            return my_slot = s;
+        }
+    }
+    return NULL;
+}
+
+/* Whether the stack words the walk w read from frame i on still hold what
+ * they held: then a walk that reaches frame i's state goes the same way. */
+static bool unchanged(walk_t *w, int i)
+{
+    const frame_t *f = frames(w);
+    for (; i < w->n; i++) {
+        if (f[i].ra_at && *(const uintptr_t *)f[i].ra_at != f[i].ra_val)
+            return false;
+        if (f[i].bp_at && *(const uintptr_t *)f[i].bp_at != f[i].bp_val)
+            return false;
+    }
+    return true;
+}
+
+/* --- reading .eh_frame ------------------------------------------------ */
+
+static uint64_t uleb(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    return v;
+}
+
+static int64_t sleb(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    int shift = 0;
+    uint8_t b = 0x80;
+    while (*p < end && shift < 64 && (b & 0x80)) {
+        b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    }
+    if (shift < 64 && (b & 0x40))
+        v |= ~(uint64_t)0 << shift;
+    return (int64_t)v;
+}
+
+/* A DW_EH_PE-encoded pointer; false for the encodings not handled
+ * (indirect, text- or function-relative, aligned). datarel is relative to
+ * the .eh_frame_hdr (its only use). */
+static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_t datarel,
+                    uintptr_t *out)
+{
+    const uint8_t *at = *p;
+    uint64_t v;
+    if (enc == 0xff) /* DW_EH_PE_omit */
+        return false;
+    switch (enc & 0x0f) {
+    case 0x00: /* absptr */
+    case 0x04: /* udata8 */
+    case 0x0c: /* sdata8 */
+        if (end - at < 8)
+            return false;
+        memcpy(&v, at, 8);
+        *p += 8;
+        break;
+    case 0x03: /* udata4 */
+    case 0x0b: { /* sdata4 */
+        uint32_t u;
+        if (end - at < 4)
+            return false;
+        memcpy(&u, at, 4);
+        v = (enc & 0x0f) == 0x0b ? (uint64_t)(int64_t)(int32_t)u : u;
+        *p += 4;
+        break;
+    }
+    case 0x01: v = uleb(p, end); break;
+    case 0x09: v = (uint64_t)sleb(p, end); break;
+    default: return false;
+    }
+    switch (enc & 0x70) {
+    case 0x00: break;
+    case 0x10: v += (uintptr_t)at; break; /* pcrel */
+    case 0x30: v += datarel; break;       /* datarel */
+    default: return false;
+    }
+    *out = (uintptr_t)v;
+    return true;
+}
+
+typedef struct {
+    uint64_t code_align;
+    int64_t data_align;
+    uint8_t fde_enc;
+    bool has_aug; /* 'z': FDEs carry an augmentation length */
+    const uint8_t *insns, *end;
+} cie_t;
+
+static bool parse_cie(const uint8_t *p, cie_t *c)
+{
+    uint32_t len;
+    memcpy(&len, p, 4);
+    if (len == 0 || len == 0xffffffffu)
+        return false;
+    const uint8_t *end = p + 4 + len;
+    p += 8; /* length, CIE id */
+    uint8_t version = *p++;
+    const char *aug = (const char *)p;
+    size_t alen = strnlen(aug, (size_t)(end - p));
+    p += alen + 1;
+    if (p > end || version < 1 || version > 4 || strstr(aug, "eh"))
+        return false;
+    if (version == 4)
+        p += 2; /* address size, segment selector size */
+    c->code_align = uleb(&p, end);
+    c->data_align = sleb(&p, end);
+    uint64_t ra = version == 1 ? *p++ : uleb(&p, end);
+    if (ra != REG_RA)
+        return false;
+    c->fde_enc = 0; /* absptr */
+    c->has_aug = aug[0] == 'z';
+    if (c->has_aug) {
+        uint64_t n = uleb(&p, end);
+        const uint8_t *data = p, *data_end = p + n;
+        if (data_end > end)
+            return false;
+        for (const char *a = aug + 1; *a; a++) {
+            if (*a == 'R') {
+                c->fde_enc = *data++;
+            } else if (*a == 'P') {
+                uintptr_t ignored;
+                uint8_t enc = *data++;
+                /* The personality routine is not followed, only skipped:
+                 * indirect is fine here. */
+                if (!encoded(&data, data_end, enc & 0x7f, 0, &ignored))
+                    return false;
+            } else if (*a == 'L') {
+                data++;
+            } else {
+                return false; /* 'S' (a signal frame) and anything unknown */
+            }
+        }
+        p = data_end;
+    } else if (aug[0]) {
+        return false;
+    }
+    c->insns = p;
+    c->end = end;
+    return p <= end;
+}
+
+/* The rules of the registers a walk needs, as the CFA program sets them. */
+typedef struct {
+    uint8_t cfa_reg;
+    int64_t cfa_off;
+    int8_t ra_kind, rbp_kind; /* 0 unchanged, 1 at CFA + off, 2 undefined */
+    int64_t ra_off, rbp_off;
+} row_t;
+
+#define STATE_STACK 8
+
+/* Runs a CFA program up to the row that covers target; false if it does
+ * something not modelled. */
+static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t loc,
+                uintptr_t target, row_t *row, const row_t *initial)
+{
+    row_t saved[STATE_STACK];
+    int nsaved = 0;
+    while (p < end) {
+        uint8_t op = *p++;
+        uint64_t reg = 0, delta = 0;
+        int64_t off = 0;
+        bool set = false, restore = false;
+        switch (op >> 6) {
+        case 1: delta = op & 0x3f; goto advance;
+        case 2:
+            reg = op & 0x3f;
+            off = (int64_t)uleb(&p, end) * c->data_align;
+            set = true;
+            break;
+        case 3: reg = op & 0x3f; restore = true; break;
+        default:
+            switch (op) {
+            case 0x00: continue; /* nop */
+            case 0x02: delta = *p++; goto advance;
+            case 0x03: { uint16_t d; memcpy(&d, p, 2); p += 2; delta = d; goto advance; }
+            case 0x04: { uint32_t d; memcpy(&d, p, 4); p += 4; delta = d; goto advance; }
+            case 0x05:
+                reg = uleb(&p, end);
+                off = (int64_t)uleb(&p, end) * c->data_align;
+                set = true;
+                break;
+            case 0x11:
+                reg = uleb(&p, end);
+                off = sleb(&p, end) * c->data_align;
+                set = true;
+                break;
+            case 0x06: reg = uleb(&p, end); restore = true; break;
+            case 0x07: /* undefined */
+                reg = uleb(&p, end);
+                if (reg == REG_RA)
+                    row->ra_kind = 2;
+                else if (reg == REG_RBP)
+                    row->rbp_kind = 2;
+                continue;
+            case 0x08: /* same value */
+                reg = uleb(&p, end);
+                if (reg == REG_RA)
+                    return false;
+                if (reg == REG_RBP)
+                    row->rbp_kind = 0;
+                continue;
+            case 0x09: /* register: in another register */
+                reg = uleb(&p, end);
+                uleb(&p, end);
+                if (reg == REG_RA || reg == REG_RBP)
+                    return false;
+                continue;
+            case 0x0a:
+                if (nsaved == STATE_STACK)
+                    return false;
+                saved[nsaved++] = *row;
+                continue;
+            case 0x0b:
+                if (!nsaved)
+                    return false;
+                *row = saved[--nsaved];
+                continue;
+            case 0x0c:
+                row->cfa_reg = (uint8_t)uleb(&p, end);
+                row->cfa_off = (int64_t)uleb(&p, end);
+                continue;
+            case 0x12:
+                row->cfa_reg = (uint8_t)uleb(&p, end);
+                row->cfa_off = sleb(&p, end) * c->data_align;
+                continue;
+            case 0x0d: row->cfa_reg = (uint8_t)uleb(&p, end); continue;
+            case 0x0e: row->cfa_off = (int64_t)uleb(&p, end); continue;
+            case 0x13: row->cfa_off = sleb(&p, end) * c->data_align; continue;
+            case 0x10: /* expression: fine for a register the walk ignores */
+                reg = uleb(&p, end);
+                if (reg == REG_RA || reg == REG_RBP)
+                    return false;
+                p += uleb(&p, end);
+                continue;
+            case 0x14: case 0x15: /* val_offset */
+                reg = uleb(&p, end);
+                if (reg == REG_RA || reg == REG_RBP)
+                    return false;
+                uleb(&p, end);
+                continue;
+            case 0x16: /* val_expression */
+                reg = uleb(&p, end);
+                if (reg == REG_RA || reg == REG_RBP)
+                    return false;
+                p += uleb(&p, end);
+                continue;
+            case 0x2e: uleb(&p, end); continue; /* GNU_args_size */
+            default: return false; /* set_loc, def_cfa_expression, ... */
+            }
+        }
+        if (set) {
+            if (reg == REG_RA) {
+                row->ra_kind = 1;
+                row->ra_off = off;
+            } else if (reg == REG_RBP) {
+                row->rbp_kind = 1;
+                row->rbp_off = off;
+            }
+        } else if (restore) {
+            if (!initial)
+                return false;
+            if (reg == REG_RA) {
+                row->ra_kind = initial->ra_kind;
+                row->ra_off = initial->ra_off;
+            } else if (reg == REG_RBP) {
+                row->rbp_kind = initial->rbp_kind;
+                row->rbp_off = initial->rbp_off;
+            }
+        }
+        continue;
+    advance:
+        loc += delta * c->code_align;
+        if (loc > target)
+            return true;
+    }
+    return true;
+}
+
+typedef struct {
+    uintptr_t pc;
+    const uint8_t *hdr; /* the module's .eh_frame_hdr */
+} find_t;
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    find_t *f = arg;
+    (void)size;
+    const uint8_t *hdr = NULL;
+    bool inside = false;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && f->pc >= lo && f->pc < lo + ph->p_memsz) {
+            inside = true;
+        } else if (ph->p_type == PT_GNU_EH_FRAME) {
+            hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        }
+    }
+    if (!inside)
+        return 0;
+    f->hdr = hdr;
+    return 1;
+}
+
+/* The rule of the frame whose return address is pc. */
+static rule_t compute(uintptr_t pc)
+{
+    rule_t none = {.kind = RULE_NONE};
+    find_t f = {.pc = pc - 1};
+    if (!dl_iterate_phdr(find_module, &f) || !f.hdr)
+        return none;
+    const uint8_t *h = f.hdr, *p = h + 4;
+    /* version 1; the table sorted by pc in datarel sdata4 pairs */
+    if (h[0] != 1 || h[3] != 0x3b)
+        return none;
+    uintptr_t eh_frame, count;
+    if (!encoded(&p, p + 8, h[1], (uintptr_t)h, &eh_frame) ||
+        !encoded(&p, p + 8, h[2], (uintptr_t)h, &count) || !count)
+        return none;
+    (void)eh_frame;
+    const int32_t *tab = (const int32_t *)p;
+    uintptr_t target = pc - 1;
+    size_t lo = 0, hi = count;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)h + (intptr_t)tab[2 * mid] <= target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if ((uintptr_t)h + (intptr_t)tab[2 * lo] > target)
+        return none;
+    const uint8_t *fde = h + tab[2 * lo + 1];
+    uint32_t len;
+    int32_t cie_off;
+    memcpy(&len, fde, 4);
+    memcpy(&cie_off, fde + 4, 4);
+    if (len == 0 || len == 0xffffffffu || cie_off == 0)
+        return none;
+    const uint8_t *end = fde + 4 + len;
+    cie_t c;
+    if (!parse_cie(fde + 4 - cie_off, &c))
+        return none;
+    p = fde + 8;
+    uintptr_t start, range;
+    if (!encoded(&p, end, c.fde_enc, 0, &start) ||
+        !encoded(&p, end, c.fde_enc & 0x0f, 0, &range) || target < start ||
+        target - start >= range)
+        return none;
+    if (c.has_aug) {
+        uint64_t n = uleb(&p, end);
+        p += n;
+    }
+    row_t row = {.cfa_reg = REG_RSP};
+    if (!run(&c, c.insns, c.end, start, (uintptr_t)-1, &row, NULL))
+        return none;
+    row_t initial = row;
+    if (!run(&c, p, end, start, target, &row, &initial))
+        return none;
+    if (row.ra_kind == 2)
+        return (rule_t){.kind = RULE_LAST};
+    if (row.ra_kind != 1 || row.rbp_kind == 2 ||
+        (row.cfa_reg != REG_RSP && row.cfa_reg != REG_RBP) || row.cfa_off <= 0 ||
+        row.cfa_off >= (int64_t)MAX_FRAME || row.ra_off < -128 || row.ra_off >= 0 ||
+        (row.rbp_kind == 1 && (row.rbp_off < -128 || row.rbp_off >= 0)))
+        return none;
+    return (rule_t){.kind = RULE_STEP,
+                    .cfa_off = (uint32_t)row.cfa_off,
+                    .cfa_rbp = row.cfa_reg == REG_RBP,
+                    .ra_off = (int8_t)row.ra_off,
+                    .rbp_off = row.rbp_kind == 1 ? (int8_t)row.rbp_off : 0};
+}
+
+/* --- the rule table --------------------------------------------------- */
+
+static rule_t lookup(uintptr_t pc)
+{
+    uint64_t key = pc | (__atomic_load_n(&generation, __ATOMIC_RELAXED) << 48);
+    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - TABLE_BITS));
+    for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
+        entry_t *e = &table[i];
+        uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+        if (k == key)
+            return e->rule;
+        if (k == 0) {
+            rule_t r = compute(pc);
+            uint64_t expected = 0;
+            /* The generation may have moved in compute: the rule is kept
+             * under the key it was looked up with only if it did not. */
+            if ((key >> 48) == __atomic_load_n(&generation, __ATOMIC_RELAXED) &&
+                __atomic_compare_exchange_n(&e->key, &expected, 1, false, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+                e->rule = r;
+                __atomic_store_n(&e->key, key, __ATOMIC_RELEASE);
+            }
+            return r;
+        }
+    }
+    return compute(pc); /* full around here: not kept */
+}
+
+/* lookup through the thread's own few rules */
+static rule_t lookup_near(slot_t *s, uintptr_t pc, uint64_t gen)
+{
+    uint64_t key = pc | gen << 48;
+    entry_t *e = &s->near[(key * 0x9e3779b97f4a7c15ull) >> (64 - NEAR_BITS)];
+    if (e->key != key) {
+        e->rule = lookup(pc);
+        e->key = key;
+    }
+    return e->rule;
+}
+
+void cfi_init(int max)
+{
+    if (!next_dlclose)
+        next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    if (!max_frames && pthread_key_create(&slot_key, release_slot) == 0)
+        max_frames = max;
+}
+
+/* Maps the rule table and the slots at the first walk, not at start: the
+ * heap profile's own tables come first under a tight CPROF_MEMORY_LIMIT.
+ * Lock-free: of two threads mapping at once, one keeps its mapping. */
+static bool map_tables(void)
+{
+    static int failed;
+    if (__atomic_load_n(&failed, __ATOMIC_RELAXED) || !max_frames)
+        return false;
+    size_t walk_size = sizeof(walk_t) + (size_t)max_frames * sizeof(frame_t);
+    size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + 2 * walk_size);
+    char *p = arena_map(size);
+    if (!p) {
+        __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+        return false;
+    }
+    slot_t *s = (slot_t *)(p + TABLE_SIZE * sizeof(entry_t));
+    for (int i = 0; i < NSLOTS; i++) {
+        char *w = (char *)(s + NSLOTS) + (size_t)i * 2 * walk_size;
+        s[i].walk[0] = (walk_t *)w;
+        s[i].walk[1] = (walk_t *)(w + walk_size);
+    }
+    entry_t *expected = NULL;
+    if (!__atomic_compare_exchange_n(&table, &expected, (entry_t *)p, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        arena_unmap(p, size);
+        return true;
+    }
+    __atomic_store_n(&slots, s, __ATOMIC_RELEASE);
+    return true;
+}
+
+/* A module unloaded may be followed by another at its address: rules kept
+ * for the old code must not be found (their keys carry the generation). */
+RT_EXPORT int dlclose(void *handle)
+{
+    if (!next_dlclose)
+        next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    int rc = next_dlclose ? next_dlclose(handle) : -1;
+    __atomic_fetch_add(&generation, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
+/* The caller's return address, stack pointer after the return, and rbp:
+ * the registers the first frame of a walk needs. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type cfi_regs, @function\n"
+        "cfi_regs:\n"
+        ".cfi_startproc\n"
+        "  movq (%rsp), %rax\n"
+        "  movq %rax, 0(%rdi)\n"
+        "  leaq 8(%rsp), %rax\n"
+        "  movq %rax, 8(%rdi)\n"
+        "  movq %rbp, 16(%rdi)\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size cfi_regs, .-cfi_regs\n");
+void cfi_regs(uintptr_t regs[3]);
+
+__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max)
+{
+    if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
+        return -1;
+    uintptr_t regs[3];
+    cfi_regs(regs);
+    uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
+    uint64_t gen = __atomic_load_n(&generation, __ATOMIC_RELAXED);
+    slot_t *s = max <= max_frames ? thread_slot() : NULL;
+    if (s && s->busy)
+        s = NULL;
+    if (s)
+        s->busy = 1;
+    walk_t *last = s ? s->walk[s->cur] : NULL, *now = s ? s->walk[!s->cur] : NULL;
+    if (last && (!last->whole || last->gen != gen))
+        last = NULL;
+    frame_t *lf = last ? frames(last) : NULL, *nf = now ? frames(now) : NULL;
+    int n = 0, j = 0, walked = -1; /* walked: frames before the reused part */
+    bool whole = true;
+    for (;;) {
+        if (n == max) {
+            whole = false;
+            break;
+        }
+        /* The last walk's frames lie at rising sp: the one at this sp, if
+         * its state is this frame's and what it read is unchanged, is
+         * where the rest of the last walk can be taken as it is. */
+        while (last && j < last->n && lf[j].sp < sp)
+            j++;
+        if (last && j < last->n && lf[j].sp == sp && lf[j].pc == pc && lf[j].bp == bp &&
+            unchanged(last, j)) {
+            int k = last->n - j;
+            if (k > max - n) {
+                k = max - n;
+                whole = false;
+            }
+            for (int i = 0; i < k; i++) {
+                pcs[n + i] = lf[j + i].pc;
+                hashes[n + i] = lf[j + i].hash;
+            }
+            memcpy(nf + n, lf + j, (size_t)k * sizeof(*nf));
+            /* Cut short, the reused hashes would cover frames not kept. */
+            walked = whole ? n : -1;
+            n += k;
+            break;
+        }
+        pcs[n] = pc;
+        frame_t *f = nf ? &nf[n] : &(frame_t){0};
+        *f = (frame_t){.pc = pc, .sp = sp, .bp = bp};
+        n++;
+        rule_t r = s ? lookup_near(s, pc, gen) : lookup(pc);
+        if (r.kind == RULE_LAST)
+            break;
+        uintptr_t cfa = (r.cfa_rbp ? bp : sp) + r.cfa_off;
+        if (r.kind != RULE_STEP || cfa <= sp || cfa - sp > MAX_FRAME) {
+            if (s) {
+                now->n = 0;
+                s->busy = 0;
+            }
+            return -1;
+        }
+        f->ra_at = cfa + (intptr_t)r.ra_off;
+        pc = f->ra_val = *(const uintptr_t *)f->ra_at;
+        if (r.rbp_off) {
+            f->bp_at = cfa + (intptr_t)r.rbp_off;
+            bp = f->bp_val = *(const uintptr_t *)f->bp_at;
+        }
+        sp = cfa;
+        if (!pc)
+            break;
+    }
+    int from = walked >= 0 ? walked : n;
+    uint64_t h = from < n ? hashes[from] : HASH_PCS_SEED;
+    for (int i = from - 1; i >= 0; i--) {
+        hashes[i] = h = hash_pcs_step(h, pcs[i]);
+        if (s)
+            nf[i].hash = h;
+    }
+    if (s) {
+        now->n = n;
+        now->whole = whole;
+        now->gen = gen;
+        s->cur = !s->cur;
+        s->busy = 0;
+    }
+    return n;
+}

@@ -1,0 +1,45 @@
+/* cfi.h — a table-driven x86-64 stack walk from the DWARF call-frame
+ * information (.eh_frame, found through each module's PT_GNU_EH_FRAME
+ * header): CPROF_UNWIND=cfi, the default unwinder.
+ *
+ * Each return address's frame rule is reduced to what the common shapes
+ * need (CFA = rsp+N or rbp+N, return address at CFA+M, rbp saved at CFA+K
+ * or unchanged) and kept in one global table keyed by pc: lock-free
+ * (claimed with a compare-and-swap, published with a release store), in
+ * memory cprof maps itself, never freed, bounded (when it is full, rules
+ * are computed again each time). Computing a rule calls dl_iterate_phdr
+ * (the loader's lock), once per distinct pc. Each thread also keeps (in
+ * one of a fixed number of slots, given back when it exits) its last
+ * rules and its last walk: a frame whose pc, sp and rbp are those of a
+ * frame of the last walk, with every stack word the last walk read from
+ * there on unchanged, has the same callers, which are copied with their
+ * hashes instead of walked.
+ *
+ * Anything not modelled — no FDE for a pc, a DWARF expression, a signal
+ * frame, a CFA in another register — makes the walk give up (-1), and the
+ * caller unwinds the whole stack with libunwind instead, so stacks are
+ * exactly libunwind's (tests/e2e/unwind_exact.sh checks that).
+ *
+ * Threads: any number at once. Signal handlers: no lock, no allocation,
+ * no stdio; a rule computed in a handler calls dl_iterate_phdr, as
+ * libunwind's own cache misses do. dlclose: a module unloaded and another
+ * loaded at its address would find stale rules; cprof's dlclose (it is
+ * interposed) moves a generation that is part of every key. */
+#ifndef CPROF_CFI_H
+#define CPROF_CFI_H
+
+#include <stdint.h>
+
+/* Prepares walks of up to max frames (the first call decides). The rule
+ * table and the threads' last walks are mapped at the first walk; if that
+ * fails (CPROF_MEMORY_LIMIT), every walk gives up: libunwind does them. */
+void cfi_init(int max);
+
+/* Walks the caller's stack: pcs[0] is the return address into the caller,
+ * then one per frame up to max; hashes[i] is hash_pcs(pcs + i, n - i)
+ * (base/hash.h), mostly carried over from the thread's last walk. The
+ * count n, or -1 if a frame is not one the walk models (unwind with
+ * libunwind instead). */
+int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max);
+
+#endif

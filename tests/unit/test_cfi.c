@@ -1,0 +1,111 @@
+// links: src/runtime/cfi.c src/runtime/arena.c src/runtime/rt.c
+/* test_cfi.c — the .eh_frame walk gives libunwind's stacks, with the hash
+ * of every suffix, also when the thread's last walk is reused and when the
+ * part above the reused frame changed (a different call site). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/hash.h"
+#include "runtime/cfi.h"
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define MAX 64
+
+typedef struct {
+    uintptr_t pcs[MAX], unw[MAX];
+    uint64_t hashes[MAX];
+    int n, nunw;
+} probe_t;
+
+/* Both unwinders from one frame: cfi_walk's entry 0 is in cfi_walk and 1
+ * in probe, unw_backtrace's entry 0 in probe; after those, the callers of
+ * probe, the same for both. */
+static __attribute__((noinline)) void probe(probe_t *p)
+{
+    p->n = cfi_walk(p->pcs, p->hashes, MAX);
+    p->nunw = unw_backtrace((void **)p->unw, MAX);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) int recurse(probe_t *p, int depth)
+{
+    if (depth == 0)
+        probe(p);
+    else
+        recurse(p, depth - 1);
+    __asm__ volatile("" ::: "memory");
+    return depth;
+}
+
+/* Two call sites of recurse: same frames below, a different caller. */
+static __attribute__((noinline)) void site_a(probe_t *p, int depth)
+{
+    recurse(p, depth);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void site_b(probe_t *p, int depth)
+{
+    recurse(p, depth);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void check(const probe_t *p)
+{
+    assert_true(p->n > 2);
+    assert_int_equal(p->n, p->nunw + 1);
+    assert_memory_equal(p->pcs + 2, p->unw + 1, (size_t)(p->n - 2) * sizeof(uintptr_t));
+    for (int i = 0; i < p->n; i++)
+        assert_true(p->hashes[i] == hash_pcs(p->pcs + i, (size_t)(p->n - i)));
+}
+
+static void test_matches_libunwind(void **state)
+{
+    (void)state;
+    probe_t p, prev;
+    for (int round = 0; round < 40; round++) {
+        /* Alternating sites at the same depth: the last walk matches up to
+         * the frame whose return address differs. */
+        if (round & 1)
+            site_a(&p, round / 2 % 7);
+        else
+            site_b(&p, round / 2 % 7);
+        check(&p);
+        /* The same depth from the other site: only the frame of recurse
+         * called by the site differs (its return address). */
+        if (round & 1)
+            assert_true(memcmp(p.pcs + 2, prev.pcs + 2, (size_t)(p.n - 2) * sizeof(uintptr_t)) != 0);
+        prev = p;
+    }
+}
+
+static void test_depth_limit(void **state)
+{
+    (void)state;
+    uintptr_t pcs[MAX];
+    uint64_t hashes[MAX];
+    probe_t p;
+    site_a(&p, 10);
+    check(&p);
+    /* Cut at 5: every hash covers the 5 frames kept, not the stack's end. */
+    int n = cfi_walk(pcs, hashes, 5);
+    assert_int_equal(n, 5);
+    for (int i = 0; i < n; i++)
+        assert_true(hashes[i] == hash_pcs(pcs + i, (size_t)(n - i)));
+}
+
+int main(void)
+{
+    cfi_init(MAX);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matches_libunwind),
+        cmocka_unit_test(test_depth_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
