@@ -140,11 +140,17 @@ link_args = $(foreach t,$(1),$(if $(filter $(LAYERS),$(t)),,$(t))) \
             $(patsubst %,$(2)/lib/%.a,$(call below,$(filter $(LAYERS),$(1))))
 UNIT_LIBS := $(call pc,cmocka) $(TOOL_LIBS) -lunwind -ldl -lpthread
 
-$(B)/tests/%: tests/unit/%.c $(LAYER_LIBS)
+# A test is rebuilt when a source or header it compiles changes, not only
+# its own file: sources named on its links line, and every header under src/.
+.SECONDEXPANSION:
+unit_deps = $(filter %.c,$(call unit_links,tests/unit/$(1).c)) $(ALL_HEADERS)
+ALL_HEADERS := $(wildcard src/*/*.h src/*/*/*.h include/*.h)
+
+$(B)/tests/%: tests/unit/%.c $$(call unit_deps,$$*) $(LAYER_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< $(call link_args,$(call unit_links,$<),$(B)) $(UNIT_LIBS)
 
-$(B)/tests/asan/%: tests/unit/%.c $(ASAN_LAYER_LIBS)
+$(B)/tests/asan/%: tests/unit/%.c $$(call unit_deps,$$*) $(ASAN_LAYER_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN) -Itests -o $@ $< $(call link_args,$(call unit_links,$<),$(B)/asan) $(UNIT_LIBS)
 
