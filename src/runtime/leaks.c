@@ -365,12 +365,14 @@ static __attribute__((noinline)) bool program_frame(const scan_t *s, uintptr_t *
                 break;
             if (own_code(s, pc - 1))
                 continue;
-            found = unw_get_reg(&c, UNW_REG_SP, &v) == 0;
-            *sp = v;
+            unw_word_t frame_sp;
+            found = unw_get_reg(&c, UNW_REG_SP, &frame_sp) == 0;
             for (size_t i = 0; i < NSAVED && found; i++) {
                 found = unw_get_reg(&c, callee_saved[i], &v) == 0;
                 regs[i] = v;
             }
+            if (found)
+                *sp = frame_sp;
             break;
         }
     }
