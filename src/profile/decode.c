@@ -340,7 +340,7 @@ static int dec_sample(dec_t *d, const fld_t *outer, size_t idx)
     if (d->n_locs > UINT32_MAX || d->n_labels > UINT32_MAX)
         return FAIL(d, "sample %zu is too large", idx);
     profile_sample_t *s = &p->samples[idx];
-    s->location_ids = keep(d, d->locs, d->n_locs, sizeof(*d->locs));
+    s->location_ids = profile_alloc_stack(p, d->locs, d->n_locs);
     s->values = keep(d, d->vals, d->n_vals, sizeof(*d->vals));
     s->labels = keep(d, d->labels, d->n_labels, sizeof(*d->labels));
     if ((d->n_locs && !s->location_ids) || !s->values || (d->n_labels && !s->labels))

@@ -397,10 +397,13 @@ static bool is_zero(const profile_t *p, const profile_sample_t *s)
 /* Where a new sample keeps the n elements of size sz mapped from the
  * source's array src: when out took the source's storage, src itself,
  * rewritten (each sample owns its arrays, and merging reads a source's
- * once), else a copy in out's storage. NULL on OOM. */
-static void *place(merger_t *m, void *src, const void *mapped, size_t n, size_t sz)
+ * once), else a copy in out's storage (stack: its stack storage, for
+ * location ids). NULL on OOM. */
+static void *place(merger_t *m, void *src, const void *mapped, size_t n, size_t sz, bool stack)
 {
-    void *d = m->adopt ? src : profile_alloc(m->out, n * sz);
+    void *d = m->adopt ? src
+              : stack  ? (void *)profile_alloc_stack(m->out, NULL, n)
+                       : profile_alloc(m->out, n * sz);
     if (d && d != mapped)
         memcpy(d, mapped, n * sz);
     return d;
@@ -454,14 +457,14 @@ static int map_sample(merger_t *m, profile_sample_t *ss)
     }
     if (ht_reserve(&m->samples) < 0)
         return -ENOMEM;
-    uint64_t *ids = ss->n_location_ids
-                        ? place(m, ss->location_ids, m->ids, ss->n_location_ids, sizeof(*m->ids))
-                        : NULL;
+    uint64_t *ids = ss->n_location_ids ? place(m, ss->location_ids, m->ids, ss->n_location_ids,
+                                               sizeof(*m->ids), true)
+                                       : NULL;
     int64_t *vals = out->n_sample_types ? place(m, ss->values, ss->values, out->n_sample_types,
-                                                sizeof(*vals))
+                                                sizeof(*vals), false)
                                         : NULL;
     profile_label_t *labels =
-        ss->n_labels ? place(m, ss->labels, m->labels, ss->n_labels, sizeof(*m->labels)) : NULL;
+        ss->n_labels ? place(m, ss->labels, m->labels, ss->n_labels, sizeof(*m->labels), false) : NULL;
     if ((ss->n_location_ids && !ids) || (out->n_sample_types && !vals) ||
         (ss->n_labels && !labels))
         return -ENOMEM;

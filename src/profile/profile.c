@@ -21,10 +21,10 @@ struct profile_chunk {
 
 #define CHUNK_SIZE (256u << 10)
 
-void *profile_alloc(profile_t *p, size_t size)
+static void *chunk_alloc(struct profile_chunk **list, size_t size)
 {
     size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-    struct profile_chunk *c = p->chunks;
+    struct profile_chunk *c = *list;
     if (!c || c->size - c->used < size) {
         size_t sz = size > CHUNK_SIZE ? size : CHUNK_SIZE;
         c = malloc(sizeof(*c) + sz);
@@ -34,12 +34,12 @@ void *profile_alloc(profile_t *p, size_t size)
         c->size = sz;
         /* A big one-off block goes behind the current chunk so the current
          * chunk's free space is not lost. */
-        if (p->chunks && sz > CHUNK_SIZE) {
-            c->next = p->chunks->next;
-            p->chunks->next = c;
+        if (*list && sz > CHUNK_SIZE) {
+            c->next = (*list)->next;
+            (*list)->next = c;
         } else {
-            c->next = p->chunks;
-            p->chunks = c;
+            c->next = *list;
+            *list = c;
         }
     }
     void *r = (char *)c->data + c->used;
@@ -47,21 +47,59 @@ void *profile_alloc(profile_t *p, size_t size)
     return r;
 }
 
-void profile_take_storage(profile_t *p, profile_t *from)
+static void chunks_free(struct profile_chunk *c)
 {
-    struct profile_chunk *tail = from->chunks;
+    for (struct profile_chunk *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+}
+
+/* Puts the chunks of from behind the current chunk of *to, which goes on
+ * serving allocations. */
+static void chunks_take(struct profile_chunk **to, struct profile_chunk **from)
+{
+    struct profile_chunk *tail = *from;
     if (!tail)
         return;
     while (tail->next)
         tail = tail->next;
-    /* Behind p's current chunk, which goes on serving p's allocations. */
-    if (p->chunks) {
-        tail->next = p->chunks->next;
-        p->chunks->next = from->chunks;
+    if (*to) {
+        tail->next = (*to)->next;
+        (*to)->next = *from;
     } else {
-        p->chunks = from->chunks;
+        *to = *from;
     }
-    from->chunks = NULL;
+    *from = NULL;
+}
+
+void *profile_alloc(profile_t *p, size_t size)
+{
+    return chunk_alloc(&p->chunks, size);
+}
+
+uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n)
+{
+    uint64_t *s = n ? chunk_alloc(&p->stack_chunks, n * sizeof(*s)) : NULL;
+    if (s && ids)
+        memcpy(s, ids, n * sizeof(*s));
+    return s;
+}
+
+void profile_drop_stacks(profile_t *p)
+{
+    for (size_t i = 0; i < p->n_samples; i++) {
+        p->samples[i].location_ids = NULL;
+        p->samples[i].n_location_ids = 0;
+    }
+    chunks_free(p->stack_chunks);
+    p->stack_chunks = NULL;
+}
+
+void profile_take_storage(profile_t *p, profile_t *from)
+{
+    chunks_take(&p->chunks, &from->chunks);
+    chunks_take(&p->stack_chunks, &from->stack_chunks);
 }
 
 static void *dup_into(profile_t *p, const void *src, size_t size)
@@ -198,10 +236,8 @@ void profile_free(profile_t *p)
     free(p->loc_sparse);
     free(p->fn_sparse);
     free(p->map_sparse);
-    for (struct profile_chunk *c = p->chunks, *n; c; c = n) {
-        n = c->next;
-        free(c);
-    }
+    chunks_free(p->chunks);
+    chunks_free(p->stack_chunks);
     free(p);
 }
 
@@ -243,7 +279,7 @@ profile_sample_t *profile_add_sample_owned(profile_t *p, uint64_t *locs, size_t 
 profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
                                      const int64_t *values)
 {
-    uint64_t *l = dup_into(p, locs, nlocs * sizeof(*locs));
+    uint64_t *l = profile_alloc_stack(p, locs, nlocs);
     int64_t *v = dup_into(p, values, p->n_sample_types * sizeof(*values));
     if ((nlocs && !l) || (p->n_sample_types && !v))
         return NULL;

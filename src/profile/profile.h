@@ -113,7 +113,8 @@ typedef struct {
     /* ids too large for the dense indexes, sorted by id */
     profile_idpos_t *loc_sparse, *fn_sparse, *map_sparse;
     size_t n_loc_sparse, n_fn_sparse, n_map_sparse;
-    struct profile_chunk *chunks; /* storage of sample/location arrays */
+    struct profile_chunk *chunks;       /* storage of sample/location arrays */
+    struct profile_chunk *stack_chunks; /* storage of the samples' location_ids */
 } profile_t;
 
 /* --- value arithmetic -------------------------------------------------- */
@@ -179,8 +180,9 @@ int profile_add_sample_type(profile_t *p, const char *type, const char *unit);
 profile_sample_t *profile_add_sample(profile_t *p, const uint64_t *locs, size_t nlocs,
                                      const int64_t *values);
 /* The same with arrays the sample keeps as they are: they must lie in p's
- * storage and be the sample's own (no two samples share an array, so each
- * sample's may be rewritten in place). */
+ * storage (locs in its stack storage, profile_alloc_stack) and be the
+ * sample's own (no two samples share an array, so each sample's may be
+ * rewritten in place). */
 profile_sample_t *profile_add_sample_owned(profile_t *p, uint64_t *locs, size_t nlocs,
                                            int64_t *values);
 int profile_sample_add_label(profile_t *p, profile_sample_t *s, const profile_label_t *l);
@@ -192,6 +194,16 @@ int profile_add_comment(profile_t *p, const char *text);
 
 /* Storage owned by the profile, released by profile_free. */
 void *profile_alloc(profile_t *p, size_t size);
+
+/* Storage for a sample's n location ids (its stack), a copy of ids unless
+ * NULL, released by profile_free or profile_drop_stacks. Every sample's
+ * location_ids come from here. NULL when n is 0 or on OOM. */
+uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n);
+
+/* Releases every sample's stack: the samples keep their values and labels
+ * and have no locations. For a reader that holds the stacks elsewhere and
+ * reads the profile's no more (the tool's last report of a profile). */
+void profile_drop_stacks(profile_t *p);
 
 /* Moves from's storage (every array and string of its elements) to p:
  * from stays readable while p lives, and profile_free(from) no longer

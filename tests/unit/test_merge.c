@@ -413,6 +413,45 @@ static void test_merge_owned(void **state)
     profile_free(m);
 }
 
+/* profile_drop_stacks after a decode and an owned merge (which takes the
+ * decoded stacks' storage along): the samples keep their values and labels
+ * and lose their locations, and the profile still encodes (ASan: nothing
+ * reads the released stacks, nothing frees them twice). */
+static void test_drop_stacks(void **state)
+{
+    (void)state;
+    char err[128];
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        profgen_opts_t o;
+        random_opts(&o, seed);
+        profile_t *g = profgen_make(&o), *d, *m, *e;
+        pbuf_t buf = {0};
+        assert_int_equal(profile_encode(g, &buf), 0);
+        assert_int_equal(profile_decode_proto(buf.data, buf.len, &d, err, sizeof(err)), 0);
+        pbuf_free(&buf);
+        assert_int_equal(profile_merge_owned(&d, 1, &m, err, sizeof(err)), 0);
+        profile_t *ref;
+        assert_int_equal(profile_merge(&g, 1, &ref, err, sizeof(err)), 0);
+        profile_drop_stacks(m);
+        assert_int_equal(m->n_samples, ref->n_samples);
+        for (size_t i = 0; i < m->n_samples; i++) {
+            const profile_sample_t *s = &m->samples[i], *r = &ref->samples[i];
+            assert_null(s->location_ids);
+            assert_int_equal(s->n_location_ids, 0);
+            assert_memory_equal(s->values, r->values, m->n_sample_types * sizeof(*s->values));
+            assert_int_equal(s->n_labels, r->n_labels);
+        }
+        assert_int_equal(profile_encode(m, &buf), 0);
+        assert_int_equal(profile_decode_proto(buf.data, buf.len, &e, err, sizeof(err)), 0);
+        assert_int_equal(e->n_samples, m->n_samples);
+        pbuf_free(&buf);
+        profile_free(g);
+        profile_free(ref);
+        profile_free(m);
+        profile_free(e);
+    }
+}
+
 /* Hostile sizes stay fast: many equal comments, a sample with many labels. */
 static void test_floods(void **state)
 {
@@ -458,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_random_properties),
         cmocka_unit_test(test_floods),
         cmocka_unit_test(test_merge_owned),
+        cmocka_unit_test(test_drop_stacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,7 +260,7 @@ static int show_file(const char *path, const char *viewer, bool interactive, boo
 /* driver_report, to dest when given (then -output is not looked at),
  * through gen instead of report_generate when given. */
 static int report_to(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
-                     bool interactive, FILE *dest, driver_gen_fn gen, void *gen_arg)
+                     bool interactive, bool last, FILE *dest, driver_gen_fn gen, void *gen_arg)
 {
     const command_t *cmd = command_find(cmdname);
     if (!cmd) {
@@ -305,6 +306,12 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     if (work_new(p, &w, err, sizeof(err)) < 0) {
         driver_msg("%s", err);
         goto done;
+    }
+    if (last) {
+        profile_drop_stacks(p);
+        /* Their chunks lie among others on malloc's heap: free alone
+         * would keep the pages. */
+        malloc_trim(0);
     }
     char *conflicts = NULL;
     if (numunits_compute(w, &units, &conflicts) < 0) {
@@ -470,9 +477,9 @@ done:
 }
 
 int driver_report(profile_t *p, const char *cmdname, const char *param, const config_t *cfg0,
-                  bool interactive)
+                  bool interactive, bool last)
 {
-    return report_to(p, cmdname, param, cfg0, interactive, NULL, NULL, NULL);
+    return report_to(p, cmdname, param, cfg0, interactive, last, NULL, NULL, NULL);
 }
 
 int driver_report_with(profile_t *p, const char *cmdname, const char *param, const config_t *cfg,
@@ -480,7 +487,7 @@ int driver_report_with(profile_t *p, const char *cmdname, const char *param, con
 {
     FILE *saved = msg_copy;
     msg_copy = messages;
-    int rc = report_to(p, cmdname, param, cfg, false, out, gen, arg);
+    int rc = report_to(p, cmdname, param, cfg, false, false, out, gen, arg);
     msg_copy = saved;
     return rc;
 }

@@ -16,9 +16,12 @@
 
 
 /* Generates report `cmd` (with regexp `param` for list/peek) of p under
- * cfg, to cfg->output or stdout. Prints its own messages; 0 or -1. */
+ * cfg, to cfg->output or stdout. Prints its own messages; 0 or -1.
+ * last: no report of p follows (the command line's one report), so p's
+ * stacks go once the report holds its own (profile_drop_stacks): the peak
+ * of memory on a large profile is less by them. */
 int driver_report(profile_t *p, const char *cmd, const char *param, const config_t *cfg,
-                  bool interactive);
+                  bool interactive, bool last);
 
 /* A report printer in place of report_generate: gets the report set up
  * (filters applied, granularity, sample index, total). 0 or a negative

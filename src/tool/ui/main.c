@@ -230,7 +230,7 @@ int main(int argc, char **argv)
     }
     int rc;
     if (cmd.name)
-        rc = driver_report(p, cmd.name, cmd.param, &cfg, false) < 0 ? 1 : 0;
+        rc = driver_report(p, cmd.name, cmd.param, &cfg, false, true) < 0 ? 1 : 0;
     else
         rc = shell_run(p, &cfg) < 0 ? 1 : 0;
     profile_free(p);

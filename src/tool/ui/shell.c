@@ -289,7 +289,7 @@ static void run_command(profile_t *p, const config_t *cur, char **tok, size_t nt
             config_set_str(tags ? &cfg.tagignore : &cfg.ignore, ignore);
         if (cfg.nodecount == -1 && (strcmp(name, "text") == 0 || strcmp(name, "top") == 0))
             cfg.nodecount = 10;
-        driver_report(p, name, param, &cfg, true);
+        driver_report(p, name, param, &cfg, true, false);
     }
     free(focus);
     free(ignore);
