@@ -29,8 +29,8 @@ typedef struct {
     int64_t next_sample;  /* bytes left before the next sample (Go's nextSample) */
     uint64_t rng;         /* xorshift64* state; 0 = not seeded yet */
     counters_t *stats;      /* this thread's counters (counters.h), or NULL */
-    uintptr_t stack_lo;   /* this thread's stack bounds, for the fp walk; */
-    uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
+    uintptr_t stack_lo;   /* this thread's stack bounds, for the fp and cfi */
+    uintptr_t stack_hi;   /*   walks; 0 until the first of them      */
     uint32_t guard;       /* nonzero while cprof itself runs on this thread */
     uint32_t own;         /* nonzero while that is cprof's own work (not a
                            * forward to the next allocator): its allocations
