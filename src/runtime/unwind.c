@@ -85,8 +85,11 @@ void unwind_init(int which, int depth, bool check_each)
     dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     skip_symbols();
     /* Per-thread caches: the global cache takes a lock across
-     * dl_iterate_phdr, a known deadlock with allocating threads. */
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+     * dl_iterate_phdr, a known deadlock with allocating threads. None
+     * for the check: its reference must not reuse what an unload made
+     * stale. */
+    unw_set_caching_policy(unw_local_addr_space,
+                           check_each ? UNW_CACHE_NONE : UNW_CACHE_PER_THREAD);
 }
 
 static bool skipped(uintptr_t pc)
