@@ -655,8 +655,9 @@ static bool map_tables(void)
     char *p = arena_map(size);
     if (!p) {
         if (!__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED))
-            rt_warn("cfi unwinder: no memory for its tables (CPROF_MEMORY_LIMIT?), "
-                    "libunwind walks instead");
+            rt_warn("cannot map %zu bytes for the cfi unwinder's tables (CPROF_MEMORY_LIMIT); "
+                    "libunwind unwinds instead",
+                    size);
         return false;
     }
     slot_t *s = (slot_t *)(p + TABLE_SIZE * sizeof(entry_t));
