@@ -10,8 +10,8 @@
  * last module unload is free for any pc; when a pc's probe run has none
  * free its rule is computed each time). Computing a rule calls
  * dl_iterate_phdr (the loader's lock), once per distinct pc. Each thread
- * also keeps (in
- * one of a fixed number of slots, given back when it exits) its last
+ * also keeps (in one of a fixed number of slots, given back when it exits
+ * and, in a forked child, for every thread but the forking one) its last
  * rules and its last walk: a frame whose pc, sp and rbp are those of a
  * frame of the last walk, with every stack word the last walk read from
  * there on unchanged, has the same callers, which are copied with their
@@ -22,9 +22,8 @@
  * FDE for a pc, a DWARF expression, a signal frame, a CFA in another
  * register, a start outside [lo, hi) (sigaltstack, makecontext, a stack
  * switched to), a read that would leave it — makes the walk give up (-1),
- * and the
- * caller unwinds the whole stack with libunwind instead, so stacks are
- * exactly libunwind's (tests/e2e/unwind_exact.sh checks that).
+ * and the caller unwinds the whole stack with libunwind instead, so stacks
+ * are exactly libunwind's (tests/e2e/unwind_exact.sh checks that).
  *
  * Threads: any number at once. Signal handlers: no lock, no allocation,
  * no stdio; a rule computed in a handler calls dl_iterate_phdr, as
