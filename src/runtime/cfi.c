@@ -45,8 +45,14 @@ typedef struct {
 typedef struct {
     uint64_t key;   /* the pc; 0 empty, 1 being written */
     uint64_t state; /* loader_state when the rule was computed */
-    uint64_t rule;  /* a rule_t */
+    rule_t rule;
 } entry_t;
+
+/* A thread's own rule: all of its thread's near[] are of near_state. */
+typedef struct {
+    uint64_t pc;
+    rule_t rule;
+} near_t;
 
 static entry_t *table;
 /* Bits 16-63: module unloads seen (rules are kept under this); bits 0-15:
@@ -86,7 +92,8 @@ typedef struct {
     walk_t *walk[2];
     /* the rules this thread used last, direct-mapped: the shared table's
      * lines are rarely in this core's cache */
-    entry_t near[1u << NEAR_BITS];
+    uint64_t near_state;
+    near_t near[1u << NEAR_BITS];
 } slot_t;
 
 #define NSLOTS 64
@@ -541,10 +548,14 @@ static rule_t compute(uintptr_t pc)
         return none;
     if (row.ra_kind == 2)
         return (rule_t){.kind = RULE_LAST};
+    /* What is read lies at CFA-128 to CFA-8, and for a CFA relative to
+     * rsp not below rsp (cfi_walk's bounds rely on both). */
+    int64_t lowest = row.rbp_kind == 1 && row.rbp_off < row.ra_off ? row.rbp_off : row.ra_off;
     if (row.ra_kind != 1 || row.rbp_kind == 2 ||
         (row.cfa_reg != DW_RSP && row.cfa_reg != DW_RBP) || row.cfa_off <= 0 ||
-        row.cfa_off >= (int64_t)MAX_FRAME || row.ra_off < -128 || row.ra_off >= 0 ||
-        (row.rbp_kind == 1 && (row.rbp_off < -128 || row.rbp_off >= 0)))
+        row.cfa_off >= (int64_t)MAX_FRAME || row.ra_off < -128 || row.ra_off > -8 ||
+        (row.rbp_kind == 1 && (row.rbp_off < -128 || row.rbp_off > -8)) ||
+        (row.cfa_reg == DW_RSP && row.cfa_off + lowest < 0))
         return none;
     return (rule_t){.kind = RULE_STEP,
                     .cfa_off = (uint32_t)row.cfa_off,
@@ -554,20 +565,6 @@ static rule_t compute(uintptr_t pc)
 }
 
 /* --- the rule table --------------------------------------------------- */
-
-static uint64_t pack(rule_t r)
-{
-    uint64_t v;
-    memcpy(&v, &r, sizeof(v));
-    return v;
-}
-
-static rule_t unpack(uint64_t v)
-{
-    rule_t r;
-    memcpy(&r, &v, sizeof(r));
-    return r;
-}
 
 static uint32_t hash_pc(uintptr_t pc, int bits)
 {
@@ -587,8 +584,11 @@ static rule_t lookup(uintptr_t pc, uint64_t state)
         if (k == 1)
             continue;
         bool current = k && __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == state;
-        if (k == pc && current)
-            return unpack(__atomic_load_n(&e->rule, __ATOMIC_RELAXED));
+        if (k == pc && current) {
+            rule_t r;
+            __atomic_load(&e->rule, &r, __ATOMIC_RELAXED);
+            return r;
+        }
         if (!take && !current) {
             take = e;
             take_key = k;
@@ -601,7 +601,7 @@ static rule_t lookup(uintptr_t pc, uint64_t state)
     if (take && state == __atomic_load_n(&loader_state, __ATOMIC_ACQUIRE) &&
         __atomic_compare_exchange_n(&take->key, &take_key, 1, false, __ATOMIC_ACQUIRE,
                                     __ATOMIC_RELAXED)) {
-        __atomic_store_n(&take->rule, pack(r), __ATOMIC_RELAXED);
+        __atomic_store(&take->rule, &r, __ATOMIC_RELAXED);
         __atomic_store_n(&take->state, state, __ATOMIC_RELEASE);
         __atomic_store_n(&take->key, pc, __ATOMIC_RELEASE);
     }
@@ -611,13 +611,12 @@ static rule_t lookup(uintptr_t pc, uint64_t state)
 /* lookup through the thread's own few rules */
 static rule_t lookup_near(slot_t *s, uintptr_t pc, uint64_t state)
 {
-    entry_t *e = &s->near[hash_pc(pc, NEAR_BITS)];
-    if (e->key != pc || e->state != state) {
-        e->rule = pack(lookup(pc, state));
-        e->key = pc;
-        e->state = state;
+    near_t *e = &s->near[hash_pc(pc, NEAR_BITS)];
+    if (e->pc != pc) {
+        e->rule = lookup(pc, state);
+        e->pc = pc;
     }
-    return unpack(e->rule);
+    return e->rule;
 }
 
 /* In a child after fork only the forking thread lives: the other threads'
@@ -707,13 +706,6 @@ __asm__(".text\n"
         ".size cfi_regs, .-cfi_regs\n");
 void cfi_regs(uintptr_t regs[3]);
 
-/* A stack word the walk may read: inside the thread's stack, not below
- * the frame's sp (a wrong rule must not fault the host). */
-static bool readable(uintptr_t at, uintptr_t sp, uintptr_t hi)
-{
-    return at >= sp && at <= hi - sizeof(uintptr_t) && !(at & 7);
-}
-
 /* A return address that can be a key: a user-space address, not one of
  * the table's marks. */
 static bool plausible(uintptr_t pc)
@@ -744,6 +736,10 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
             check_subs();
     }
     uint64_t state = __atomic_load_n(&loader_state, __ATOMIC_ACQUIRE);
+    if (s && RT_UNLIKELY(s->near_state != state)) {
+        memset(s->near, 0, sizeof(s->near));
+        s->near_state = state;
+    }
     walk_t *last = s ? s->walk[s->cur] : NULL, *now = s ? s->walk[!s->cur] : NULL;
     if (last && (!last->whole || last->state != state))
         last = NULL;
@@ -789,17 +785,19 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
         rule_t r = s ? lookup_near(s, pc, state) : lookup(pc, state);
         if (r.kind == RULE_LAST)
             break;
+        /* The words read, at CFA-128 to CFA-8, must lie in [sp, hi): a
+         * wrong rule must not fault the host. Below CFA: cfa <= hi does;
+         * above sp: compute's rules relative to rsp, checked here those
+         * relative to rbp. */
         uintptr_t cfa = (r.cfa_rbp ? bp : sp) + r.cfa_off;
-        if (r.kind != RULE_STEP || cfa <= sp || cfa - sp > MAX_FRAME)
+        if (r.kind != RULE_STEP || cfa <= sp || cfa > hi ||
+            (r.cfa_rbp && (cfa - sp < (uintptr_t)-r.ra_off ||
+                           cfa - sp < (uintptr_t)-(intptr_t)r.rbp_off)))
             goto give_up;
         f->ra_at = cfa + (intptr_t)r.ra_off;
-        if (!readable(f->ra_at, sp, hi))
-            goto give_up;
         pc = f->ra_val = *(const uintptr_t *)f->ra_at;
         if (r.rbp_off) {
             f->bp_at = cfa + (intptr_t)r.rbp_off;
-            if (!readable(f->bp_at, sp, hi))
-                goto give_up;
             bp = f->bp_val = *(const uintptr_t *)f->bp_at;
         }
         sp = cfa;
