@@ -571,10 +571,19 @@ static uint32_t hash_pc(uintptr_t pc, int bits)
     return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - bits));
 }
 
+/* A return address that can be a key: a user-space address, not one of
+ * the table's marks. */
+static bool plausible(uintptr_t pc)
+{
+    return pc >= 4096 && pc < (1ull << 47);
+}
+
 /* The rule of pc under the loader state, kept or computed (and kept in
  * the first free or stale entry of its probe run). */
 static rule_t lookup(uintptr_t pc, uint64_t state)
 {
+    if (!plausible(pc))
+        return (rule_t){.kind = RULE_NONE};
     entry_t *take = NULL;
     uint64_t take_key = 0;
     uint32_t i = hash_pc(pc, TABLE_BITS);
@@ -706,13 +715,6 @@ __asm__(".text\n"
         ".size cfi_regs, .-cfi_regs\n");
 void cfi_regs(uintptr_t regs[3]);
 
-/* A return address that can be a key: a user-space address, not one of
- * the table's marks. */
-static bool plausible(uintptr_t pc)
-{
-    return pc >= 4096 && pc < (1ull << 47);
-}
-
 #define SUBS_EVERY 256
 
 __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
@@ -768,16 +770,15 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
             for (int i = 0; i < k; i++) {
                 pcs[n + i] = lf[j + i].pc;
                 hashes[n + i] = lf[j + i].hash;
-                nf[n + i] = lf[j + i];
             }
+            if (k > 0)
+                memcpy(nf + n, lf + j, (size_t)k * sizeof(*nf));
             /* Cut short, the reused hashes would cover frames not kept. */
             walked = whole ? n : -1;
             *reused = k;
             n += k;
             break;
         }
-        if (!plausible(pc))
-            goto give_up;
         pcs[n] = pc;
         frame_t *f = nf ? &nf[n] : &(frame_t){0};
         *f = (frame_t){.pc = pc, .sp = sp, .bp = bp};
