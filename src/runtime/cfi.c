@@ -12,12 +12,15 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 /* DWARF register numbers of x86-64 */
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RA 16
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RA 16
 
 #define TABLE_BITS 15
 #define TABLE_SIZE (1u << TABLE_BITS)
@@ -27,7 +30,7 @@
 
 enum { RULE_NONE, RULE_STEP, RULE_LAST }; /* not modelled / a frame / RA undefined */
 
-/* A frame's rule, 8 bytes so that an entry is one pair of words. */
+/* A frame's rule, 8 bytes: read and written as one word. */
 typedef struct {
     uint32_t cfa_off;  /* CFA = (cfa_rbp ? rbp : rsp) + cfa_off */
     uint8_t kind;      /* RULE_* */
@@ -36,15 +39,29 @@ typedef struct {
     int8_t rbp_off;    /* rbp saved at CFA + rbp_off; 0: unchanged */
 } rule_t;
 
-/* key: the pc with the dlclose generation in bits 48-63 (user addresses
- * are below 2^47), 0 empty, 1 being written */
+/* A kept rule. Written: key to 1, rule, state (release), key (release);
+ * read: key, state (acquire), rule. An entry kept under another state is
+ * stale, free to take for any pc. */
 typedef struct {
-    uint64_t key;
+    uint64_t key;   /* the pc; 0 empty, 1 being written */
+    uint64_t state; /* loader_state when the rule was computed */
     rule_t rule;
 } entry_t;
 
+/* A thread's own rule: all of its thread's near[] are of near_state. */
+typedef struct {
+    uint64_t pc;
+    rule_t rule;
+} near_t;
+
 static entry_t *table;
-static uint64_t generation; /* dlcloses seen, see cprof's dlclose below */
+/* Bits 16-63: module unloads seen (rules are kept under this); bits 0-15:
+ * dlcloses in progress. A walk uses kept rules only when none is in
+ * progress, and is kept only if this did not move while it ran. */
+static uint64_t loader_state;
+#define CLOSING_MASK 0xffffu
+#define UNLOAD_ONE (1ull << 16)
+static unsigned long long known_subs; /* the loader's dlpi_subs, last seen */
 static int (*next_dlclose)(void *);
 
 /* --- the last walk of each thread ------------------------------------- */
@@ -60,7 +77,7 @@ typedef struct {
 typedef struct {
     int n;
     bool whole;      /* ended at the stack's end (not at max, not given up) */
-    uint64_t gen;    /* the rule generation it was walked with */
+    uint64_t state;  /* the loader_state it was walked under */
 } walk_t;
 
 /* A thread's two walks, the last and the one being made, each of
@@ -71,10 +88,12 @@ typedef struct {
     int claimed;
     int cur;  /* which of the two is the last */
     int busy; /* walking: a nested walk (none is expected) goes without */
+    unsigned walks; /* every SUBS_EVERY-th looks for unloads cprof missed */
     walk_t *walk[2];
     /* the rules this thread used last, direct-mapped: the shared table's
      * lines are rarely in this core's cache */
-    entry_t near[1u << NEAR_BITS];
+    uint64_t near_state;
+    near_t near[1u << NEAR_BITS];
 } slot_t;
 
 #define NSLOTS 64
@@ -82,6 +101,9 @@ static slot_t *slots;
 static int max_frames;
 static pthread_key_t slot_key;
 static __thread slot_t *my_slot __attribute__((tls_model("initial-exec")));
+/* The slot went back at thread exit: later walks (other exit destructors
+ * allocating) go without one, or it would never be given back. */
+static __thread bool slot_released __attribute__((tls_model("initial-exec")));
 
 static frame_t *frames(walk_t *w)
 {
@@ -92,6 +114,7 @@ static void release_slot(void *arg)
 {
     slot_t *s = arg;
     my_slot = NULL;
+    slot_released = true;
     __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
 }
 
@@ -100,7 +123,7 @@ static void release_slot(void *arg)
 static slot_t *thread_slot(void)
 {
     if (RT_LIKELY(my_slot) || !__atomic_load_n(&slots, __ATOMIC_ACQUIRE) || rt_self.exited ||
-        rt_self.locks)
+        rt_self.locks || slot_released)
         return my_slot;
     for (int i = 0; i < NSLOTS; i++) {
         int expected = 0;
@@ -109,6 +132,7 @@ static slot_t *thread_slot(void)
                                         __ATOMIC_RELAXED)) {
             slot_t *s = &slots[i];
             s->walk[0]->n = s->walk[1]->n = 0;
+            s->busy = 0; /* a walk left by siglongjmp in its last owner */
             /* Released by the key's destructor when the thread exits. */
             if (pthread_setspecific(slot_key, s) != 0) {
                 __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
@@ -233,7 +257,7 @@ static bool parse_cie(const uint8_t *p, cie_t *c)
     c->code_align = uleb(&p, end);
     c->data_align = sleb(&p, end);
     uint64_t ra = version == 1 ? *p++ : uleb(&p, end);
-    if (ra != REG_RA)
+    if (ra != DW_RA)
         return false;
     c->fde_enc = 0; /* absptr */
     c->has_aug = aug[0] == 'z';
@@ -316,22 +340,22 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
             case 0x06: reg = uleb(&p, end); restore = true; break;
             case 0x07: /* undefined */
                 reg = uleb(&p, end);
-                if (reg == REG_RA)
+                if (reg == DW_RA)
                     row->ra_kind = 2;
-                else if (reg == REG_RBP)
+                else if (reg == DW_RBP)
                     row->rbp_kind = 2;
                 continue;
             case 0x08: /* same value */
                 reg = uleb(&p, end);
-                if (reg == REG_RA)
+                if (reg == DW_RA)
                     return false;
-                if (reg == REG_RBP)
+                if (reg == DW_RBP)
                     row->rbp_kind = 0;
                 continue;
             case 0x09: /* register: in another register */
                 reg = uleb(&p, end);
                 uleb(&p, end);
-                if (reg == REG_RA || reg == REG_RBP)
+                if (reg == DW_RA || reg == DW_RBP)
                     return false;
                 continue;
             case 0x0a:
@@ -357,19 +381,19 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
             case 0x13: row->cfa_off = sleb(&p, end) * c->data_align; continue;
             case 0x10: /* expression: fine for a register the walk ignores */
                 reg = uleb(&p, end);
-                if (reg == REG_RA || reg == REG_RBP)
+                if (reg == DW_RA || reg == DW_RBP)
                     return false;
                 p += uleb(&p, end);
                 continue;
             case 0x14: case 0x15: /* val_offset */
                 reg = uleb(&p, end);
-                if (reg == REG_RA || reg == REG_RBP)
+                if (reg == DW_RA || reg == DW_RBP)
                     return false;
                 uleb(&p, end);
                 continue;
             case 0x16: /* val_expression */
                 reg = uleb(&p, end);
-                if (reg == REG_RA || reg == REG_RBP)
+                if (reg == DW_RA || reg == DW_RBP)
                     return false;
                 p += uleb(&p, end);
                 continue;
@@ -378,20 +402,20 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
             }
         }
         if (set) {
-            if (reg == REG_RA) {
+            if (reg == DW_RA) {
                 row->ra_kind = 1;
                 row->ra_off = off;
-            } else if (reg == REG_RBP) {
+            } else if (reg == DW_RBP) {
                 row->rbp_kind = 1;
                 row->rbp_off = off;
             }
         } else if (restore) {
             if (!initial)
                 return false;
-            if (reg == REG_RA) {
+            if (reg == DW_RA) {
                 row->ra_kind = initial->ra_kind;
                 row->ra_off = initial->ra_off;
-            } else if (reg == REG_RBP) {
+            } else if (reg == DW_RBP) {
                 row->rbp_kind = initial->rbp_kind;
                 row->rbp_off = initial->rbp_off;
             }
@@ -408,12 +432,46 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
 typedef struct {
     uintptr_t pc;
     const uint8_t *hdr; /* the module's .eh_frame_hdr */
+    unsigned long long subs;
 } find_t;
+
+/* Whether dl_iterate_phdr's info carries dlpi_subs (glibc >= 2.4 does). */
+static bool has_subs(size_t size)
+{
+    return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(unsigned long long);
+}
+
+/* Seen the loader's unload count subs: if it moved (an unload cprof's
+ * dlclose did not see, or one it is in), the kept rules, cfi's and
+ * libunwind's, are dropped. */
+static void note_subs(unsigned long long subs)
+{
+    if (subs == __atomic_load_n(&known_subs, __ATOMIC_RELAXED) ||
+        __atomic_exchange_n(&known_subs, subs, __ATOMIC_RELAXED) == subs)
+        return;
+    __atomic_fetch_add(&loader_state, UNLOAD_ONE, __ATOMIC_SEQ_CST);
+    unw_flush_cache(unw_local_addr_space, 0, 0);
+}
+
+static int first_subs(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    if (has_subs(size))
+        *(unsigned long long *)arg = info->dlpi_subs;
+    return 1;
+}
+
+static void check_subs(void)
+{
+    unsigned long long subs = __atomic_load_n(&known_subs, __ATOMIC_RELAXED);
+    dl_iterate_phdr(first_subs, &subs);
+    note_subs(subs);
+}
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     find_t *f = arg;
-    (void)size;
+    if (has_subs(size))
+        f->subs = info->dlpi_subs;
     const uint8_t *hdr = NULL;
     bool inside = false;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -435,8 +493,10 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 static rule_t compute(uintptr_t pc)
 {
     rule_t none = {.kind = RULE_NONE};
-    find_t f = {.pc = pc - 1};
-    if (!dl_iterate_phdr(find_module, &f) || !f.hdr)
+    find_t f = {.pc = pc - 1, .subs = __atomic_load_n(&known_subs, __ATOMIC_RELAXED)};
+    int found = dl_iterate_phdr(find_module, &f);
+    note_subs(f.subs);
+    if (!found || !f.hdr)
         return none;
     const uint8_t *h = f.hdr, *p = h + 4;
     /* version 1; the table sorted by pc in datarel sdata4 pairs */
@@ -480,7 +540,7 @@ static rule_t compute(uintptr_t pc)
         uint64_t n = uleb(&p, end);
         p += n;
     }
-    row_t row = {.cfa_reg = REG_RSP};
+    row_t row = {.cfa_reg = DW_RSP};
     if (!run(&c, c.insns, c.end, start, (uintptr_t)-1, &row, NULL))
         return none;
     row_t initial = row;
@@ -488,64 +548,106 @@ static rule_t compute(uintptr_t pc)
         return none;
     if (row.ra_kind == 2)
         return (rule_t){.kind = RULE_LAST};
+    /* What is read lies at CFA-128 to CFA-8, and for a CFA relative to
+     * rsp not below rsp (cfi_walk's bounds rely on both). */
+    int64_t lowest = row.rbp_kind == 1 && row.rbp_off < row.ra_off ? row.rbp_off : row.ra_off;
     if (row.ra_kind != 1 || row.rbp_kind == 2 ||
-        (row.cfa_reg != REG_RSP && row.cfa_reg != REG_RBP) || row.cfa_off <= 0 ||
-        row.cfa_off >= (int64_t)MAX_FRAME || row.ra_off < -128 || row.ra_off >= 0 ||
-        (row.rbp_kind == 1 && (row.rbp_off < -128 || row.rbp_off >= 0)))
+        (row.cfa_reg != DW_RSP && row.cfa_reg != DW_RBP) || row.cfa_off <= 0 ||
+        row.cfa_off >= (int64_t)MAX_FRAME || row.ra_off < -128 || row.ra_off > -8 ||
+        (row.rbp_kind == 1 && (row.rbp_off < -128 || row.rbp_off > -8)) ||
+        (row.cfa_reg == DW_RSP && row.cfa_off + lowest < 0))
         return none;
     return (rule_t){.kind = RULE_STEP,
                     .cfa_off = (uint32_t)row.cfa_off,
-                    .cfa_rbp = row.cfa_reg == REG_RBP,
+                    .cfa_rbp = row.cfa_reg == DW_RBP,
                     .ra_off = (int8_t)row.ra_off,
                     .rbp_off = row.rbp_kind == 1 ? (int8_t)row.rbp_off : 0};
 }
 
 /* --- the rule table --------------------------------------------------- */
 
-static rule_t lookup(uintptr_t pc)
+static uint32_t hash_pc(uintptr_t pc, int bits)
 {
-    uint64_t key = pc | (__atomic_load_n(&generation, __ATOMIC_RELAXED) << 48);
-    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - TABLE_BITS));
+    return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+/* A return address that can be a key: a user-space address, not one of
+ * the table's marks. */
+static bool plausible(uintptr_t pc)
+{
+    return pc >= 4096 && pc < (1ull << 47);
+}
+
+/* The rule of pc under the loader state, kept or computed (and kept in
+ * the first free or stale entry of its probe run). */
+static rule_t lookup(uintptr_t pc, uint64_t state)
+{
+    if (!plausible(pc))
+        return (rule_t){.kind = RULE_NONE};
+    entry_t *take = NULL;
+    uint64_t take_key = 0;
+    uint32_t i = hash_pc(pc, TABLE_BITS);
     for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
         entry_t *e = &table[i];
         uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-        if (k == key)
-            return e->rule;
-        if (k == 0) {
-            rule_t r = compute(pc);
-            uint64_t expected = 0;
-            /* The generation may have moved in compute: the rule is kept
-             * under the key it was looked up with only if it did not. */
-            if ((key >> 48) == __atomic_load_n(&generation, __ATOMIC_RELAXED) &&
-                __atomic_compare_exchange_n(&e->key, &expected, 1, false, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)) {
-                e->rule = r;
-                __atomic_store_n(&e->key, key, __ATOMIC_RELEASE);
-            }
+        if (k == 1)
+            continue;
+        bool current = k && __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == state;
+        if (k == pc && current) {
+            rule_t r;
+            __atomic_load(&e->rule, &r, __ATOMIC_RELAXED);
             return r;
         }
+        if (!take && !current) {
+            take = e;
+            take_key = k;
+        }
+        if (!k)
+            break;
     }
-    return compute(pc); /* full around here: not kept */
+    rule_t r = compute(pc);
+    /* Not kept if the loader state moved in compute: the walk is dropped. */
+    if (take && state == __atomic_load_n(&loader_state, __ATOMIC_ACQUIRE) &&
+        __atomic_compare_exchange_n(&take->key, &take_key, 1, false, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED)) {
+        __atomic_store(&take->rule, &r, __ATOMIC_RELAXED);
+        __atomic_store_n(&take->state, state, __ATOMIC_RELEASE);
+        __atomic_store_n(&take->key, pc, __ATOMIC_RELEASE);
+    }
+    return r;
 }
 
 /* lookup through the thread's own few rules */
-static rule_t lookup_near(slot_t *s, uintptr_t pc, uint64_t gen)
+static rule_t lookup_near(slot_t *s, uintptr_t pc, uint64_t state)
 {
-    uint64_t key = pc | gen << 48;
-    entry_t *e = &s->near[(key * 0x9e3779b97f4a7c15ull) >> (64 - NEAR_BITS)];
-    if (e->key != key) {
-        e->rule = lookup(pc);
-        e->key = key;
+    near_t *e = &s->near[hash_pc(pc, NEAR_BITS)];
+    if (e->pc != pc) {
+        e->rule = lookup(pc, state);
+        e->pc = pc;
     }
     return e->rule;
+}
+
+/* In a child after fork only the forking thread lives: the other threads'
+ * slots are free. */
+static void fork_child(void)
+{
+    if (!slots)
+        return;
+    for (int i = 0; i < NSLOTS; i++)
+        if (&slots[i] != my_slot)
+            slots[i].claimed = 0;
 }
 
 void cfi_init(int max)
 {
     if (!next_dlclose)
         next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-    if (!max_frames && pthread_key_create(&slot_key, release_slot) == 0)
+    if (!max_frames && pthread_key_create(&slot_key, release_slot) == 0) {
         max_frames = max;
+        pthread_atfork(NULL, NULL, fork_child);
+        check_subs();
+    }
 }
 
 /* Maps the rule table and the slots at the first walk, not at start: the
@@ -560,7 +662,10 @@ static bool map_tables(void)
     size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + 2 * walk_size);
     char *p = arena_map(size);
     if (!p) {
-        __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+        if (!__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED))
+            rt_warn("cannot map %zu bytes for the cfi unwinder's tables (CPROF_MEMORY_LIMIT); "
+                    "libunwind unwinds instead",
+                    size);
         return false;
     }
     slot_t *s = (slot_t *)(p + TABLE_SIZE * sizeof(entry_t));
@@ -580,13 +685,16 @@ static bool map_tables(void)
 }
 
 /* A module unloaded may be followed by another at its address: rules kept
- * for the old code must not be found (their keys carry the generation). */
+ * for the old code must not be used. While dlclose runs no kept rule is;
+ * after it, if the loader counts an unload, none kept before. */
 RT_EXPORT int dlclose(void *handle)
 {
     if (!next_dlclose)
         next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    __atomic_fetch_add(&loader_state, 1, __ATOMIC_SEQ_CST);
     int rc = next_dlclose ? next_dlclose(handle) : -1;
-    __atomic_fetch_add(&generation, 1, __ATOMIC_RELAXED);
+    check_subs();
+    __atomic_fetch_sub(&loader_state, 1, __ATOMIC_SEQ_CST);
     return rc;
 }
 
@@ -607,25 +715,41 @@ __asm__(".text\n"
         ".size cfi_regs, .-cfi_regs\n");
 void cfi_regs(uintptr_t regs[3]);
 
-__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max)
+#define SUBS_EVERY 256
+
+__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
+                                       uintptr_t hi, int *reused)
 {
+    *reused = 0;
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
     uintptr_t regs[3];
     cfi_regs(regs);
     uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
-    uint64_t gen = __atomic_load_n(&generation, __ATOMIC_RELAXED);
+    /* Another stack (sigaltstack, makecontext, a coroutine's): libunwind. */
+    if (sp < lo || sp >= hi)
+        return -1;
     slot_t *s = max <= max_frames ? thread_slot() : NULL;
     if (s && s->busy)
         s = NULL;
-    if (s)
+    if (s) {
         s->busy = 1;
+        if (RT_UNLIKELY(++s->walks % SUBS_EVERY == 0))
+            check_subs();
+    }
+    uint64_t state = __atomic_load_n(&loader_state, __ATOMIC_ACQUIRE);
+    if (s && RT_UNLIKELY(s->near_state != state)) {
+        memset(s->near, 0, sizeof(s->near));
+        s->near_state = state;
+    }
     walk_t *last = s ? s->walk[s->cur] : NULL, *now = s ? s->walk[!s->cur] : NULL;
-    if (last && (!last->whole || last->gen != gen))
+    if (last && (!last->whole || last->state != state))
         last = NULL;
     frame_t *lf = last ? frames(last) : NULL, *nf = now ? frames(now) : NULL;
     int n = 0, j = 0, walked = -1; /* walked: frames before the reused part */
     bool whole = true;
+    if (state & CLOSING_MASK)
+        goto give_up;
     for (;;) {
         if (n == max) {
             whole = false;
@@ -647,9 +771,11 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
                 pcs[n + i] = lf[j + i].pc;
                 hashes[n + i] = lf[j + i].hash;
             }
-            memcpy(nf + n, lf + j, (size_t)k * sizeof(*nf));
+            if (k > 0)
+                memcpy(nf + n, lf + j, (size_t)k * sizeof(*nf));
             /* Cut short, the reused hashes would cover frames not kept. */
             walked = whole ? n : -1;
+            *reused = k;
             n += k;
             break;
         }
@@ -657,17 +783,18 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
         frame_t *f = nf ? &nf[n] : &(frame_t){0};
         *f = (frame_t){.pc = pc, .sp = sp, .bp = bp};
         n++;
-        rule_t r = s ? lookup_near(s, pc, gen) : lookup(pc);
+        rule_t r = s ? lookup_near(s, pc, state) : lookup(pc, state);
         if (r.kind == RULE_LAST)
             break;
+        /* The words read, at CFA-128 to CFA-8, must lie in [sp, hi): a
+         * wrong rule must not fault the host. Below CFA: cfa <= hi does;
+         * above sp: compute's rules relative to rsp, checked here those
+         * relative to rbp. */
         uintptr_t cfa = (r.cfa_rbp ? bp : sp) + r.cfa_off;
-        if (r.kind != RULE_STEP || cfa <= sp || cfa - sp > MAX_FRAME) {
-            if (s) {
-                now->n = 0;
-                s->busy = 0;
-            }
-            return -1;
-        }
+        if (r.kind != RULE_STEP || cfa <= sp || cfa > hi ||
+            (r.cfa_rbp && (cfa - sp < (uintptr_t)-r.ra_off ||
+                           cfa - sp < (uintptr_t)-(intptr_t)r.rbp_off)))
+            goto give_up;
         f->ra_at = cfa + (intptr_t)r.ra_off;
         pc = f->ra_val = *(const uintptr_t *)f->ra_at;
         if (r.rbp_off) {
@@ -678,6 +805,10 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
         if (!pc)
             break;
     }
+    /* An unload while walking: the rules used may be the old code's. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&loader_state, __ATOMIC_RELAXED) != state)
+        goto give_up;
     int from = walked >= 0 ? walked : n;
     uint64_t h = from < n ? hashes[from] : HASH_PCS_SEED;
     for (int i = from - 1; i >= 0; i--) {
@@ -688,9 +819,16 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
     if (s) {
         now->n = n;
         now->whole = whole;
-        now->gen = gen;
+        now->state = state;
         s->cur = !s->cur;
         s->busy = 0;
     }
     return n;
+give_up:
+    *reused = 0;
+    if (s) {
+        now->n = 0;
+        s->busy = 0;
+    }
+    return -1;
 }

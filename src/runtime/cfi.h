@@ -6,25 +6,39 @@
  * need (CFA = rsp+N or rbp+N, return address at CFA+M, rbp saved at CFA+K
  * or unchanged) and kept in one global table keyed by pc: lock-free
  * (claimed with a compare-and-swap, published with a release store), in
- * memory cprof maps itself, never freed, bounded (when it is full, rules
- * are computed again each time). Computing a rule calls dl_iterate_phdr
- * (the loader's lock), once per distinct pc. Each thread also keeps (in
- * one of a fixed number of slots, given back when it exits) its last
+ * memory cprof maps itself, never freed, bounded (an entry kept before the
+ * last module unload is free for any pc; when a pc's probe run has none
+ * free its rule is computed each time). Computing a rule calls
+ * dl_iterate_phdr (the loader's lock), once per distinct pc. Each thread
+ * also keeps (in one of a fixed number of slots, given back when it exits
+ * and, in a forked child, for every thread but the forking one) its last
  * rules and its last walk: a frame whose pc, sp and rbp are those of a
  * frame of the last walk, with every stack word the last walk read from
  * there on unchanged, has the same callers, which are copied with their
  * hashes instead of walked.
  *
- * Anything not modelled — no FDE for a pc, a DWARF expression, a signal
- * frame, a CFA in another register — makes the walk give up (-1), and the
- * caller unwinds the whole stack with libunwind instead, so stacks are
- * exactly libunwind's (tests/e2e/unwind_exact.sh checks that).
+ * Every stack word read lies in the thread's stack [lo, hi), at or above
+ * the frame's sp: a wrong rule cannot fault. Anything not modelled — no
+ * FDE for a pc, a DWARF expression, a signal frame, a CFA in another
+ * register, a start outside [lo, hi) (sigaltstack, makecontext, a stack
+ * switched to), a read that would leave it — makes the walk give up (-1),
+ * and the caller unwinds the whole stack with libunwind instead, so stacks
+ * are exactly libunwind's (tests/e2e/unwind_exact.sh checks that).
  *
  * Threads: any number at once. Signal handlers: no lock, no allocation,
  * no stdio; a rule computed in a handler calls dl_iterate_phdr, as
- * libunwind's own cache misses do. dlclose: a module unloaded and another
- * loaded at its address would find stale rules; cprof's dlclose (it is
- * interposed) moves a generation that is part of every key. */
+ * libunwind's own cache misses do.
+ *
+ * Unloads: a module unloaded and another loaded at its address would find
+ * stale rules. cprof's dlclose (it is interposed) marks an unload in
+ * progress (no walk then) and, if the loader's unload count (dlpi_subs)
+ * moved, a new generation: kept rules and last walks of an older one are
+ * not used, and libunwind's caches are flushed. The count is also read at
+ * every rule computed and every 256th walk of a thread: an unload that
+ * bypasses dlclose (the C library's own, for iconv modules) is seen there,
+ * and until then a walk through code loaded at its place may use the old
+ * code's rules (a wrong stack, never a fault). A walk during which the
+ * generation moved is given up. */
 #ifndef CPROF_CFI_H
 #define CPROF_CFI_H
 
@@ -35,11 +49,13 @@
  * fails (CPROF_MEMORY_LIMIT), every walk gives up: libunwind does them. */
 void cfi_init(int max);
 
-/* Walks the caller's stack: pcs[0] is the return address into the caller,
- * then one per frame up to max; hashes[i] is hash_pcs(pcs + i, n - i)
- * (base/hash.h), mostly carried over from the thread's last walk. The
- * count n, or -1 if a frame is not one the walk models (unwind with
- * libunwind instead). */
-int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max);
+/* Walks the caller's stack, the thread's stack being [lo, hi): pcs[0] is
+ * the return address into the caller, then one per frame up to max;
+ * hashes[i] is hash_pcs(pcs + i, n - i) (base/hash.h), mostly carried over
+ * from the thread's last walk (*reused: how many frames were). The count
+ * n, or -1 if a frame is not one the walk models (unwind with libunwind
+ * instead). */
+int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo, uintptr_t hi,
+             int *reused);
 
 #endif

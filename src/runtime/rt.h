@@ -31,8 +31,8 @@ typedef struct {
     counters_t *stats;    /* this thread's counters (counters.h), or NULL */
     counters_t *fast;     /* the same while the hooks' fast path may count
                            * into it (the next allocator is glibc), else NULL */
-    uintptr_t stack_lo;   /* this thread's stack bounds, for the fp walk; */
-    uintptr_t stack_hi;   /*   0 until the first frame-pointer unwind */
+    uintptr_t stack_lo;   /* this thread's stack bounds, for the fp and cfi */
+    uintptr_t stack_hi;   /*   walks; 0 until the first of them */
     union {
         struct {
             uint32_t guard; /* nonzero while cprof itself runs on this thread */

@@ -27,6 +27,7 @@ static int unwinder;
 static int max_depth = 64;
 static bool check; /* CPROF_UNWIND_CHECK */
 static uint64_t checked, mismatched, truncated;
+static uint64_t cfi_walked, cfi_fell_back, cfi_reused; /* counted for the check */
 static range_t skip[24]; /* cprof's text, operator new & co */
 static int nskip;
 
@@ -84,8 +85,11 @@ void unwind_init(int which, int depth, bool check_each)
     dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     skip_symbols();
     /* Per-thread caches: the global cache takes a lock across
-     * dl_iterate_phdr, a known deadlock with allocating threads. */
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+     * dl_iterate_phdr, a known deadlock with allocating threads. None
+     * for the check: its reference must not reuse what an unload made
+     * stale. */
+    unw_set_caching_policy(unw_local_addr_space,
+                           check_each ? UNW_CACHE_NONE : UNW_CACHE_PER_THREAD);
 }
 
 static bool skipped(uintptr_t pc)
@@ -96,22 +100,30 @@ static bool skipped(uintptr_t pc)
     return false;
 }
 
-/* Walks the frame-pointer chain within this thread's stack. Bounds come
- * from pthread_getattr_np once per thread (it allocates: guard is set). */
-static int fp_walk(uintptr_t *pcs, int max)
+/* This thread's stack bounds in rt_self, from pthread_getattr_np once per
+ * thread (it allocates: guard is set); false if unknown. */
+static bool stack_bounds(rt_thread_t *t)
 {
-    rt_thread_t *t = &rt_self;
     if (!t->stack_hi) {
         pthread_attr_t attr;
         void *addr;
         size_t size;
         if (pthread_getattr_np(pthread_self(), &attr) != 0)
-            return 0;
+            return false;
         pthread_attr_getstack(&attr, &addr, &size);
         pthread_attr_destroy(&attr);
         t->stack_lo = (uintptr_t)addr;
         t->stack_hi = (uintptr_t)addr + size;
     }
+    return t->stack_hi != 0;
+}
+
+/* Walks the frame-pointer chain within this thread's stack. */
+static int fp_walk(uintptr_t *pcs, int max)
+{
+    rt_thread_t *t = &rt_self;
+    if (!stack_bounds(t))
+        return 0;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     int n = 0;
     while (n < max && fp >= t->stack_lo && fp + 16 <= t->stack_hi && !(fp & 7)) {
@@ -197,10 +209,14 @@ static void check_stack(const uintptr_t *got, int depth, const uint64_t *hash)
 __attribute__((destructor)) static void check_report(void)
 {
     if (check)
-        rt_warn("unwind check: %llu stacks compared, %llu mismatches, %llu truncated",
+        rt_warn("unwind check: %llu stacks compared, %llu mismatches, %llu truncated, "
+                "%llu cfi walks, %llu fallbacks, %llu reused",
                 (unsigned long long)__atomic_load_n(&checked, __ATOMIC_RELAXED),
                 (unsigned long long)__atomic_load_n(&mismatched, __ATOMIC_RELAXED),
-                (unsigned long long)__atomic_load_n(&truncated, __ATOMIC_RELAXED));
+                (unsigned long long)__atomic_load_n(&truncated, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&cfi_walked, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&cfi_fell_back, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&cfi_reused, __ATOMIC_RELAXED));
 }
 
 /* unwind_capture, and the stack's hash_pcs into *hash if hash is not
@@ -209,27 +225,35 @@ static int capture(uintptr_t *out, uint64_t *hash)
 {
     uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK];
     uint64_t hashes[UNWIND_MAX_DEPTH + SKIP_SLACK];
-    int want = max_depth + SKIP_SLACK, n = -1, top;
+    int want = max_depth + SKIP_SLACK, n = -1, top, reused = 0;
     bool hashed = false;
     if (unwinder == UNWIND_FP) {
         n = fp_walk(buf, want);
     } else {
-        /* Flagged: a CPU-profile signal arriving now must not re-enter
-         * libunwind on this thread (cpuring.h). */
-        rt_self.unwinding = 1;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        if (unwinder == UNWIND_CFI)
-            hashed = (n = cfi_walk(buf, hashes, want)) >= 0;
-        if (n < 0)
+        rt_thread_t *t = &rt_self;
+        if (unwinder == UNWIND_CFI && stack_bounds(t))
+            hashed = (n = cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &reused)) >= 0;
+        if (RT_UNLIKELY(check) && unwinder == UNWIND_CFI) {
+            __atomic_fetch_add(hashed ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
+            if (reused)
+                __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
+        }
+        if (n < 0) {
+            /* Flagged: a CPU-profile signal arriving now must not re-enter
+             * libunwind on this thread (cpuring.h). */
+            t->unwinding = 1;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
             n = unw_backtrace((void **)buf, want);
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        rt_self.unwinding = 0;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            t->unwinding = 0;
+        }
     }
     int depth = trim(buf, n, out, &top);
     /* The walk's hashes run to the stack's end: the one at the first
-     * frame kept is the stack's unless the depth cut the stack. */
+     * frame kept is the stack's unless the depth cut the stack (or no
+     * frame is kept). */
     if (hash)
-        *hash = hashed && top + depth == n ? hashes[top] : hash_pcs(out, (size_t)depth);
+        *hash = hashed && top < n && top + depth == n ? hashes[top] : hash_pcs(out, (size_t)depth);
     if (RT_UNLIKELY(check))
         check_stack(out, depth, hash);
     return depth;

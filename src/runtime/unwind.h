@@ -1,7 +1,8 @@
 /* unwind.h — capturing the stack of a sampled event (an allocation, a
  * contended lock, a thread's creation, a CPU-timer signal's thread dump).
  *
- * libunwind (default) or a frame-pointer walk (CPROF_UNWIND=fp), with
+ * A walk of .eh_frame (default, cfi.h), libunwind (CPROF_UNWIND=libunwind)
+ * or a frame-pointer walk (CPROF_UNWIND=fp), with
  * cprof's own frames and the C++ operator new frames removed, so the leaf
  * is the program's function. PCs are return addresses; writers subtract 1
  * to name the call site. Capture runs with the guard set; it is not for
@@ -20,7 +21,8 @@ enum { UNWIND_LIBUNWIND, UNWIND_FP, UNWIND_CFI };
  * check_each (CPROF_UNWIND_CHECK): every capture is compared with
  * libunwind's slow step-by-step unwind of the same frame; the count of
  * stacks compared and of mismatches is printed at exit, and the first
- * mismatches' two stacks. */
+ * mismatches' two stacks; with cfi also the stacks it walked, those it
+ * gave to libunwind, and those that reused part of the thread's last. */
 void unwind_init(int unwinder, int max_depth, bool check_each);
 
 /* Captures the caller's stack into pcs (up to the configured depth) with

@@ -46,6 +46,7 @@ for kib in 6000 7000 8000 9000 10000 12000 14000 16000; do
   if [ -s "$T/err" ]; then
     grep -v -e '^cprof: cannot reserve even 4 MiB of address space for its private heap (ulimit -v, RLIMIT_AS); profiles cannot be written$' \
          -e '^cprof: cannot map [0-9]* bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off$' \
+         -e "^cprof: cannot map [0-9]* bytes for the cfi unwinder's tables (CPROF_MEMORY_LIMIT); libunwind unwinds instead\$" \
          -e "^cprof: cannot write heap profile $T/low.pb.gz: Cannot allocate memory\$" "$T/err" | grep . &&
       { cat "$T/err"; fail "ulimit -v $kib: unclear message"; }
     grep -q 'cannot reserve even 4 MiB' "$T/err" && said=$((said+1))

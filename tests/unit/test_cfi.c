@@ -2,6 +2,7 @@
 /* test_cfi.c — the .eh_frame walk gives libunwind's stacks, with the hash
  * of every suffix, also when the thread's last walk is reused and when the
  * part above the reused frame changed (a different call site). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,15 +21,17 @@
 typedef struct {
     uintptr_t pcs[MAX], unw[MAX];
     uint64_t hashes[MAX];
-    int n, nunw;
+    int n, nunw, reused;
 } probe_t;
+
+static uintptr_t stack_lo, stack_hi; /* the main thread's */
 
 /* Both unwinders from one frame: cfi_walk's entry 0 is in cfi_walk and 1
  * in probe, unw_backtrace's entry 0 in probe; after those, the callers of
  * probe, the same for both. */
 static __attribute__((noinline)) void probe(probe_t *p)
 {
-    p->n = cfi_walk(p->pcs, p->hashes, MAX);
+    p->n = cfi_walk(p->pcs, p->hashes, MAX, stack_lo, stack_hi, &p->reused);
     p->nunw = unw_backtrace((void **)p->unw, MAX);
     __asm__ volatile("" ::: "memory");
 }
@@ -77,6 +80,10 @@ static void test_matches_libunwind(void **state)
         else
             site_b(&p, round / 2 % 7);
         check(&p);
+        /* From the second round on, the frames below the site are the
+         * last walk's. */
+        if (round)
+            assert_true(p.reused > 0);
         /* The same depth from the other site: only the frame of recurse
          * called by the site differs (its return address). */
         if (round & 1)
@@ -94,18 +101,45 @@ static void test_depth_limit(void **state)
     site_a(&p, 10);
     check(&p);
     /* Cut at 5: every hash covers the 5 frames kept, not the stack's end. */
-    int n = cfi_walk(pcs, hashes, 5);
+    int reused;
+    int n = cfi_walk(pcs, hashes, 5, stack_lo, stack_hi, &reused);
     assert_int_equal(n, 5);
     for (int i = 0; i < n; i++)
         assert_true(hashes[i] == hash_pcs(pcs + i, (size_t)(n - i)));
 }
 
+/* A start outside the given stack, or a read that would leave it: the
+ * walk gives up, reading nothing outside. */
+static void test_bounds(void **state)
+{
+    (void)state;
+    uintptr_t pcs[MAX];
+    uint64_t hashes[MAX];
+    int reused;
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    assert_int_equal(cfi_walk(pcs, hashes, MAX, stack_lo, here - 4096, &reused), -1);
+    assert_int_equal(cfi_walk(pcs, hashes, MAX, here + 4096, stack_hi, &reused), -1);
+    /* The stack ends just above this frame: the callers' words are out. */
+    assert_int_equal(cfi_walk(pcs, hashes, MAX, stack_lo, here + 16, &reused), -1);
+    assert_true(cfi_walk(pcs, hashes, MAX, stack_lo, stack_hi, &reused) > 2);
+}
+
 int main(void)
 {
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 1;
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    stack_lo = (uintptr_t)addr;
+    stack_hi = stack_lo + size;
     cfi_init(MAX);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_libunwind),
         cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
