@@ -316,7 +316,7 @@ ratio() {
   local a b
   read -r a _ _ <<<"$(summary "$W/res/$1.$2" "${3:-1}")"
   read -r b _ _ <<<"$(summary "$W/res/$1.plain" "${3:-1}")"
-  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }'
+  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'
 }
 echo
 echo "target: cprof at the default rate <= 1.03x plain wall time (CPU time ratio in brackets)"
