@@ -89,7 +89,8 @@ NOINLINE void site_churn(int t)
         free(p);
     }
     pthread_mutex_lock(&sum_lock);
-    checksum += s;
+    /* Atomic: fight() adds under another lock at the same time. */
+    __atomic_add_fetch(&checksum, s, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&sum_lock);
 }
 
@@ -100,7 +101,7 @@ NOINLINE void fight(void)
         pthread_mutex_lock(&fight_lock);
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
-        checksum++;
+        __atomic_add_fetch(&checksum, 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&fight_lock);
     }
 }

@@ -66,7 +66,8 @@ NOINLINE void site_objects(int t) {
     delete o;
   }
   std::lock_guard<std::mutex> g(sum_lock);
-  checksum += s;
+  // Atomic: fight() adds under another lock at the same time.
+  __atomic_add_fetch(&checksum, s, __ATOMIC_RELAXED);
 }
 
 NOINLINE void fight() {
@@ -74,7 +75,7 @@ NOINLINE void fight() {
     std::lock_guard<std::mutex> g(fight_lock);
     struct timespec ts = {0, 100000};
     nanosleep(&ts, nullptr);
-    checksum++;
+    __atomic_add_fetch(&checksum, 1, __ATOMIC_RELAXED);
   }
 }
 
