@@ -216,6 +216,8 @@ static void on_start(void *cookie, bool internal)
         rt_unlock(&timers_lock);
         return;
     }
+    /* Before its timer can fire: its samples then unwind even in malloc. */
+    cpuring_thread_ready();
     if (!__atomic_load_n(&timers_on, __ATOMIC_ACQUIRE))
         return;
     rt_lock(&timers_lock);

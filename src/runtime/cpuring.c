@@ -5,7 +5,9 @@
 #include "rt.h"
 #include "trace.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
@@ -56,6 +58,19 @@ static bool chained;
 static struct sigaction prev_action; /* the program's SIGPROF handler */
 
 static __thread uint8_t ignored __attribute__((tls_model("initial-exec")));
+
+/* libunwind keeps per-thread state in its own TLS, which glibc allocates
+ * with malloc at a thread's first use when libunwind was dlopened (cprof
+ * attach). From the handler, that malloc deadlocks a thread interrupted
+ * inside malloc or free (the arena lock is not recursive). So a thread
+ * unwinds from the handler only once libunwind ran on it outside a signal
+ * (ready), or when its interrupted PC lies outside the code that could
+ * hold such a lock: the C library, the loader, the allocator (unsafe). */
+static __thread uint8_t unw_ready __attribute__((tls_model("initial-exec")));
+#define NUNSAFE 3
+static struct {
+    uintptr_t lo, hi;
+} unsafe[NUNSAFE];
 
 static inline slot_t *slot_at(uint64_t pos)
 {
@@ -138,6 +153,14 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     if (t->unwinding) {
         pcs[0] = pc + 1;
         return 1; /* libunwind's per-thread state is this signal's victim */
+    }
+    if (!unw_ready) {
+        for (int k = 0; k < NUNSAFE; k++)
+            if (pc - unsafe[k].lo < unsafe[k].hi - unsafe[k].lo) {
+                pcs[0] = pc + 1;
+                return 1; /* its TLS may be malloc'ed below (see unw_ready) */
+            }
+        unw_ready = 1;
     }
     /* Flagged as the heap sampler's unwinds are, for whatever interrupts
      * this one (the threads profile's signal), and guarded: libunwind may
@@ -227,10 +250,54 @@ static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
 
 /* --- control ------------------------------------------------------------------ */
 
+/* The span of the module holding addr (first PT_LOAD to last). */
+static int module_span(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t *r = arg, lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    if (r[0] - lo >= hi - lo)
+        return 0;
+    r[1] = lo;
+    r[2] = hi;
+    return 1;
+}
+
 void cpuring_prepare(void)
 {
+    /* Resolved in the global scope, as the loader's own malloc is. */
+    static const char *const names[NUNSAFE] = {"gnu_get_libc_version", "__tls_get_addr", "malloc"};
+    for (int k = 0; k < NUNSAFE; k++) {
+        uintptr_t r[3] = {(uintptr_t)dlsym(RTLD_DEFAULT, names[k]), 0, 0};
+        if (r[0] && dl_iterate_phdr(module_span, r)) {
+            unsafe[k].lo = r[1];
+            unsafe[k].hi = r[2];
+        }
+    }
+    cpuring_thread_ready();
+}
+
+void cpuring_thread_ready(void)
+{
+    if (unw_ready)
+        return;
+    rt_thread_t *t = &rt_self;
     void *one[1];
+    t->unwinding = 1; /* a signal now records the leaf alone */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     unw_backtrace(one, 1);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->unwinding = 0;
+    unw_ready = 1;
 }
 
 int cpuring_init(int depth)

@@ -67,6 +67,11 @@ typedef struct {
  * cpuring.c). */
 void cpuring_prepare(void);
 
+/* Outside any signal, with the guard set: has libunwind set up its state
+ * on this thread, so that the handler may unwind it wherever it stops it
+ * (capture in cpuring.c). Also done by cpuring_prepare for its thread. */
+void cpuring_thread_ready(void);
+
 /* Maps the ring for stacks of up to max_depth frames (on the first call)
  * and installs the handler unless it is in place. Not signal-safe; 0,
  * -ENOMEM, or -errno of sigaction. */
