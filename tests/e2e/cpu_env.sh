@@ -72,8 +72,8 @@ go tool pprof -top "$T/replace.pb.gz" > /dev/null 2>&1 || fail "replace: profile
 note "replace: warned"
 
 # --- many distinct stacks -------------------------------------------------------------------
-# Stacks of ~155 frames: the table's frame pool (16384 words at first)
-# must grow after ~105 stacks, and again after ~210.
+# Stacks of ~255 frames: the table's frame pool (16384 words at first)
+# must grow after ~64 stacks, and again after ~128.
 CPROF_DEPTH=256 CPROF_CPU_HZ=1000 CPROF_CPU_PROFILE="$T/distinct.pb.gz" LD_PRELOAD="$LIB" "$T/misc" distinct ||
   fail "distinct: the program failed"
 go tool pprof -traces "$T/distinct.pb.gz" 2>/dev/null | grep -c -- '-----------+' > "$T/distinct.n"
@@ -82,8 +82,9 @@ awk -v t="$t" 'BEGIN { exit !(t >= 2700 && t <= 3300) }' || fail "distinct: tota
 # The kernel checks CPU timers at its tick (CONFIG_HZ, 250 on Debian),
 # and only when the thread is running then: one signal may stand for
 # several periods, so 3 s give 3 * 250 signals on an idle machine but
-# fewer than half of that on a loaded one (329 seen). Every stack is
-# distinct (2^150 paths), so the count is the number of signals.
-[ "$(cat "$T/distinct.n")" -ge 250 ] || fail "distinct: only $(cat "$T/distinct.n") stacks"
+# fewer than half of that on a loaded one (329 seen; 185 with two busy
+# loops and a test suite beside it). Every stack is distinct (2^250
+# paths), so the count is the number of signals: 140 is past both growths.
+[ "$(cat "$T/distinct.n")" -ge 140 ] || fail "distinct: only $(cat "$T/distinct.n") stacks"
 note "distinct: $(cat "$T/distinct.n") stacks, ${t}ms"
 exit 0

@@ -107,7 +107,7 @@ static int distinct(void)
 {
     double t0 = thread_cpu();
     while (thread_cpu() - t0 < 3.0)
-        left(150);
+        left(250);
     return 0;
 }
 
