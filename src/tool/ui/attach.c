@@ -163,6 +163,21 @@ static int precheck(const opts_t *o, const char *cmd)
         driver_msg("cprof %s: process %d has exited", cmd, (int)pid);
         return 1;
     }
+    /* A filter may kill the process on a call ours make (dlopen's
+     * mmap(PROT_EXEC), the server's socket...) and cannot be read from
+     * outside to tell: only an unfiltered process is known safe. */
+    long seccomp = status_field(pid, "Seccomp", NULL);
+    if (seccomp > 0) {
+        long filters = status_field(pid, "Seccomp_filters", NULL);
+        char nf[32] = "";
+        if (filters > 0)
+            snprintf(nf, sizeof(nf), ", %ld filters", filters);
+        driver_msg("cprof %s: process %d runs under a seccomp %s (Seccomp: %ld%s): cprof "
+                   "cannot know that the calls it would make are allowed, and a forbidden one "
+                   "may kill the process", cmd, (int)pid, seccomp == 1 ? "strict mode" : "filter",
+                   seccomp, nf);
+        return 1;
+    }
     long tracer = status_field(pid, "TracerPid", NULL);
     if (tracer > 0) {
         driver_msg("cprof %s: process %d is already traced by process %ld (a debugger, "
