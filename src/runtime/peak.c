@@ -31,7 +31,7 @@ static uint64_t live_now(void)
 {
     counters_sum_t t;
     counters_sum(&t);
-    return t.alloc_bytes - t.free_bytes;
+    return counters_live_bytes(&t);
 }
 
 /* Coarse (a few ms): a growing heap sets a new high at every sampled

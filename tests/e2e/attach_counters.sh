@@ -1,0 +1,40 @@
+#!/bin/sh
+# The whole-process counters across cprof detach and a second attach
+# (tests/progs/attach_counters.c): attached at rate 1, the program keeps
+# 1000 blocks and churns; detached, it frees 500 of them, churns 100,000
+# malloc/free pairs and keeps 300 new blocks; attached again at the default
+# rate. Calls made while detached are not counted (a free of a block
+# counted while attached still is), so the counters' live objects
+# (HeapObjects = Mallocs - Frees) equal the exact rate-1 profile's 500
+# in-use objects, Frees stays below Mallocs and HeapAlloc covers the 500
+# blocks of 1000 bytes. The program ends with a plain run's output, exit 0.
+# timeout: 300
+. "$(dirname "$0")/attach_common.inc"
+
+cc_prog "$T/prog" "$PROGS/attach_counters.c"
+start_prog plain "$T/prog"
+step plain go a
+step plain b bdone
+finish plain
+
+start_prog c "$T/prog"
+attach_to "$PID" -rate=1
+step c go a
+"$CPROF" detach "$PID" 2> "$T/detach.err" || { cat "$T/detach.err"; fail "detach failed"; }
+step c b bdone
+attach_to "$PID"
+curl -sf "$URL/heap?debug=1" > "$T/heap.txt" || fail "no heap?debug=1"
+# field NAME: the number after "# NAME = " in the statistics.
+field() { sed -n "s/^# $1 = //p" "$T/heap.txt"; }
+inuse=$(sed -n '1s/^heap profile: \([0-9]*\): .*/\1/p' "$T/heap.txt")
+mallocs=$(field Mallocs); frees=$(field Frees); objects=$(field HeapObjects); alloc=$(field HeapAlloc)
+note "profile in use $inuse; Mallocs $mallocs Frees $frees HeapObjects $objects HeapAlloc $alloc"
+[ "$inuse" = 500 ] || { head -3 "$T/heap.txt"; fail "the exact profile has $inuse objects in use, want 500"; }
+[ "$frees" -lt "$mallocs" ] || fail "Frees $frees not below Mallocs $mallocs"
+[ "$objects" = 500 ] || fail "HeapObjects $objects, want the profile's 500"
+[ "$(field live_objects)" = 500 ] || fail "live_objects $(field live_objects), want 500"
+[ "$alloc" -ge 500000 ] && [ "$alloc" -lt 600000 ] || fail "HeapAlloc $alloc, want 500 blocks of 1000 bytes"
+finish c
+cmp "$T/plain.out" "$T/c.out" || fail "output differs after attach and detach"
+[ -s "$T/c.err" ] && { cat "$T/c.err"; fail "unexpected stderr"; }
+exit 0
