@@ -7,7 +7,10 @@
 # counted while attached still is), so the counters' live objects
 # (HeapObjects = Mallocs - Frees) equal the exact rate-1 profile's 500
 # in-use objects, Frees stays below Mallocs and HeapAlloc covers the 500
-# blocks of 1000 bytes. The program ends with a plain run's output, exit 0.
+# blocks of 1000 bytes. Then it frees 20 MB allocated before the first
+# attach (frees whose allocations were never counted) and allocates 12 MiB:
+# the live bytes stop at 0 instead of wrapping (the peak said 16 EiB).
+# The program ends with a plain run's output, exit 0.
 # timeout: 300
 . "$(dirname "$0")/attach_common.inc"
 
@@ -15,6 +18,7 @@ cc_prog "$T/prog" "$PROGS/attach_counters.c"
 start_prog plain "$T/prog"
 step plain go a
 step plain b bdone
+step plain c cdone
 finish plain
 
 start_prog c "$T/prog"
@@ -34,6 +38,13 @@ note "profile in use $inuse; Mallocs $mallocs Frees $frees HeapObjects $objects 
 [ "$objects" = 500 ] || fail "HeapObjects $objects, want the profile's 500"
 [ "$(field live_objects)" = 500 ] || fail "live_objects $(field live_objects), want 500"
 [ "$alloc" -ge 500000 ] && [ "$alloc" -lt 600000 ] || fail "HeapAlloc $alloc, want 500 blocks of 1000 bytes"
+step c c cdone
+curl -sf "$URL/peak" > "$T/peak.pb.gz" || fail "no peak profile"
+"$CPROF" -comments "$T/peak.pb.gz" > "$T/peak.txt" 2>&1 || { cat "$T/peak.txt"; fail "cprof -comments"; }
+peak=$(sed -n 's/.*cprof peak: \([0-9]*\) bytes live.*/\1/p' "$T/peak.txt" | head -1)
+note "peak $peak bytes"
+[ -n "$peak" ] || { head -5 "$T/peak.txt"; fail "no peak comment"; }
+awk -v p="$peak" 'BEGIN { exit !(p < 1e8) }' || fail "peak $peak bytes live: wrapped below 0"
 finish c
 cmp "$T/plain.out" "$T/c.out" || fail "output differs after attach and detach"
 [ -s "$T/c.err" ] && { cat "$T/c.err"; fail "unexpected stderr"; }
