@@ -13,8 +13,9 @@
  * everything counted while paused (malloc is not seen then, so the frees
  * would pile up unmatched), except the frees of sampled blocks, whose
  * allocations were counted (counters_kept_free). Pause and resume are
- * serialized by their caller; counters_sum reads lock-free (a sequence
- * count). */
+ * serialized by their caller and run with the sampling rate at 0, so no
+ * hook (peak_check), nor a signal handler's malloc, reads the sums while
+ * they write them; counters_sum reads lock-free (a sequence count). */
 #ifndef CPROF_COUNTERS_H
 #define CPROF_COUNTERS_H
 

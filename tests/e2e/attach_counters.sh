@@ -9,7 +9,8 @@
 # in-use objects, Frees stays below Mallocs and HeapAlloc covers the 500
 # blocks of 1000 bytes. Then it frees 20 MB allocated before the first
 # attach (frees whose allocations were never counted) and allocates 12 MiB:
-# the live bytes stop at 0 instead of wrapping (the peak said 16 EiB).
+# the live bytes stop at 0 instead of wrapping (the peak and the trace's
+# HeapAlloc said 16 EiB).
 # The program ends with a plain run's output, exit 0.
 # timeout: 300
 . "$(dirname "$0")/attach_common.inc"
@@ -45,6 +46,16 @@ peak=$(sed -n 's/.*cprof peak: \([0-9]*\) bytes live.*/\1/p' "$T/peak.txt" | hea
 note "peak $peak bytes"
 [ -n "$peak" ] || { head -5 "$T/peak.txt"; fail "no peak comment"; }
 awk -v p="$peak" 'BEGIN { exit !(p < 1e8) }' || fail "peak $peak bytes live: wrapped below 0"
+if command -v go > /dev/null 2>&1; then
+  curl -sf "$URL/trace?seconds=1" > "$T/trace.out" || fail "no trace"
+  go tool trace -d "$T/trace.out" > "$T/trace.txt" 2>&1 || { head "$T/trace.txt"; fail "go tool trace -d"; }
+  grep -q " HeapAlloc .*mem=" "$T/trace.txt" || { head "$T/trace.txt"; fail "no HeapAlloc in the trace"; }
+  awk '/ HeapAlloc .*mem=/ { v = $0; sub(/.*mem=/, "", v); if (v + 0 >= 1e8) bad = v }
+    END { if (bad != "") { print "HeapAlloc mem=" bad; exit 1 } }' "$T/trace.txt" ||
+    fail "the trace's HeapAlloc wrapped below 0"
+else
+  note "skipped: the trace's HeapAlloc (no go)"
+fi
 finish c
 cmp "$T/plain.out" "$T/c.out" || fail "output differs after attach and detach"
 [ -s "$T/c.err" ] && { cat "$T/c.err"; fail "unexpected stderr"; }
