@@ -8,6 +8,7 @@
 # timeout: 300
 . "$(dirname "$0")/attach_common.inc"
 
+grep -q "^Seccomp:" /proc/self/status || skip "skip: the kernel has no seccomp"
 cc_prog "$T/hostile" "$PROGS/attach_hostile.c"
 start_prog plain "$T/hostile" seccomp
 finish plain
