@@ -42,6 +42,7 @@ static inline int64_t heap_record_rate(const heap_snapshot_t *s, const heap_reco
 {
     return r->rate > 0 ? r->rate : s->rate;
 }
+
 void heap_snapshot_free(heap_snapshot_t *s);
 
 /* cur -= base, record by record (for delta profiles). */
