@@ -36,7 +36,8 @@ typedef struct {
 
 /* Sets the heap sampling rate in bytes (Go's MemProfileRate): 0 turns heap
  * profiling off, 1 records every allocation, default 524288. -EINVAL if
- * rate < 0. Already-recorded samples keep counting their frees. */
+ * rate < 0. Already-recorded samples keep counting their frees, and keep
+ * the rate they were taken at: profiles scale each sample by its own rate. */
 int cprof_set_rate(int64_t rate);
 
 /* Fills *st with the current counters. */

@@ -8,6 +8,7 @@
  * preload would bind them). */
 #include "attach.h"
 
+#include "counters.h"
 #include "cprof.h"
 #include "gotpatch.h"
 #include "httpctl.h"
@@ -155,6 +156,7 @@ static void undo(void)
     lockprof_set_mutex_rate(0);
     lockprof_set_block_rate(0);
     gotpatch_restore(syms, nsyms);
+    counters_pause();
 }
 
 static int attach_locked(const char *settings)
@@ -174,6 +176,7 @@ static int attach_locked(const char *settings)
         return -ENOMEM;
     if (s.http[0] && (rc = httpctl_load()) < 0)
         return rc;
+    counters_resume(); /* before the hooks see the first malloc */
     rc = gotpatch_apply(syms, nsyms);
     if (rc < 0)
         goto fail;

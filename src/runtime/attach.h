@@ -22,13 +22,15 @@
  * private heap, ownheap.h) may be held by the C library (stdio buffers,
  * time zone data made while cprof wrote a profile) and must keep coming
  * back to cprof when freed. Frees stay counted, so the heap profile of
- * what was sampled stays exact across detach and a later attach.
- * 0, or -ENOTCONN when not attached.
+ * what was sampled stays exact across detach and a later attach; the
+ * whole-process counters pause (counters.h) and keep only the frees of
+ * sampled blocks. 0, or -ENOTCONN when not attached.
  *
  * Blocks allocated before the attach are unknown to cprof: their frees and
  * reallocs find no live-map entry and take nothing from the profile; the
- * whole-process counters (cprof_stats_t) count calls since the attach, and
- * live_bytes / live_objects, which those cannot give, stop at 0. */
+ * whole-process counters (cprof_stats_t) count calls while attached, and
+ * live_bytes / live_objects, which those cannot give, stop at 0
+ * (counters_live_bytes). */
 #ifndef CPROF_ATTACH_H
 #define CPROF_ATTACH_H
 

@@ -1,6 +1,9 @@
 /* buckets.h — the heap profile's table of distinct stacks ("buckets"), each
  * with its alloc/free counters (stacks come from unwind.h).
  *
+ * A bucket is one (stack, sampling rate): each sample is scaled by the
+ * rate it was taken at, also after the rate changed (sampler.h).
+ *
  * Lookups are lock-free over append-only hash chains; inserts take one lock
  * and publish with release stores. A bucket is never freed. When the table
  * is full (CPROF_MEMORY_LIMIT or 2^20 stacks), samples count into one
@@ -23,6 +26,8 @@ typedef struct bucket {
     uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
     struct bucket *chain; /* next in the hash chain */
     uint64_t hash;
+    int64_t rate;         /* bytes; the sampling rate of its samples, 0 for
+                           * the overflow bucket (any rate) */
     uint32_t index;       /* position in the table, for the live map */
     uint32_t depth;
     uintptr_t pcs[];      /* return addresses, leaf first */
@@ -31,10 +36,10 @@ typedef struct bucket {
 /* Maps the table. 0 or -ENOMEM. */
 int buckets_init(void);
 
-/* The bucket of this stack, whose hash_pcs (base/hash.h) is hash, created
- * if new; the overflow bucket when the table is full. Never NULL after a
- * successful buckets_init. */
-bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash);
+/* The bucket of this stack, whose hash_pcs (base/hash.h) is hash, and of
+ * samples taken at rate, created if new; the overflow bucket when the
+ * table is full. Never NULL after a successful buckets_init. */
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, int64_t rate);
 
 uint32_t buckets_count(void);
 bucket_t *buckets_get(uint32_t index);

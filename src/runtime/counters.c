@@ -12,6 +12,14 @@ static counters_sum_t orphan;   /* atomically updated */
 static pthread_key_t exit_key;
 static bool have_key;
 
+/* Pausing (counters.h). excluded and paused_at change only under an odd
+ * seq; kept is atomically updated. */
+int counters_paused_flag;
+static unsigned seq;
+static counters_sum_t excluded;  /* counted in pauses that ended */
+static counters_sum_t paused_at; /* the raw sums when this pause began */
+static counters_sum_t kept;      /* frees of sampled blocks while paused */
+
 static void on_thread_exit(void *arg)
 {
     counters_t *s = arg;
@@ -67,7 +75,7 @@ void counters_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t
     __atomic_add_fetch(&orphan.free_bytes, fb, __ATOMIC_RELAXED);
 }
 
-void counters_sum(counters_sum_t *out)
+static void raw_sum(counters_sum_t *out)
 {
     out->mallocs = __atomic_load_n(&orphan.mallocs, __ATOMIC_RELAXED);
     out->frees = __atomic_load_n(&orphan.frees, __ATOMIC_RELAXED);
@@ -79,6 +87,70 @@ void counters_sum(counters_sum_t *out)
         out->alloc_bytes += __atomic_load_n(&s->alloc_bytes, __ATOMIC_RELAXED);
         out->free_bytes += __atomic_load_n(&s->free_bytes, __ATOMIC_RELAXED);
     }
+}
+
+static void sub(counters_sum_t *a, const counters_sum_t *b)
+{
+    a->mallocs -= b->mallocs;
+    a->frees -= b->frees;
+    a->alloc_bytes -= b->alloc_bytes;
+    a->free_bytes -= b->free_bytes;
+}
+
+void counters_sum(counters_sum_t *out)
+{
+    counters_sum_t ex, at;
+    unsigned s0;
+    bool paused;
+    do {
+        while ((s0 = __atomic_load_n(&seq, __ATOMIC_ACQUIRE)) & 1)
+            ;
+        ex = excluded;
+        at = paused_at;
+        paused = counters_paused();
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    } while (__atomic_load_n(&seq, __ATOMIC_RELAXED) != s0);
+    if (paused) /* nothing since the pause began counts: as at its start */
+        *out = at;
+    else
+        raw_sum(out);
+    sub(out, &ex);
+    out->frees += __atomic_load_n(&kept.frees, __ATOMIC_RELAXED);
+    out->free_bytes += __atomic_load_n(&kept.free_bytes, __ATOMIC_RELAXED);
+}
+
+void counters_pause(void)
+{
+    if (counters_paused())
+        return;
+    __atomic_store_n(&seq, seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    raw_sum(&paused_at);
+    __atomic_store_n(&counters_paused_flag, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+void counters_resume(void)
+{
+    if (!counters_paused())
+        return;
+    counters_sum_t now;
+    __atomic_store_n(&seq, seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    raw_sum(&now);
+    sub(&now, &paused_at);
+    excluded.mallocs += now.mallocs;
+    excluded.frees += now.frees;
+    excluded.alloc_bytes += now.alloc_bytes;
+    excluded.free_bytes += now.free_bytes;
+    __atomic_store_n(&counters_paused_flag, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+void counters_kept_free(uint64_t count, uint64_t bytes)
+{
+    __atomic_add_fetch(&kept.frees, count, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&kept.free_bytes, bytes, __ATOMIC_RELAXED);
 }
 
 void counters_fork_prepare(void)

@@ -6,7 +6,16 @@
  * back when it exits; a block keeps its sums when it changes hands, so the
  * totals are simply the sum over every block ever made (plus the orphan
  * counters for the few allocations a thread makes after its exit hook ran).
- * Blocks come from the arena and are reused: thread storms stay bounded. */
+ * Blocks come from the arena and are reused: thread storms stay bounded.
+ *
+ * Paused (cprof detach, attach.h): the hooks that stay routed (free,
+ * realloc) keep counting into the blocks, but counters_sum leaves out
+ * everything counted while paused (malloc is not seen then, so the frees
+ * would pile up unmatched), except the frees of sampled blocks, whose
+ * allocations were counted (counters_kept_free). Pause and resume are
+ * serialized by their caller and run with the sampling rate at 0, so no
+ * hook (peak_check), nor a signal handler's malloc, reads the sums while
+ * they write them; counters_sum reads lock-free (a sequence count). */
 #ifndef CPROF_COUNTERS_H
 #define CPROF_COUNTERS_H
 
@@ -76,6 +85,33 @@ static inline void counters_free(rt_thread_t *t, uint64_t count, uint64_t bytes)
 }
 
 void counters_sum(counters_sum_t *out);
+
+/* Live objects and bytes of a sum; 0 where the frees exceed the
+ * allocations, as after cprof attach, which counts the frees of blocks
+ * allocated before it but not their allocations (attach.h). */
+static inline uint64_t counters_live_objects(const counters_sum_t *s)
+{
+    return s->mallocs > s->frees ? s->mallocs - s->frees : 0;
+}
+
+static inline uint64_t counters_live_bytes(const counters_sum_t *s)
+{
+    return s->alloc_bytes > s->free_bytes ? s->alloc_bytes - s->free_bytes : 0;
+}
+
+void counters_pause(void);
+void counters_resume(void);
+
+extern int counters_paused_flag __attribute__((visibility("hidden"))); /* atomic */
+
+static inline bool counters_paused(void)
+{
+    return __atomic_load_n(&counters_paused_flag, __ATOMIC_RELAXED) != 0;
+}
+
+/* While paused: a free of a sampled block (count 1, its usable bytes), or
+ * its undoing by a failed realloc (count -1, bytes negated). */
+void counters_kept_free(uint64_t count, uint64_t bytes);
 
 /* Creates the thread-exit key; called once from the constructor. */
 void counters_init(void);

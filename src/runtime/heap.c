@@ -47,7 +47,7 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
     uintptr_t pcs[UNWIND_MAX_DEPTH];
     uint64_t hash;
     int depth = unwind_capture_hash(pcs, &hash);
-    bucket_t *b = buckets_intern(pcs, depth, hash);
+    bucket_t *b = buckets_intern(pcs, depth, hash, rt_self.taken_rate);
     uint32_t old_bucket;
     uint64_t old_size;
     int rc = livemap_insert(p, b->index, size, &old_bucket, &old_size);
@@ -89,6 +89,8 @@ __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out
     if (livemap_remove(p, &out->bucket, &out->size)) {
         out->sampled = true;
         credit_free(out->bucket, out->size);
+        if (RT_UNLIKELY(counters_paused())) /* its allocation was counted */
+            counters_kept_free(1, rt_usable_size((void *)p));
         rt_thread_t *t = &rt_self;
         if (is_free && t->temp_cand == ~(uintptr_t)p && t->stats &&
             t->stats->mallocs == t->temp_mark) {
@@ -104,6 +106,8 @@ void heap_undo_free(void *p, const heap_freed_t *f)
     counters_free(&rt_self, (uint64_t)-1, -f->usable);
     if (!f->sampled)
         return;
+    if (RT_UNLIKELY(counters_paused()))
+        counters_kept_free((uint64_t)-1, -f->usable);
     bucket_t *b = buckets_get(f->bucket);
     peak_touch(b);
     __atomic_sub_fetch(&b->free_objects, 1, __ATOMIC_RELAXED);
@@ -127,10 +131,8 @@ void heap_stats(cprof_stats_t *st)
     st->mallocs = s.mallocs;
     st->frees = s.frees;
     st->total_alloc_bytes = s.alloc_bytes;
-    /* After cprof attach, frees of blocks older than the attach are
-     * counted too (attach.h): the difference stops at 0. */
-    st->live_bytes = s.alloc_bytes > s.free_bytes ? s.alloc_bytes - s.free_bytes : 0;
-    st->live_objects = s.mallocs > s.frees ? s.mallocs - s.frees : 0;
+    st->live_bytes = counters_live_bytes(&s);
+    st->live_objects = counters_live_objects(&s);
     st->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     uint32_t n = buckets_count();
     for (uint32_t i = 0; i < n; i++) {

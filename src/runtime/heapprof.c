@@ -37,6 +37,7 @@ int heap_snapshot(heap_snapshot_t *s)
         r->temp_bytes = (int64_t)__atomic_load_n(&b->temp_bytes, __ATOMIC_RELAXED);
         r->pcs = b->pcs;
         r->depth = b->depth;
+        r->rate = b->rate;
     }
     return 0;
 }
@@ -87,10 +88,10 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
         const heap_record_t *r = &s->recs[i];
         if (r->alloc_objects == 0 && r->inuse_objects == 0)
             continue;
-        int64_t v[6];
-        sampler_scale(r->alloc_objects, r->alloc_bytes, s->rate, &v[0], &v[1]);
-        sampler_scale(r->inuse_objects, r->inuse_bytes, s->rate, &v[2], &v[3]);
-        sampler_scale(r->temp_objects, r->temp_bytes, s->rate, &v[4], &v[5]);
+        int64_t v[6], rate = heap_record_rate(s, r);
+        sampler_scale(r->alloc_objects, r->alloc_bytes, rate, &v[0], &v[1]);
+        sampler_scale(r->inuse_objects, r->inuse_bytes, rate, &v[2], &v[3]);
+        sampler_scale(r->temp_objects, r->temp_bytes, rate, &v[4], &v[5]);
         /* As Go: the average object size as the numeric label "bytes". */
         profile_label_t l = {.key = bytes_key};
         if (r->alloc_objects > 0)

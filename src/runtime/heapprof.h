@@ -16,6 +16,8 @@
 typedef struct {
     const uintptr_t *pcs; /* return addresses, leaf first (bucket memory) */
     uint32_t depth;
+    int64_t rate;         /* bytes; the rate its samples were taken at, 0:
+                           * the snapshot's (the overflow bucket) */
     /* raw sampled numbers; bytes as the program asked */
     int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
     int64_t temp_objects, temp_bytes; /* temporaries (heap.c) */
@@ -23,17 +25,24 @@ typedef struct {
 
 /* The snapshot crosses into libcprof-http.so (httpops.h): bump the version
  * when it or heap_record_t changes. */
-#define HEAP_SNAPSHOT_VERSION 2
+#define HEAP_SNAPSHOT_VERSION 3
 
 typedef struct {
     heap_record_t *recs; /* recs[i] is bucket i */
     size_t n;
-    int64_t rate;        /* the sampling rate when taken */
+    int64_t rate;        /* the sampling rate when taken (the period) */
     bool temp;           /* write the temp_* sample types too */
     char comment[512];   /* a comment for the profile, or "" */
 } heap_snapshot_t;
 
 int heap_snapshot(heap_snapshot_t *s);
+
+/* The rate r's numbers are scaled by (sampler_scale). */
+static inline int64_t heap_record_rate(const heap_snapshot_t *s, const heap_record_t *r)
+{
+    return r->rate > 0 ? r->rate : s->rate;
+}
+
 void heap_snapshot_free(heap_snapshot_t *s);
 
 /* cur -= base, record by record (for delta profiles). */

@@ -837,11 +837,12 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         bucket_t *bk = buckets_get((uint32_t)i);
         r->pcs = bk->pcs;
         r->depth = bk->depth;
-        int64_t c, bytes;
+        r->rate = bk->rate;
+        int64_t c, bytes, rate = heap_record_rate(out, r);
         if (reach[2 * i]) {
             ro += reach[2 * i];
             rb += reach[2 * i + 1];
-            sampler_scale(reach[2 * i], reach[2 * i + 1], out->rate, &c, &bytes);
+            sampler_scale(reach[2 * i], reach[2 * i + 1], rate, &c, &bytes);
             ero += c;
             erb += bytes;
         }
@@ -856,7 +857,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         r->inuse_bytes = r->alloc_bytes;
         lo += r->alloc_objects;
         lb += r->alloc_bytes;
-        sampler_scale(r->alloc_objects, r->alloc_bytes, out->rate, &c, &bytes);
+        sampler_scale(r->alloc_objects, r->alloc_bytes, rate, &c, &bytes);
         elo += c;
         elb += bytes;
     }

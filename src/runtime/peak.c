@@ -31,7 +31,7 @@ static uint64_t live_now(void)
 {
     counters_sum_t t;
     counters_sum(&t);
-    return t.alloc_bytes - t.free_bytes;
+    return counters_live_bytes(&t);
 }
 
 /* Coarse (a few ms): a growing heap sets a new high at every sampled
@@ -99,6 +99,7 @@ int peak_snapshot(heap_snapshot_t *s)
         r->inuse_bytes = r->alloc_bytes - fb;
         r->pcs = b->pcs;
         r->depth = b->depth;
+        r->rate = b->rate;
     }
     uint64_t live = peak_live;
     int64_t at = peak_ns;

@@ -54,6 +54,8 @@ typedef struct {
                            * (inverted: a leak scan must not take it for a
                            * pointer), and this thread's allocation count */
     uint64_t temp_mark;   /*   right after it: a temporary if freed unchanged */
+    int64_t gap_rate;     /* the rate next_sample was drawn at; <= 1: none */
+    int64_t taken_rate;   /* the rate of the sample just taken (sampler.h) */
 } __attribute__((aligned(64))) rt_thread_t; /* the fast path's fields share a line */
 
 extern __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));

@@ -61,16 +61,25 @@ bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
             seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uintptr_t)t;
         }
         t->rng = splitmix64(seed + n) | 1;
-        if (rate != 1) {
-            t->next_sample = draw_gap(t, rate);
-            if ((int64_t)size < t->next_sample) {
-                t->next_sample -= (int64_t)size;
-                return false;
-            }
+    }
+    if (rate == 1) {
+        t->gap_rate = t->taken_rate = 1;
+        return true;
+    }
+    if (t->gap_rate <= 1) {
+        /* No gap drawn yet (a new thread, or after rate 1): draw the first
+         * as Go does for a new mcache, so this allocation is not always
+         * sampled. */
+        t->gap_rate = rate;
+        t->next_sample = draw_gap(t, rate);
+        if ((int64_t)size < t->next_sample) {
+            t->next_sample -= (int64_t)size;
+            return false;
         }
     }
-    if (rate != 1)
-        t->next_sample = draw_gap(t, rate);
+    t->taken_rate = t->gap_rate;
+    t->gap_rate = rate;
+    t->next_sample = draw_gap(t, rate);
     return true;
 }
 

@@ -18,7 +18,11 @@
 extern int64_t sampler_rate __attribute__((visibility("hidden")));
 
 /* Slow path of sampler_take: seeds a new thread, or draws the next gap.
- * Returns whether this allocation is sampled. */
+ * Returns whether this allocation is sampled; if so, t->taken_rate is the
+ * rate it was sampled at, which its record is scaled by: the rate of the
+ * gap it ends, drawn before the rate may have changed (cprof_set_rate, a
+ * second cprof attach). A gap left by a rate that is gone goes on: being
+ * memoryless, its rest is still a gap of that rate. */
 bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate);
 
 /* The common case, inline in the hooks: true when the allocation is not

@@ -688,7 +688,7 @@ static void heap_event(uint64_t *last)
 {
     counters_sum_t s;
     counters_sum(&s);
-    uint64_t live = s.alloc_bytes - s.free_bytes;
+    uint64_t live = counters_live_bytes(&s);
     if (live == *last)
         return;
     trec_t *r = enter();

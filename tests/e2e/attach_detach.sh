@@ -4,7 +4,8 @@
 # - CPROF_HTTP_TOKEN of cprof attach guards the endpoints;
 # - detach stops the server and restores the calls: the work the program
 #   does while detached shows nowhere once it is attached again;
-# - what was sampled before a detach stays exact after the next attach;
+# - what was sampled before a detach stays exact after the next attach,
+#   at the same rate or another;
 # - -cpu=FILE writes the CPU profile at the detach;
 # - the program ends with its usual output and exits 0.
 # timeout: 300
@@ -52,4 +53,18 @@ heap_truth b "$T/truth" "$T/prog"
 finish b
 cmp "$T/plain.out" "$T/b.out" || fail "output differs (b)"
 [ -s "$T/b.err" ] && { cat "$T/b.err"; fail "unexpected stderr (b)"; }
+
+# 3. attach at rate 1, work, detach, attach at the default rate: each
+#    sample keeps the rate it was taken at, so the rate-1 samples stay
+#    exact (scaled by the new rate, 2048-byte objects came out 256 times
+#    larger).
+start_prog c "$T/prog"
+attach_to "$PID" -rate=1
+step c go phase2
+detach "$PID"
+attach_to "$PID"
+heap_truth c "$T/truth" "$T/prog"
+finish c
+cmp "$T/plain.out" "$T/c.out" || fail "output differs (c)"
+[ -s "$T/c.err" ] && { cat "$T/c.err"; fail "unexpected stderr (c)"; }
 exit 0

@@ -6,7 +6,8 @@
 # stopped by job control (it stays stopped), a
 # statically linked program, a program already running cprof (preloaded;
 # and attached twice: refused after the injected calls, the halfway case),
-# a program on another allocator (jemalloc preloaded). Not covered here: a
+# a program on another allocator (jemalloc preloaded: refused before
+# libcprof.so is loaded, so that nothing stays behind). Not covered here: a
 # musl or non-x86-64 target (neither can run on this machine).
 # timeout: 300
 . "$(dirname "$0")/attach_common.inc"
@@ -121,6 +122,10 @@ if [ -n "$jem" ]; then
   PID=$!; PIDS="$PIDS $PID"
   i=0; while [ ! -e "$D/ready" ]; do i=$((i + 1)); [ $i -gt 300 ] && fail "jem: never ready"; sleep 0.1; done
   refused "jemalloc" "malloc is not the C library's" "$CPROF" attach "$PID"
+  # Decided before loading anything: libcprof.so (never unloaded) is not
+  # left in the target, and detach finds no cprof there.
+  grep -q "libcprof" "/proc/$PID/maps" && fail "jemalloc: libcprof.so left loaded by a refused attach"
+  refused "jemalloc, detach" "cprof is not loaded in process $PID" "$CPROF" detach "$PID"
   unharmed jem
 else
   note "skipped: another allocator (no libjemalloc.so.2)"

@@ -80,6 +80,38 @@ static void test_scale(void **state)
     assert_int_equal(b, 32 << 20);
 }
 
+/* A sample is scaled by the rate of the gap it ends (taken_rate): after a
+ * change the gap in progress goes on at the old rate, the next ones are
+ * drawn at the new; rate 1 takes everything at 1, and the first gap after
+ * it is drawn afresh. */
+static void test_rate_change(void **state)
+{
+    (void)state;
+    sampler_set_seed(99);
+    rt_thread_t t = {0};
+    sampler_set_rate(1);
+    assert_true(sampler_take(&t, 8));
+    assert_int_equal(t.taken_rate, 1);
+    sampler_set_rate(4096);
+    int n = 0;
+    while (!sampler_take(&t, 8))
+        n++;
+    assert_true(n > 0); /* a fresh gap, not the rate-1 leftover */
+    assert_int_equal(t.taken_rate, 4096);
+    sampler_set_rate(1 << 20);
+    while (!sampler_take(&t, 8))
+        ;
+    assert_int_equal(t.taken_rate, 4096); /* ends the gap drawn at 4096 */
+    while (!sampler_take(&t, 64))
+        ;
+    assert_int_equal(t.taken_rate, 1 << 20);
+    sampler_set_rate(0);
+    assert_false(sampler_take(&t, 1 << 30));
+    sampler_set_rate(1);
+    assert_true(sampler_take(&t, 8));
+    assert_int_equal(t.taken_rate, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -87,6 +119,7 @@ int main(void)
         cmocka_unit_test(test_rate_one_and_off),
         cmocka_unit_test(test_first_allocation),
         cmocka_unit_test(test_scale),
+        cmocka_unit_test(test_rate_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

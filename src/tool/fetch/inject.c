@@ -158,6 +158,8 @@ struct inject {
     uint8_t xstate[XSTATE_MAX];
     size_t xlen;                   /* 0: saved with PTRACE_GETFPREGS instead */
     struct user_fpregs_struct fp;
+    bool fp_read;                  /* xstate or fp holds the thread's state */
+    bool regs_changed;             /* a call set registers: put them back */
     uint64_t ret_slot;             /* where calls find their return address */
     uint64_t ret_saved;            /* what that word held */
     bool ret_written;
@@ -360,6 +362,7 @@ int inject_open(pid_t pid, const inject_map_t *m, size_t n, inject_t **out, char
             t->xlen = iov.iov_len;
         else if (ptrace(PTRACE_GETFPREGS, pid, 0, &t->fp) < 0)
             rc = err_fmt(err, errlen, -errno, "PTRACE_GETFPREGS: %s", strerror(errno));
+        t->fp_read = rc == 0;
     }
     if (rc == 0) {
         /* Calls run below the red zone, 16-byte aligned at the call. */
@@ -427,6 +430,7 @@ int inject_call(inject_t *t, uint64_t fn, const uint64_t *args, int nargs, uint6
         return err_fmt(err, errlen, -EIO, "cannot write the thread's stack");
     }
     t->ret_written = true;
+    t->regs_changed = true;
     if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
         return err_fmt(err, errlen, -errno, "ptrace: %s", strerror(errno));
     }
@@ -450,11 +454,16 @@ int inject_close(inject_t *t, char *err, size_t errlen)
     int rc = 0;
     if (t->ret_written && inject_write(t, t->ret_slot, &t->ret_saved, 8) < 0)
         rc = -EIO;
-    if (t->saved.rsp) { /* registers were read: put them back */
+    /* Only after a call, and only what was read: writing back a state
+     * never read (zeroed: MXCSR with every exception unmasked) would kill
+     * the program with SIGFPE or change its results. A call runs only
+     * once both were read (inject_open). */
+    if (t->regs_changed) {
         struct iovec iov = {t->xstate, t->xlen};
-        if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->saved) < 0 ||
-            (t->xlen ? ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov)
-                     : ptrace(PTRACE_SETFPREGS, t->tid, 0, &t->fp)) < 0)
+        long fp = !t->fp_read ? 0
+                  : t->xlen   ? ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov)
+                              : ptrace(PTRACE_SETFPREGS, t->tid, 0, &t->fp);
+        if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->saved) < 0 || fp < 0)
             rc = -errno;
     }
     if (rc < 0)

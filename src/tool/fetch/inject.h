@@ -21,7 +21,9 @@
  * dying with the target's registers changed would crash it.
  *
  * Errors: negative errno with one phrase in err; after any failure the
- * thread is restored and detached (inject_close), and keeps running. */
+ * thread is restored and detached (inject_close), and keeps running.
+ * Restoring writes back only what was read, and only once a call changed
+ * it: a refusal before any call leaves every register untouched. */
 #ifndef CPROF_TOOL_INJECT_H
 #define CPROF_TOOL_INJECT_H
 

@@ -163,6 +163,21 @@ static int precheck(const opts_t *o, const char *cmd)
         driver_msg("cprof %s: process %d has exited", cmd, (int)pid);
         return 1;
     }
+    /* A filter may kill the process on a call ours make (dlopen's
+     * mmap(PROT_EXEC), the server's socket...) and cannot be read from
+     * outside to tell: only an unfiltered process is known safe. */
+    long seccomp = status_field(pid, "Seccomp", NULL);
+    if (seccomp > 0) {
+        long filters = status_field(pid, "Seccomp_filters", NULL);
+        char nf[32] = "";
+        if (filters > 0)
+            snprintf(nf, sizeof(nf), ", %ld filters", filters);
+        driver_msg("cprof %s: process %d runs under a seccomp %s (Seccomp: %ld%s): cprof "
+                   "cannot know that the calls it would make are allowed, and a forbidden one "
+                   "may kill the process", cmd, (int)pid, seccomp == 1 ? "strict mode" : "filter",
+                   seccomp, nf);
+        return 1;
+    }
     long tracer = status_field(pid, "TracerPid", NULL);
     if (tracer > 0) {
         driver_msg("cprof %s: process %d is already traced by process %ld (a debugger, "
@@ -236,7 +251,7 @@ static int check_arch(pid_t pid, const char *cmd)
 }
 
 typedef struct {
-    uint64_t dlopen, dlsym, dlerror, mmap, munmap, errno_location;
+    uint64_t dlopen, dlsym, dlerror, mmap, munmap, errno_location, malloc;
 } libc_fns_t;
 
 /* The C library's functions the calls need; 0 or 1 with the message. */
@@ -271,9 +286,10 @@ static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns
         inject_symbol(pid, m, n, dl, "dlerror", &fns->dlerror) < 0 ||
         inject_symbol(pid, m, n, libc, "mmap", &fns->mmap) < 0 ||
         inject_symbol(pid, m, n, libc, "munmap", &fns->munmap) < 0 ||
-        inject_symbol(pid, m, n, libc, "__errno_location", &fns->errno_location) < 0) {
-        driver_msg("cprof %s: cannot find dlsym, dlerror, mmap, munmap and "
-                "__errno_location in %s", cmd, libc->path);
+        inject_symbol(pid, m, n, libc, "__errno_location", &fns->errno_location) < 0 ||
+        inject_symbol(pid, m, n, libc, "malloc", &fns->malloc) < 0) {
+        driver_msg("cprof %s: cannot find dlsym, dlerror, mmap, munmap, "
+                "__errno_location and malloc in %s", cmd, libc->path);
         return 1;
     }
     return 0;
@@ -290,7 +306,8 @@ static const char *attach_error(int rc)
     case -ENOTSUP: return "its malloc is not the C library's (jemalloc, tcmalloc...): cprof "
                           "attach only profiles programs on glibc's malloc";
     case -ENOTCONN:
-        return "cprof is loaded in it but not attached (preloaded, or detached already)";
+        return "cprof is loaded in it but not attached (preloaded, detached already, or its attach "
+               "failed)";
     case -EINVAL: return "the runtime rejected the settings (an older libcprof.so?)";
     default: return strerror(-rc);
     }
@@ -314,9 +331,13 @@ static int call(inject_t *t, const char *name, uint64_t fn, const uint64_t *args
 }
 
 /* The calls, in the held thread: dlopen, dlsym, the entry point. *rc gets
- * what the entry point returned. 0, or 1 with the message printed. */
+ * what the entry point returned, or -ENOTSUP when first_load and the
+ * program's malloc is not the C library's: the runtime would refuse that
+ * too, but libcprof.so, never unloaded (-z nodelete), would stay behind.
+ * 0, or 1 with the message printed. */
 static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const char *entry,
-                     const char *settings, bool noload, int *rc, const char *cmd, pid_t pid)
+                     const char *settings, bool noload, bool first_load, int *rc,
+                     const char *cmd, pid_t pid)
 {
     char err[512];
     uint64_t scratch, ret, errno_at;
@@ -335,11 +356,27 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
         driver_msg("cprof %s: process %d cannot map %d bytes", cmd, (int)pid, SCRATCH);
         goto out;
     }
+    static const char malloc_name[] = "malloc";
     size_t ll = strlen(lib) + 1, el = strlen(entry) + 1, sl = strlen(settings) + 1;
-    if (ll + el + sl > SCRATCH || inject_write(t, scratch, lib, ll) < 0 ||
+    uint64_t mname = scratch + ll + el + sl;
+    if (ll + el + sl + sizeof(malloc_name) > SCRATCH || inject_write(t, scratch, lib, ll) < 0 ||
         inject_write(t, scratch + ll, entry, el) < 0 ||
-        inject_write(t, scratch + ll + el, settings, sl) < 0) {
+        inject_write(t, scratch + ll + el, settings, sl) < 0 ||
+        inject_write(t, mname, malloc_name, sizeof(malloc_name)) < 0) {
         driver_msg("cprof %s: cannot write into process %d", cmd, (int)pid);
+        goto unmap;
+    }
+    /* The runtime's own test (attach.c: the global malloc is the next
+     * one), asked before anything is loaded. */
+    uint64_t margs2[] = {(uint64_t)(uintptr_t)RTLD_DEFAULT, mname}, global;
+    if (first_load &&
+        call(t, "dlsym", f->dlsym, margs2, 2, &global, err, sizeof(err), cmd, pid) < 0) {
+        driver_msg("cprof %s: process %d: dlsym: %s", cmd, (int)pid, err);
+        goto unmap;
+    }
+    if (first_load && global != f->malloc) {
+        *rc = -ENOTSUP;
+        status = 0;
         goto unmap;
     }
     uint64_t oargs[] = {scratch, RTLD_NOW | (noload ? RTLD_NOLOAD : RTLD_LOCAL)}, handle;
@@ -462,7 +499,7 @@ int attach_main(int argc, char **argv)
     }
     int entry_rc = 0;
     int calls = run_calls(t, &fns, lib, o.detach ? "cprof__detach" : "cprof__attach", settings,
-                          o.detach, &entry_rc, cmd, o.pid);
+                          o.detach, !loaded, &entry_rc, cmd, o.pid);
     if (inject_close(t, err, sizeof(err)) < 0) {
         driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, err);
         goto out;
