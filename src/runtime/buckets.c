@@ -4,6 +4,8 @@
 #include "arena.h"
 #include "rt.h"
 
+#include "base/hash.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -45,30 +47,34 @@ int buckets_init(void)
     return 0;
 }
 
-static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth)
+static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth, uint64_t size)
 {
     for (; b; b = __atomic_load_n(&b->chain, __ATOMIC_ACQUIRE))
-        if (b->hash == h && b->depth == (uint32_t)depth &&
+        if (b->hash == h && b->size == size && b->depth == (uint32_t)depth &&
             memcmp(b->pcs, pcs, (size_t)depth * sizeof(*pcs)) == 0)
             return b;
     return NULL;
 }
 
-bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t h)
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t stack_hash, uint64_t size)
 {
+    /* The sizes of one stack spread over the chains, so that a stack
+     * allocating many sizes does not make one long chain. */
+    uint64_t h = stack_hash ^ hash_mix64(size + 1);
     bucket_t **head = &heads[h & (NHEADS - 1)];
-    bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth);
+    bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth, size);
     if (b)
         return b;
     rt_lock(&insert_lock);
     bucket_t *first = __atomic_load_n(head, __ATOMIC_ACQUIRE);
-    b = find(first, h, pcs, depth);
+    b = find(first, h, pcs, depth, size);
     bucket_t ***page = &table[count >> PAGE_BITS];
     if (!b && count < MAX_BUCKETS && !*page)
         __atomic_store_n(page, arena_map(sizeof(bucket_t *) << PAGE_BITS), __ATOMIC_RELEASE);
     if (!b && count < MAX_BUCKETS && *page &&
         (b = arena_alloc(sizeof(*b) + (size_t)depth * sizeof(uintptr_t)))) {
         b->hash = h;
+        b->size = size;
         b->depth = (uint32_t)depth;
         memcpy(b->pcs, pcs, (size_t)depth * sizeof(*pcs));
         b->index = count;

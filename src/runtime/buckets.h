@@ -1,5 +1,15 @@
-/* buckets.h — the heap profile's table of distinct stacks ("buckets"), each
- * with its alloc/free counters (stacks come from unwind.h).
+/* buckets.h — the heap profile's table of buckets, one per distinct
+ * (stack, object size) as Go's (runtime/mprof.go stkbucket(memProfile, size,
+ * stk)), each with its alloc/free counters (stacks come from unwind.h).
+ *
+ * Why the size is part of the key: a sampled object of size s stands for
+ * 1/(1 - exp(-s/rate)) objects (sampler.h). With one bucket per stack, a
+ * stack allocating several sizes could only be scaled by its average size,
+ * which is biased: a million 16-byte objects and a few 64 MiB ones from one
+ * stack were estimated at a few hundred objects. A bucket of one size is
+ * scaled by its own probability (Go's scaleHeapSample), so every profile
+ * built from the buckets (heap, temporaries, peak, leaks, debug=1 text) is
+ * unbiased. At rate 1 the scale is 1 and a stack's sizes just sum.
  *
  * Lookups are lock-free over append-only hash chains; inserts take one lock
  * and publish with release stores. A bucket is never freed. When the table
@@ -23,6 +33,7 @@ typedef struct bucket {
     uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
     struct bucket *chain; /* next in the hash chain */
     uint64_t hash;
+    uint64_t size;        /* bytes asked for by every object of this bucket */
     uint32_t index;       /* position in the table, for the live map */
     uint32_t depth;
     uintptr_t pcs[];      /* return addresses, leaf first */
@@ -31,10 +42,11 @@ typedef struct bucket {
 /* Maps the table. 0 or -ENOMEM. */
 int buckets_init(void);
 
-/* The bucket of this stack, whose hash_pcs (base/hash.h) is hash, created
- * if new; the overflow bucket when the table is full. Never NULL after a
- * successful buckets_init. */
-bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash);
+/* The bucket of this stack and object size, created if new; hash is the
+ * stack's hash_pcs (base/hash.h). The overflow bucket (size 0, any sizes
+ * mixed) when the table is full. Never NULL after a successful
+ * buckets_init. */
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, uint64_t size);
 
 uint32_t buckets_count(void);
 bucket_t *buckets_get(uint32_t index);

@@ -1,0 +1,49 @@
+// links: src/runtime/buckets.c src/runtime/arena.c src/runtime/rt.c
+/* test_buckets.c — the heap profile's bucket table: one bucket per distinct
+ * (stack, size), so that each size is scaled by its own probability. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "base/hash.h"
+#include "runtime/buckets.h"
+
+static bucket_t *intern(const uintptr_t *pcs, int depth, uint64_t size)
+{
+    return buckets_intern(pcs, depth, hash_pcs(pcs, (size_t)depth), size);
+}
+
+static void test_stack_and_size(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uint32_t before = buckets_count();
+    uintptr_t a[3] = {0x1000, 0x2000, 0x3000}, b[3] = {0x1000, 0x2000, 0x3001};
+    bucket_t *a16 = intern(a, 3, 16), *a64m = intern(a, 3, 64 << 20), *b16 = intern(b, 3, 16);
+    assert_ptr_not_equal(a16, a64m);
+    assert_ptr_not_equal(a16, b16);
+    assert_ptr_equal(intern(a, 3, 16), a16);
+    assert_ptr_equal(intern(a, 3, 64 << 20), a64m);
+    assert_int_equal(a16->size, 16);
+    assert_int_equal(a64m->size, 64 << 20);
+    assert_int_equal(a64m->depth, 3);
+    assert_memory_equal(a64m->pcs, a, sizeof(a));
+    assert_int_equal(buckets_count(), before + 3);
+    assert_ptr_equal(buckets_get(a64m->index), a64m);
+    /* A stack of many sizes: each its own bucket, each found again. */
+    for (uint64_t s = 1; s <= 5000; s++)
+        assert_int_equal(intern(b, 3, s)->size, s);
+    for (uint64_t s = 1; s <= 5000; s++)
+        assert_int_equal(intern(b, 3, s)->size, s);
+    assert_int_equal(buckets_count(), before + 3 + 4999); /* b's 16 existed */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stack_and_size),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
