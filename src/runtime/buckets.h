@@ -9,7 +9,9 @@
  * stack were estimated at a few hundred objects. A bucket of one size is
  * scaled by its own probability (Go's scaleHeapSample), so every profile
  * built from the buckets (heap, temporaries, peak, leaks, debug=1 text) is
- * unbiased. At rate 1 the scale is 1 and a stack's sizes just sum.
+ * unbiased. At rate 1 the scale is 1 and a stack's sizes just sum. The
+ * buckets of one stack share one copy of its return addresses: a further
+ * size costs a bucket's counters, not the stack again.
  *
  * Lookups are lock-free over append-only hash chains; inserts take one lock
  * and publish with release stores. A bucket is never freed. When the table
@@ -31,12 +33,15 @@ typedef struct bucket {
      * when peak_epoch is the current epoch (peak.h) */
     uint64_t peak_epoch;
     uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
-    struct bucket *chain; /* next in the hash chain */
-    uint64_t hash;
-    uint64_t size;        /* bytes asked for by every object of this bucket */
-    uint32_t index;       /* position in the table, for the live map */
+    struct bucket *chain;       /* next in the (stack, size) hash chain */
+    struct bucket *stack_chain; /* next stack's first bucket (insert lock) */
+    const uintptr_t *pcs;       /* return addresses, leaf first: own_pcs of
+                                 * the stack's first bucket */
+    uint64_t hash;              /* of the stack and the size */
+    uint64_t size;              /* bytes asked for by each object here */
+    uint32_t index;             /* position in the table, for the live map */
     uint32_t depth;
-    uintptr_t pcs[];      /* return addresses, leaf first */
+    uintptr_t own_pcs[];        /* the stack's first bucket only */
 } bucket_t;
 
 /* Maps the table. 0 or -ENOMEM. */
@@ -50,6 +55,9 @@ bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, uint64_
 
 uint32_t buckets_count(void);
 bucket_t *buckets_get(uint32_t index);
+
+/* Bytes the buckets and their stacks take (memstats' BuckHashSys). */
+uint64_t buckets_bytes(void);
 
 /* fork: hold / release the insert lock around fork(). */
 void buckets_fork_prepare(void);

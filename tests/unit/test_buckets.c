@@ -1,6 +1,7 @@
 // links: src/runtime/buckets.c src/runtime/arena.c src/runtime/rt.c
 /* test_buckets.c — the heap profile's bucket table: one bucket per distinct
- * (stack, size), so that each size is scaled by its own probability. */
+ * (stack, size), so that each size is scaled by its own probability, and
+ * one copy of each stack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +31,10 @@ static void test_stack_and_size(void **state)
     assert_int_equal(a64m->size, 64 << 20);
     assert_int_equal(a64m->depth, 3);
     assert_memory_equal(a64m->pcs, a, sizeof(a));
+    /* One copy of a stack for all its sizes. */
+    assert_ptr_equal(a64m->pcs, a16->pcs);
+    assert_ptr_not_equal(b16->pcs, a16->pcs);
+    assert_memory_equal(b16->pcs, b, sizeof(b));
     assert_int_equal(buckets_count(), before + 3);
     assert_ptr_equal(buckets_get(a64m->index), a64m);
     /* A stack of many sizes: each its own bucket, each found again. */
