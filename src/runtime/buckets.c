@@ -1,4 +1,4 @@
-/* buckets.c — the heap profile's table of distinct stacks (see buckets.h). */
+/* buckets.c — the heap profile's table of (stack, size, rate) buckets (see buckets.h). */
 #include "buckets.h"
 
 #include "arena.h"
@@ -17,6 +17,8 @@
 #define NPAGES (MAX_BUCKETS >> PAGE_BITS)
 
 static bucket_t **heads;
+static bucket_t **stack_heads; /* first bucket of each stack, by its hash;
+                                * used under the insert lock only */
 static bucket_t **table[NPAGES]; /* pages published with release */
 static uint32_t count;
 static rt_lock_t insert_lock = RT_LOCK_INIT;
@@ -33,12 +35,14 @@ int buckets_init(void)
     if (heads)
         return 0;
     heads = arena_map(NHEADS * sizeof(*heads));
+    stack_heads = arena_map(NHEADS * sizeof(*stack_heads));
     table[0] = arena_map(sizeof(bucket_t *) << PAGE_BITS);
     overflow = arena_alloc(sizeof(*overflow) + sizeof(uintptr_t));
-    if (!heads || !table[0] || !overflow)
+    if (!heads || !stack_heads || !table[0] || !overflow)
         return -ENOMEM;
     /* +1: the writer names pc-1, which must stay inside the function. */
-    overflow->pcs[0] = (uintptr_t)cprof_stack_table_full + 1;
+    overflow->own_pcs[0] = (uintptr_t)cprof_stack_table_full + 1;
+    overflow->pcs = overflow->own_pcs;
     overflow->depth = 1;
     overflow->index = 0;
     table[0][0] = overflow;
@@ -46,34 +50,59 @@ int buckets_init(void)
     return 0;
 }
 
-static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth, int64_t rate)
+static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth, uint64_t size,
+                      int64_t rate)
 {
     for (; b; b = __atomic_load_n(&b->chain, __ATOMIC_ACQUIRE))
-        if (b->hash == h && b->depth == (uint32_t)depth && b->rate == rate &&
+        if (b->hash == h && b->size == size && b->rate == rate && b->depth == (uint32_t)depth &&
             memcmp(b->pcs, pcs, (size_t)depth * sizeof(*pcs)) == 0)
             return b;
     return NULL;
 }
 
-bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t h, int64_t rate)
+/* The first bucket of this stack, whose copy of it a new size shares, or
+ * NULL (insert lock held). */
+static bucket_t *find_stack_locked(uint64_t stack_hash, const uintptr_t *pcs, int depth)
 {
-    h = hash_pcs_step(h, (uintptr_t)rate);
+    for (bucket_t *b = stack_heads[stack_hash & (NHEADS - 1)]; b; b = b->stack_chain)
+        if (b->depth == (uint32_t)depth &&
+            memcmp(b->pcs, pcs, (size_t)depth * sizeof(*pcs)) == 0)
+            return b;
+    return NULL;
+}
+
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t stack_hash, uint64_t size,
+                         int64_t rate)
+{
+    /* The sizes of one stack spread over the chains, so that a stack
+     * allocating many sizes does not make one long chain. */
+    uint64_t h = hash_pcs_step(stack_hash ^ hash_mix64(size + 1), (uintptr_t)rate);
     bucket_t **head = &heads[h & (NHEADS - 1)];
-    bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth, rate);
+    bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth, size, rate);
     if (b)
         return b;
     rt_lock(&insert_lock);
     bucket_t *first = __atomic_load_n(head, __ATOMIC_ACQUIRE);
-    b = find(first, h, pcs, depth, rate);
+    b = find(first, h, pcs, depth, size, rate);
     bucket_t ***page = &table[count >> PAGE_BITS];
     if (!b && count < MAX_BUCKETS && !*page)
         __atomic_store_n(page, arena_map(sizeof(bucket_t *) << PAGE_BITS), __ATOMIC_RELEASE);
-    if (!b && count < MAX_BUCKETS && *page &&
-        (b = arena_alloc(sizeof(*b) + (size_t)depth * sizeof(uintptr_t)))) {
+    bucket_t *same_stack = b ? NULL : find_stack_locked(stack_hash, pcs, depth);
+    size_t own = same_stack ? 0 : (size_t)depth * sizeof(uintptr_t);
+    if (!b && count < MAX_BUCKETS && *page && (b = arena_alloc(sizeof(*b) + own))) {
         b->hash = h;
+        b->size = size;
         b->rate = rate;
         b->depth = (uint32_t)depth;
-        memcpy(b->pcs, pcs, (size_t)depth * sizeof(*pcs));
+        if (same_stack) {
+            b->pcs = same_stack->pcs;
+        } else {
+            memcpy(b->own_pcs, pcs, own);
+            b->pcs = b->own_pcs;
+            bucket_t **sh = &stack_heads[stack_hash & (NHEADS - 1)];
+            b->stack_chain = *sh;
+            *sh = b;
+        }
         b->index = count;
         b->chain = first;
         (*page)[count & ((1u << PAGE_BITS) - 1)] = b;
@@ -93,6 +122,16 @@ bucket_t *buckets_get(uint32_t index)
 {
     bucket_t **page = __atomic_load_n(&table[index >> PAGE_BITS], __ATOMIC_ACQUIRE);
     return page[index & ((1u << PAGE_BITS) - 1)];
+}
+
+uint64_t buckets_bytes(void)
+{
+    uint64_t n = buckets_count(), bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const bucket_t *b = buckets_get(i);
+        bytes += sizeof(*b) + (b->pcs == b->own_pcs ? b->depth * sizeof(uintptr_t) : 0);
+    }
+    return bytes;
 }
 
 void buckets_fork_prepare(void)

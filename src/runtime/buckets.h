@@ -1,7 +1,19 @@
-/* buckets.h — the heap profile's table of distinct stacks ("buckets"), each
- * with its alloc/free counters (stacks come from unwind.h).
+/* buckets.h — the heap profile's table of buckets, one per distinct
+ * (stack, object size) as Go's (runtime/mprof.go stkbucket(memProfile, size,
+ * stk)), each with its alloc/free counters (stacks come from unwind.h).
  *
- * A bucket is one (stack, sampling rate): each sample is scaled by the
+ * Why the size is part of the key: a sampled object of size s stands for
+ * 1/(1 - exp(-s/rate)) objects (sampler.h). With one bucket per stack, a
+ * stack allocating several sizes could only be scaled by its average size,
+ * which is biased: a million 16-byte objects and a few 64 MiB ones from one
+ * stack were estimated at a few hundred objects. A bucket of one size is
+ * scaled by its own probability (Go's scaleHeapSample), so every profile
+ * built from the buckets (heap, temporaries, peak, leaks, debug=1 text) is
+ * unbiased. At rate 1 the scale is 1 and a stack's sizes just sum. The
+ * buckets of one stack share one copy of its return addresses: a further
+ * size costs a bucket's counters, not the stack again.
+ *
+ * The sampling rate is part of the key too: each sample is scaled by the
  * rate it was taken at, also after the rate changed (sampler.h).
  *
  * Lookups are lock-free over append-only hash chains; inserts take one lock
@@ -24,25 +36,34 @@ typedef struct bucket {
      * when peak_epoch is the current epoch (peak.h) */
     uint64_t peak_epoch;
     uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
-    struct bucket *chain; /* next in the hash chain */
-    uint64_t hash;
-    int64_t rate;         /* bytes; the sampling rate of its samples, 0 for
-                           * the overflow bucket (any rate) */
-    uint32_t index;       /* position in the table, for the live map */
+    struct bucket *chain;       /* next in the (stack, size, rate) hash chain */
+    struct bucket *stack_chain; /* next stack's first bucket (insert lock) */
+    const uintptr_t *pcs;       /* return addresses, leaf first: own_pcs of
+                                 * the stack's first bucket */
+    uint64_t hash;              /* of the stack, the size and the rate */
+    uint64_t size;              /* bytes asked for by each object here */
+    int64_t rate;               /* bytes; the sampling rate of its samples, 0
+                                 * for the overflow bucket (any rate) */
+    uint32_t index;             /* position in the table, for the live map */
     uint32_t depth;
-    uintptr_t pcs[];      /* return addresses, leaf first */
+    uintptr_t own_pcs[];        /* the stack's first bucket only */
 } bucket_t;
 
 /* Maps the table. 0 or -ENOMEM. */
 int buckets_init(void);
 
-/* The bucket of this stack, whose hash_pcs (base/hash.h) is hash, and of
- * samples taken at rate, created if new; the overflow bucket when the
- * table is full. Never NULL after a successful buckets_init. */
-bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, int64_t rate);
+/* The bucket of this stack, object size and sampling rate, created if new;
+ * hash is the stack's hash_pcs (base/hash.h). The overflow bucket (size 0,
+ * rate 0: any sizes and rates mixed) when the table is full. Never NULL
+ * after a successful buckets_init. */
+bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, uint64_t size,
+                         int64_t rate);
 
 uint32_t buckets_count(void);
 bucket_t *buckets_get(uint32_t index);
+
+/* Bytes the buckets and their stacks take (memstats' BuckHashSys). */
+uint64_t buckets_bytes(void);
 
 /* fork: hold / release the insert lock around fork(). */
 void buckets_fork_prepare(void);

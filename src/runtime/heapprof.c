@@ -92,7 +92,8 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
         sampler_scale(r->alloc_objects, r->alloc_bytes, rate, &v[0], &v[1]);
         sampler_scale(r->inuse_objects, r->inuse_bytes, rate, &v[2], &v[3]);
         sampler_scale(r->temp_objects, r->temp_bytes, rate, &v[4], &v[5]);
-        /* As Go: the average object size as the numeric label "bytes". */
+        /* As Go: the object size (a bucket holds one, but for the overflow
+         * bucket's average) as the numeric label "bytes". */
         profile_label_t l = {.key = bytes_key};
         if (r->alloc_objects > 0)
             l.num = r->alloc_bytes / r->alloc_objects;

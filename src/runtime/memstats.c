@@ -148,9 +148,7 @@ void memstats_read(memstats_t *m)
     m->heap_objects = st.live_objects;
     heap_figures(m);
     stacks_figures(m);
-    uint32_t n = buckets_count();
-    for (uint32_t i = 0; i < n; i++)
-        m->buck_hash_sys += sizeof(bucket_t) + buckets_get(i)->depth * sizeof(uintptr_t);
+    m->buck_hash_sys = buckets_bytes();
     uint64_t own = arena_bytes();
     m->other_sys = own > m->buck_hash_sys ? own - m->buck_hash_sys : 0;
     m->sys = m->heap_sys + m->stack_sys + m->buck_hash_sys + m->other_sys;

@@ -86,13 +86,15 @@ bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
 void sampler_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
                 int64_t *bytes_out)
 {
-    if (count == 0 || bytes == 0) {
-        *count_out = *bytes_out = 0;
-        return;
-    }
+    /* Rate 1 first: a bucket of malloc(0) objects (buckets.h) is counted
+     * exactly, not dropped for its zero bytes. */
     if (rate <= 1) {
         *count_out = count;
         *bytes_out = bytes;
+        return;
+    }
+    if (count == 0 || bytes == 0) {
+        *count_out = *bytes_out = 0;
         return;
     }
     double avg = (double)bytes / (double)count;

@@ -51,7 +51,8 @@ void sampler_set_rate(int64_t rate);
 
 /* Go's scaleHeapSample: divides a record's (count, bytes) by the
  * probability 1 - exp(-avg/rate) that an object of its average size is
- * sampled, truncating as Go does. Unchanged when rate <= 1. */
+ * sampled, truncating as Go does; unbiased when the record holds one size
+ * (buckets.h). Unchanged when rate <= 1. */
 void sampler_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
                    int64_t *bytes_out);
 

@@ -74,6 +74,10 @@ static void test_scale(void **state)
     sampler_scale(0, 0, 524288, &c, &b);
     assert_int_equal(c, 0);
     assert_int_equal(b, 0);
+    /* A bucket of malloc(0) objects (one bucket per size) at rate 1. */
+    sampler_scale(3, 0, 1, &c, &b);
+    assert_int_equal(c, 3);
+    assert_int_equal(b, 0);
     /* Far above the rate the scale is exactly 1. */
     sampler_scale(1, 32 << 20, 524288, &c, &b);
     assert_int_equal(c, 1);

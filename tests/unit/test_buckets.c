@@ -1,0 +1,71 @@
+// links: src/runtime/buckets.c src/runtime/arena.c src/runtime/rt.c
+/* test_buckets.c — the heap profile's bucket table: one bucket per distinct
+ * (stack, size), so that each size is scaled by its own probability, and
+ * one copy of each stack. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "base/hash.h"
+#include "runtime/buckets.h"
+
+static bucket_t *intern(const uintptr_t *pcs, int depth, uint64_t size)
+{
+    return buckets_intern(pcs, depth, hash_pcs(pcs, (size_t)depth), size, 512 * 1024);
+}
+
+static void test_stack_and_size(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uint32_t before = buckets_count();
+    uintptr_t a[3] = {0x1000, 0x2000, 0x3000}, b[3] = {0x1000, 0x2000, 0x3001};
+    bucket_t *a16 = intern(a, 3, 16), *a64m = intern(a, 3, 64 << 20), *b16 = intern(b, 3, 16);
+    assert_ptr_not_equal(a16, a64m);
+    assert_ptr_not_equal(a16, b16);
+    assert_ptr_equal(intern(a, 3, 16), a16);
+    assert_ptr_equal(intern(a, 3, 64 << 20), a64m);
+    assert_int_equal(a16->size, 16);
+    assert_int_equal(a64m->size, 64 << 20);
+    assert_int_equal(a64m->depth, 3);
+    assert_memory_equal(a64m->pcs, a, sizeof(a));
+    /* One copy of a stack for all its sizes. */
+    assert_ptr_equal(a64m->pcs, a16->pcs);
+    assert_ptr_not_equal(b16->pcs, a16->pcs);
+    assert_memory_equal(b16->pcs, b, sizeof(b));
+    assert_int_equal(buckets_count(), before + 3);
+    assert_ptr_equal(buckets_get(a64m->index), a64m);
+    /* A stack of many sizes: each its own bucket, each found again. */
+    for (uint64_t s = 1; s <= 5000; s++)
+        assert_int_equal(intern(b, 3, s)->size, s);
+    for (uint64_t s = 1; s <= 5000; s++)
+        assert_int_equal(intern(b, 3, s)->size, s);
+    assert_int_equal(buckets_count(), before + 3 + 4999); /* b's 16 existed */
+}
+
+/* A sample is scaled by the rate it was taken at: a re-attach at another
+ * rate makes new buckets, sharing the stack's copy. */
+static void test_rate(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uintptr_t c[2] = {0x4000, 0x5000};
+    uint64_t h = hash_pcs(c, 2);
+    bucket_t *r1 = buckets_intern(c, 2, h, 32, 1), *rd = buckets_intern(c, 2, h, 32, 512 * 1024);
+    assert_ptr_not_equal(r1, rd);
+    assert_int_equal(r1->rate, 1);
+    assert_int_equal(rd->rate, 512 * 1024);
+    assert_ptr_equal(buckets_intern(c, 2, h, 32, 1), r1);
+    assert_ptr_equal(r1->pcs, rd->pcs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stack_and_size),
+        cmocka_unit_test(test_rate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
