@@ -2,7 +2,8 @@
  *
  * Order of work, so that nothing while the threads are stopped allocates
  * or takes a lock a stopped thread may hold:
- *   1. loaded objects, threads, cprof's own mappings, the suppressions;
+ *   1. loaded objects, threads, cprof's own mappings (the suppressions
+ *      were read at start);
  *   2. the live map held; its objects copied, sorted, their pages marked;
  *   3. threads stopped; /proc/self/maps read into a buffer made in 1;
  *      roots scanned and the reached objects marked, transitively;
@@ -28,6 +29,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -48,6 +50,7 @@
 #define MAX_ROOTS 1024  /* writable segments of loaded objects */
 #define MAX_OWN_TEXT 8  /* executable segments of libcprof.so and libcprof-http.so */
 #define MAX_OWN_DATA 8  /* their writable segments */
+#define SUPP_MAX (1 << 20) /* bytes of a suppressions file read */
 
 /* The registers a call preserves: a program frame's values of them may be
  * saved anywhere in cprof's frames below it. */
@@ -124,7 +127,6 @@ static int scan_busy;
 static int all_sampled = -1; /* -1 until the first rate is noted */
 static const char *supp_path;
 static char **supp;          /* fnmatch patterns, NULL-terminated */
-static bool supp_read;
 
 void leaks_note_rate(long long rate)
 {
@@ -140,9 +142,12 @@ void leaks_fork_child(void)
     stopworld_fork_child();
 }
 
+static void read_suppressions(void);
+
 void leaks_set_suppressions(const char *path)
 {
     supp_path = path;
+    read_suppressions();
 }
 
 /* --- suppressions -------------------------------------------------------- */
@@ -159,32 +164,55 @@ static char *supp_pattern(const char *p, size_t len)
     return out;
 }
 
+/* Reads at most SUPP_MAX bytes of the suppressions file. Anything but a
+ * regular file is refused: /dev/zero never ends, a FIFO blocks. */
 static void read_suppressions(void)
 {
-    supp_read = true;
     if (!supp_path)
         return;
-    FILE *f = fopen(supp_path, "re");
-    if (!f) {
-        rt_warn("cannot read CPROF_LEAK_SUPPRESS=%s: %s; no leak is suppressed", supp_path,
-                strerror(errno));
+    int fd = open(supp_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *why = NULL, *sep = " is ";
+    if (fd < 0 || fstat(fd, &st) < 0)
+        why = strerror(errno), sep = ": ";
+    else if (S_ISDIR(st.st_mode))
+        why = "a directory";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file (a device, FIFO or socket)";
+    else if (st.st_size == 0)
+        why = "empty";
+    size_t cap = why ? 0 : st.st_size > SUPP_MAX ? SUPP_MAX : (size_t)st.st_size;
+    char *buf = why ? NULL : malloc(cap + 1);
+    size_t len = 0;
+    ssize_t got;
+    while (buf && len < cap &&
+           ((got = read(fd, buf + len, cap - len)) > 0 || (got < 0 && errno == EINTR)))
+        len += got > 0 ? (size_t)got : 0;
+    if (fd >= 0)
+        close(fd);
+    if (!why && !buf)
+        why = strerror(ENOMEM), sep = ": ";
+    if (why) {
+        rt_warn("CPROF_LEAK_SUPPRESS=%s%s%s; no leak is suppressed", supp_path, sep, why);
         return;
     }
-    size_t n = 0, cap = 0;
-    char line[4096];
-    while (fgets(line, sizeof(line), f)) {
-        char *s = line, *e;
+    buf[len] = '\0';
+    if (st.st_size > SUPP_MAX)
+        rt_warn("CPROF_LEAK_SUPPRESS=%s: only its first %d bytes are read", supp_path, SUPP_MAX);
+    size_t n = 0, ncap = 0;
+    for (char *save = NULL, *s = strtok_r(buf, "\n", &save); s; s = strtok_r(NULL, "\n", &save)) {
+        char *e;
         while (*s == ' ' || *s == '\t')
             s++;
-        for (e = s + strlen(s); e > s && strchr(" \t\r\n", e[-1]); e--)
+        for (e = s + strlen(s); e > s && strchr(" \t\r", e[-1]); e--)
             ;
         *e = '\0';
         if (!*s || *s == '#')
             continue;
         if (strncmp(s, "leak:", 5) != 0 || !s[5])
             continue; /* LSan's other kinds do not apply */
-        if (n + 2 > cap) {
-            char **m = realloc(supp, (cap = cap ? cap * 2 : 8) * sizeof(*supp));
+        if (n + 2 > ncap) {
+            char **m = realloc(supp, (ncap = ncap ? ncap * 2 : 8) * sizeof(*supp));
             if (!m)
                 break;
             supp = m;
@@ -192,7 +220,10 @@ static void read_suppressions(void)
         if ((supp[n] = supp_pattern(s + 5, strlen(s + 5))))
             supp[++n] = NULL;
     }
-    fclose(f);
+    free(buf);
+    if (!n)
+        rt_warn("CPROF_LEAK_SUPPRESS=%s holds no leak:PATTERN line; no leak is suppressed",
+                supp_path);
 }
 
 static bool supp_match(const char *s)
@@ -889,8 +920,6 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         r->alloc_bytes += (int64_t)b->size;
     }
     scan_free(&s);
-    if (!supp_read)
-        read_suppressions();
     stacknames_t *names = supp && supp[0] ? stacknames_new() : NULL;
     int64_t lo = 0, lb = 0, so = 0, ro = 0, rb = 0, elo = 0, elb = 0, ero = 0, erb = 0;
     for (size_t i = 0; i < out->n; i++) {

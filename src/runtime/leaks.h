@@ -41,7 +41,8 @@
  * "leak:PATTERN" ('#' comments), PATTERN matched against each frame's
  * function name (mangled and demangled) and object file path, as a
  * substring, '*' any run of characters, '^' and '$' anchors. A leak any of
- * whose frames matches is left out of the profile (and counted).
+ * whose frames matches is left out of the profile (and counted). Only a
+ * regular file is read, its first 1 MiB, once at start.
  *
  * Runs with the guard set in an ordinary thread; not reentrant (a lock). */
 #ifndef CPROF_LEAKS_H
@@ -53,7 +54,8 @@
  * cleared for good by any other rate. */
 void leaks_note_rate(long long rate);
 
-/* The suppressions file, read at the first scan; NULL for none. */
+/* The suppressions file, read now (at most 1 MiB of a regular file; what
+ * it cannot use is said on stderr); NULL for none. Called once, at start. */
 void leaks_set_suppressions(const char *path);
 
 /* The leak profile to fd: debug 0 gzipped profile.proto in the heap

@@ -13,6 +13,9 @@
 #   freed    nothing kept, but each dropped block was pointed to by a block
 #            freed since, in glibc's main heap and in a thread's arena:
 #            free memory is no root.
+# Then CPROF_LEAK_SUPPRESS naming what cannot be a suppressions file
+# (/dev/zero, /dev/full, a FIFO nobody writes, an empty file, a directory)
+# is refused in one line at start, and the program runs as without it.
 # The leak profile must hold what memcheck calls definitely and indirectly
 # lost, objects and bytes, all in drop_blocks.
 # timeout: 600
@@ -55,4 +58,32 @@ for mode in mmap joined early threads rtsig freed; do
 done
 go tool pprof -raw "$T/threads.leak" 2>/dev/null | grep -q '^Comment: .* 50 missed;' ||
   fail "threads: the 50 threads that block the signal are not the missed ones"
+
+# Suppressions files that are none: refused at start, one line each.
+mkfifo "$T/fifo" || fail "cannot make a FIFO"
+: > "$T/empty"
+mkdir "$T/dir"
+for f in /dev/zero /dev/full "$T/fifo" "$T/empty" "$T/dir"; do
+  timeout -k 5 60 env CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/supp.leak" CPROF_LEAK_SUPPRESS="$f" \
+    LD_PRELOAD="$LIB" "$T/roots" rtsig > "$T/supp.out" 2> "$T/supp.err"
+  rc=$?
+  [ $rc = 124 ] || [ $rc = 137 ] && fail "CPROF_LEAK_SUPPRESS=$f: the program hangs"
+  [ $rc = 0 ] || { cat "$T/supp.err"; fail "CPROF_LEAK_SUPPRESS=$f: exit status $rc"; }
+  [ "$(cat "$T/supp.out")" = "rtsig: kept 0, dropped 5" ] || fail "CPROF_LEAK_SUPPRESS=$f: output differs"
+  case $f in
+    "$T/empty") why="is empty" ;; "$T/dir") why="is a directory" ;; *) why="is not a regular file" ;;
+  esac
+  [ "$(wc -l < "$T/supp.err")" = 1 ] && grep -q "^cprof: CPROF_LEAK_SUPPRESS=.* $why.*; no leak is suppressed$" "$T/supp.err" ||
+    { cat "$T/supp.err"; fail "CPROF_LEAK_SUPPRESS=$f: not refused in one line saying it $why"; }
+  [ "$(comment "$T/supp.leak")" = "5 15000" ] || fail "CPROF_LEAK_SUPPRESS=$f: the leaks are not all reported"
+done
+note "suppressions files that are none: refused in one line, no hang"
+# Past 1 MiB nothing is read, and that is said.
+{ head -c 1100000 /dev/zero | tr '\0' '\n'; echo 'leak:drop_blocks'; } > "$T/big"
+CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/big.leak" CPROF_LEAK_SUPPRESS="$T/big" LD_PRELOAD="$LIB" \
+  "$T/roots" rtsig > /dev/null 2> "$T/big.err" || fail "a large suppressions file: the program failed"
+grep -q 'CPROF_LEAK_SUPPRESS=.*: only its first 1048576 bytes are read' "$T/big.err" ||
+  { cat "$T/big.err"; fail "a suppressions file over 1 MiB: the bound is not said"; }
+[ "$(comment "$T/big.leak")" = "5 15000" ] || fail "a line past 1 MiB was read"
+note "a suppressions file is read up to 1 MiB, and that is said"
 exit 0
