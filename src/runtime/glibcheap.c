@@ -15,6 +15,7 @@
 #define MIN_CHUNK 32
 #define PREV_INUSE 1
 #define SIZE_BITS 7
+#define EARLY_MAX (1u << 16) /* chunks in use at start, listed one by one */
 
 /* The chunks of the main heap in use when cprof started, in arena memory
  * (no root). Should the heap not chain then, [whole_lo, whole_hi) stands
@@ -26,15 +27,20 @@ static early_t *early;
 static size_t nearly;
 static uintptr_t whole_lo, whole_hi;
 
-/* start_brk, field 47 of /proc/self/stat (Linux 3.3); 0 if unknown. */
-static uintptr_t start_brk(void)
+/* start_brk (field 47 of /proc/self/stat, Linux 3.3; 0 if unknown) and
+ * the number of threads (field 20). */
+static uintptr_t start_brk(long *threads)
 {
     char buf[2048];
+    *threads = 0;
     if (procmaps_read_small("/proc/self/stat", buf, sizeof(buf)) < 0)
         return 0;
     const char *p = strrchr(buf, ')'); /* the name may hold anything */
-    for (int f = 2; p && f < 47; f++)
+    for (int f = 2; p && f < 47; f++) {
         p = strchr(p + 1, ' ');
+        if (p && f == 19)
+            *threads = strtol(p + 1, NULL, 10);
+    }
     return p ? (uintptr_t)strtoull(p + 1, NULL, 10) : 0;
 }
 
@@ -64,16 +70,19 @@ static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
 
 void glibcheap_note_start(void)
 {
-    uintptr_t sb = start_brk(), lo = (sb + 15) & ~(uintptr_t)15, hi = (uintptr_t)sbrk(0);
+    long threads;
+    uintptr_t sb = start_brk(&threads), lo = (sb + 15) & ~(uintptr_t)15, hi = (uintptr_t)sbrk(0);
     if (!sb || hi == (uintptr_t)-1 || hi <= lo)
         return;
     /* Free chunks at start are left out: memory cprof's early work or a
-     * library freed is reused by sampled blocks, then freed again. */
-    size_t n = 0;
-    bool chained = walk_start(lo, hi, NULL, &n);
+     * library freed is reused by sampled blocks, then freed again. Only
+     * while no other thread may shrink the heap under the walk (not so
+     * under cprof attach), and for a table of bounded size. */
+    size_t n = EARLY_MAX;
+    bool chained = threads == 1 && walk_start(lo, hi, NULL, &n);
     if (chained && !n)
         return;
-    if (chained && (early = arena_map(n * sizeof(*early)))) {
+    if (chained && n <= EARLY_MAX && (early = arena_map(n * sizeof(*early)))) {
         walk_start(lo, hi, early, &n);
         nearly = n;
         return;

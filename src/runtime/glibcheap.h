@@ -11,8 +11,7 @@
  * heap grows with brk from start_brk, the top chunk last; every other
  * arena's heaps start at a HEAP_MAX-aligned address with a heap_info.
  *
- * glibcheap_note_start runs once, in cprof's constructor, while the
- * program has one thread. The others run
+ * glibcheap_note_start runs once, in cprof's constructor. The others run
  * while the threads are stopped: no allocation, no lock; memory is read
  * through the caller's function, which may come back short (a range a
  * running thread unmapped). Meaningful only when rt_glibc_chunks. */
@@ -26,8 +25,10 @@
 /* Copies len bytes at addr into buf; returns the bytes copied. */
 typedef size_t (*glibcheap_read_t)(void *arg, uintptr_t addr, void *buf, size_t len);
 
-/* Notes the main heap's chunks in use so far (a table in arena memory;
- * should the heap not chain, its whole extent). */
+/* Notes the main heap's chunks in use so far (a table in arena memory);
+ * its whole extent instead should the heap not chain, other threads run
+ * (cprof attach: one could shrink the heap under the walk) or the table
+ * grow past 65536 chunks. */
 void glibcheap_note_start(void);
 
 /* The first arena heap (not the main one) that starts in [lo, hi), a

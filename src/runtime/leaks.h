@@ -22,9 +22,9 @@
  * the start) they hold sampled objects and freed memory, whose stale
  * pointers are no roots: glibc's arenas (glibcheap.h) are left out but for
  * the chunks in use since before cprof started, which cprof never saw and
- * so counts as roots; another allocator's mappings are left out where
- * they hold a sampled object. The scan is then exact in LeakSanitizer's
- * sense. At any other rate a sampled object may be reachable only through
+ * so counts as roots; the scan is then exact in LeakSanitizer's sense.
+ * Another allocator's mappings are left out where they hold a sampled
+ * object (its blocks made before cprof started are then no roots). At any other rate a sampled object may be reachable only through
  * unsampled ones (a list whose every other node was sampled), so the heaps
  * outside the sampled objects (unsampled blocks, freed ones) count as
  * roots too: no reachable object is reported, at the price of missing a
