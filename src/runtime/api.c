@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "config.h"
 #include "cpuprof.h"
+#include "glibcheap.h"
 #include "heap.h"
 #include "httpctl.h"
 #include "leaks.h"
@@ -105,6 +106,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
     } else {
         ready = true;
         pthread_atfork(fork_prepare, fork_parent, fork_child);
+        glibcheap_note_start(); /* before the first sampled block */
         leaks_note_rate(cfg.rate);
         leaks_set_suppressions(cfg.leak_suppress);
         sampler_set_rate(cfg.rate);

@@ -2,7 +2,8 @@
  *
  * Order of work, so that nothing while the threads are stopped allocates
  * or takes a lock a stopped thread may hold:
- *   1. threads, loaded objects, cprof's own mappings, the suppressions;
+ *   1. loaded objects, threads, cprof's own mappings (the suppressions
+ *      were read at start);
  *   2. the live map held; its objects copied, sorted, their pages marked;
  *   3. threads stopped; /proc/self/maps read into a buffer made in 1;
  *      roots scanned and the reached objects marked, transitively;
@@ -11,6 +12,7 @@
 
 #include "arena.h"
 #include "buckets.h"
+#include "glibcheap.h"
 #include "heapprof.h"
 #include "livemap.h"
 #include "ownheap.h"
@@ -27,6 +29,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -46,6 +49,8 @@
 #define TCB_SPAN 4096   /* glibc's struct pthread and the DTV pointer, above tp */
 #define MAX_ROOTS 1024  /* writable segments of loaded objects */
 #define MAX_OWN_TEXT 8  /* executable segments of libcprof.so and libcprof-http.so */
+#define MAX_OWN_DATA 8  /* their writable segments */
+#define SUPP_MAX (1 << 20) /* bytes of a suppressions file read */
 
 /* The registers a call preserves: a program frame's values of them may be
  * saved anywhere in cprof's frames below it. */
@@ -65,6 +70,14 @@ static const int callee_saved[] = {UNW_AARCH64_X19, UNW_AARCH64_X20, UNW_AARCH64
 typedef struct {
     uintptr_t lo, hi;
 } range_t;
+
+/* What a writable mapping is, for the roots. */
+enum {
+    RW_ANON = 1,   /* anonymous: the program's, an allocator's, a stack */
+    RW_STACK = 2,  /* a known thread's stack: scanned from its pointer up */
+    RW_HEAP = 4,   /* [heap], glibc's main arena */
+    RW_BLOCKS = 8, /* holds sampled objects */
+};
 
 typedef struct {
     uintptr_t addr, end; /* [addr, end); end = addr + 1 for a 0-byte block */
@@ -88,13 +101,15 @@ typedef struct {
     size_t nroots;
     range_t own_text[MAX_OWN_TEXT];
     size_t nown;
+    range_t own_data[MAX_OWN_DATA];
+    size_t nown_data;
     size_t tls_size; /* static TLS of the loaded objects, an upper estimate */
     pid_t *tids;
     size_t ntids;
     char *maps;      /* /proc/self/maps, read while stopped */
     size_t mapscap;
     range_t *rw;     /* its writable mappings */
-    uint8_t *rw_anon;
+    uint8_t *rw_flags; /* RW_* of each */
     size_t nrw, rwcap;
     bool all_sampled;
     bool can_copy; /* process_vm_readv works on our own pid */
@@ -112,7 +127,6 @@ static int scan_busy;
 static int all_sampled = -1; /* -1 until the first rate is noted */
 static const char *supp_path;
 static char **supp;          /* fnmatch patterns, NULL-terminated */
-static bool supp_read;
 
 void leaks_note_rate(long long rate)
 {
@@ -128,9 +142,12 @@ void leaks_fork_child(void)
     stopworld_fork_child();
 }
 
+static void read_suppressions(void);
+
 void leaks_set_suppressions(const char *path)
 {
     supp_path = path;
+    read_suppressions();
 }
 
 /* --- suppressions -------------------------------------------------------- */
@@ -147,32 +164,55 @@ static char *supp_pattern(const char *p, size_t len)
     return out;
 }
 
+/* Reads at most SUPP_MAX bytes of the suppressions file. Anything but a
+ * regular file is refused: /dev/zero never ends, a FIFO blocks. */
 static void read_suppressions(void)
 {
-    supp_read = true;
     if (!supp_path)
         return;
-    FILE *f = fopen(supp_path, "re");
-    if (!f) {
-        rt_warn("cannot read CPROF_LEAK_SUPPRESS=%s: %s; no leak is suppressed", supp_path,
-                strerror(errno));
+    int fd = open(supp_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *why = NULL, *sep = " is ";
+    if (fd < 0 || fstat(fd, &st) < 0)
+        why = strerror(errno), sep = ": ";
+    else if (S_ISDIR(st.st_mode))
+        why = "a directory";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file (a device, FIFO or socket)";
+    else if (st.st_size == 0)
+        why = "empty";
+    size_t cap = why ? 0 : st.st_size > SUPP_MAX ? SUPP_MAX : (size_t)st.st_size;
+    char *buf = why ? NULL : malloc(cap + 1);
+    size_t len = 0;
+    ssize_t got;
+    while (buf && len < cap &&
+           ((got = read(fd, buf + len, cap - len)) > 0 || (got < 0 && errno == EINTR)))
+        len += got > 0 ? (size_t)got : 0;
+    if (fd >= 0)
+        close(fd);
+    if (!why && !buf)
+        why = strerror(ENOMEM), sep = ": ";
+    if (why) {
+        rt_warn("CPROF_LEAK_SUPPRESS=%s%s%s; no leak is suppressed", supp_path, sep, why);
         return;
     }
-    size_t n = 0, cap = 0;
-    char line[4096];
-    while (fgets(line, sizeof(line), f)) {
-        char *s = line, *e;
+    buf[len] = '\0';
+    if (st.st_size > SUPP_MAX)
+        rt_warn("CPROF_LEAK_SUPPRESS=%s: only its first %d bytes are read", supp_path, SUPP_MAX);
+    size_t n = 0, ncap = 0;
+    for (char *save = NULL, *s = strtok_r(buf, "\n", &save); s; s = strtok_r(NULL, "\n", &save)) {
+        char *e;
         while (*s == ' ' || *s == '\t')
             s++;
-        for (e = s + strlen(s); e > s && strchr(" \t\r\n", e[-1]); e--)
+        for (e = s + strlen(s); e > s && strchr(" \t\r", e[-1]); e--)
             ;
         *e = '\0';
         if (!*s || *s == '#')
             continue;
         if (strncmp(s, "leak:", 5) != 0 || !s[5])
             continue; /* LSan's other kinds do not apply */
-        if (n + 2 > cap) {
-            char **m = realloc(supp, (cap = cap ? cap * 2 : 8) * sizeof(*supp));
+        if (n + 2 > ncap) {
+            char **m = realloc(supp, (ncap = ncap ? ncap * 2 : 8) * sizeof(*supp));
             if (!m)
                 break;
             supp = m;
@@ -180,7 +220,10 @@ static void read_suppressions(void)
         if ((supp[n] = supp_pattern(s + 5, strlen(s + 5))))
             supp[++n] = NULL;
     }
-    fclose(f);
+    free(buf);
+    if (!n)
+        rt_warn("CPROF_LEAK_SUPPRESS=%s holds no leak:PATTERN line; no leak is suppressed",
+                supp_path);
 }
 
 static bool supp_match(const char *s)
@@ -267,6 +310,12 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
             uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
             s->own_text[s->nown++] = (range_t){lo, lo + ph->p_memsz};
         }
+        /* Its bss lies in anonymous memory, scanned whole below. */
+        if (ours && ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && s->nown_data < MAX_OWN_DATA) {
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+            s->own_data[s->nown_data++] = (range_t){lo & ~(uintptr_t)4095,
+                                                    (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095};
+        }
         if (ours || ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || s->nroots == MAX_ROOTS)
             continue;
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -291,7 +340,7 @@ static int read_excluded(scan_t *s)
 {
     size_t cap = 256;
     for (;;) {
-        range_t *m = realloc(s->excl, (cap + 1) * sizeof(*m));
+        range_t *m = realloc(s->excl, (cap + 1 + MAX_OWN_DATA) * sizeof(*m));
         if (!m)
             return -ENOMEM;
         s->excl = m;
@@ -305,6 +354,8 @@ static int read_excluded(scan_t *s)
     }
     if (ownheap_base)
         s->excl[s->nexcl++] = (range_t){ownheap_base, ownheap_base + ownheap_size};
+    for (size_t i = 0; i < s->nown_data; i++)
+        s->excl[s->nexcl++] = s->own_data[i];
     qsort(s->excl, s->nexcl, sizeof(*s->excl), by_lo);
     return 0;
 }
@@ -563,7 +614,8 @@ static void read_maps_stopped(scan_t *s)
             if (anon && path < eol && strncmp(path, "[heap]", 6) != 0 &&
                 strncmp(path, "[stack]", 7) != 0 && strncmp(path, "[anon:", 6) != 0)
                 anon = false; /* [vvar] and the like */
-            s->rw_anon[s->nrw] = anon;
+            s->rw_flags[s->nrw] = (anon ? RW_ANON : 0) |
+                                  (anon && strncmp(path, "[heap]", 6) == 0 ? RW_HEAP : 0);
             s->rw[s->nrw++] = (range_t){lo, hi};
         }
         p = eol + 1;
@@ -588,6 +640,8 @@ static void check_blocks_stopped(scan_t *s)
         while (s->rw[k].hi < b->end && k + 1 < s->nrw && s->rw[k + 1].lo == s->rw[k].hi)
             k++;
         b->readable = s->rw[k].hi >= b->end;
+        if (b->readable)
+            s->rw_flags[j] |= RW_BLOCKS;
         /* A block of glibc ends 8 bytes into the next chunk, whose address
          * glibc keeps (its top chunk, its bins): that address alone is
          * not a pointer to the block. */
@@ -663,6 +717,60 @@ static long count_threads(void)
     return p ? strtol(p + 1, NULL, 10) : -1;
 }
 
+/* Marks the mapping holding sp as a stack scanned from its pointer;
+ * false if sp is in none. */
+static bool mark_stack(scan_t *s, uintptr_t sp)
+{
+    const range_t *r = rw_of(s, sp);
+    if (r)
+        s->rw_flags[r - s->rw] |= RW_STACK;
+    return r != NULL;
+}
+
+static size_t read_mem(void *arg, uintptr_t a, void *buf, size_t len)
+{
+    const scan_t *s = arg;
+    if (s->careful)
+        return copy_in(a, buf, len);
+    memcpy(buf, (const void *)a, len);
+    return len;
+}
+
+/* A chunk of glibc's main heap in use since before cprof started: a root,
+ * unless it is a sampled object (then its slack is no root either). */
+static void scan_early_chunk(void *arg, uintptr_t lo, uintptr_t hi)
+{
+    scan_t *s = arg;
+    size_t b = first_ending_above(s->blk, s->nblk, sizeof(blk_t), offsetof(blk_t, end), lo);
+    if (b < s->nblk && s->blk[b].addr == lo)
+        return;
+    scan_unsampled(s, lo, hi);
+}
+
+/* Anonymous memory that is no known thread's stack: the program's own
+ * mappings, cached stacks of joined threads, the loader's blocks, and the
+ * allocators' heaps. At a rate other than 1, all of it outside the sampled
+ * objects: unsampled objects lie there. At rate 1 the allocators' heaps
+ * hold only sampled objects and freed memory (stale pointers, no roots),
+ * and for glibc the blocks made before cprof started, which are roots;
+ * another allocator's heaps are told by the sampled objects they hold. */
+static void scan_anon(scan_t *s, size_t i)
+{
+    uintptr_t lo = s->rw[i].lo, hi = s->rw[i].hi, a, end;
+    if (!s->all_sampled) {
+        scan_unsampled(s, lo, hi);
+    } else if (!rt_glibc_chunks) {
+        if (!(s->rw_flags[i] & RW_BLOCKS))
+            scan_unsampled(s, lo, hi);
+    } else if (s->rw_flags[i] & RW_HEAP) {
+        glibcheap_early_chunks(lo, hi, read_mem, s, scan_early_chunk, s);
+    } else {
+        for (; (a = glibcheap_next_arena(lo, hi, read_mem, s, &end)); lo = end)
+            scan_unsampled(s, lo, a);
+        scan_unsampled(s, lo, hi);
+    }
+}
+
 /* Everything the stop is for. self: the scanning thread's roots. Returns
  * the threads stopped, or a negative errno if none could be (then nothing
  * is scanned: the threads run). */
@@ -683,43 +791,27 @@ static int scan_stopped(scan_t *s, const thr_t *self, int *missed)
     for (size_t i = 0; i < s->nroots; i++)
         scan_root(s, s->roots[i].lo, s->roots[i].hi);
     scan_thread(s, self);
-    /* Stacks scanned from their pointer are not scanned whole below. */
-    const range_t *stacks[64];
-    size_t nstacks = 0;
-    const range_t *own = rw_of(s, self->sp);
-    if (own)
-        stacks[nstacks++] = own;
+    mark_stack(s, self->sp);
     for (size_t i = 0; i < s->ntids; i++) {
         const sw_slot_t *sl = stopworld_slot(i);
         if (!sl) {
             if (s->tids[i] == (pid_t)gettid())
                 continue;
             /* Not stopped: its stack from where it sleeps, if it does,
-             * without its registers (at rates other than 1 an unknown
-             * stack is scanned whole below, as unsampled memory). */
+             * without its registers (a stack not known is scanned whole
+             * below, as anonymous memory). */
             thr_t t = {missed_sp(s->tids[i]), 0, NULL, 0, true};
-            const range_t *r = t.sp ? rw_of(s, t.sp) : NULL;
-            if (r && nstacks < sizeof(stacks) / sizeof(stacks[0])) {
+            if (t.sp && mark_stack(s, t.sp))
                 scan_thread(s, &t);
-                stacks[nstacks++] = r;
-            }
             continue;
         }
         thr_t t = {sl->sp, sl->tp, sl->regs, SW_NREGS, true};
         scan_thread(s, &t);
-        const range_t *r = rw_of(s, sl->sp);
-        if (r && nstacks < sizeof(stacks) / sizeof(stacks[0]))
-            stacks[nstacks++] = r;
+        mark_stack(s, sl->sp);
     }
-    if (!s->all_sampled) {
-        for (size_t i = 0; i < s->nrw; i++) {
-            bool is_stack = false;
-            for (size_t k = 0; k < nstacks && !is_stack; k++)
-                is_stack = stacks[k] == &s->rw[i];
-            if (s->rw_anon[i] && !is_stack)
-                scan_unsampled(s, s->rw[i].lo, s->rw[i].hi);
-        }
-    }
+    for (size_t i = 0; i < s->nrw; i++)
+        if ((s->rw_flags[i] & (RW_ANON | RW_STACK)) == RW_ANON)
+            scan_anon(s, i);
     stopworld_resume();
     return stopped;
 }
@@ -735,7 +827,7 @@ static void scan_free(scan_t *s)
     free(s->tids);
     free(s->maps);
     free(s->rw);
-    free(s->rw_anon);
+    free(s->rw_flags);
 }
 
 /* Prepares, scans, and fills the snapshot: recs count the unreachable
@@ -748,10 +840,10 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     memset(&s, 0, sizeof(s));
     s.all_sampled = all_sampled == 1;
     int64_t t0 = mono_us();
+    dl_iterate_phdr(add_object, &s);
     int rc = read_tids(&s);
     if (rc == 0)
         rc = read_excluded(&s);
-    dl_iterate_phdr(add_object, &s);
     s.tls_size += 2048; /* glibc's static TLS surplus */
     uintptr_t regs[NSAVED];
     thr_t self = {self_sp, (uintptr_t)pthread_self(), NULL, 0, false};
@@ -766,9 +858,9 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     s.rwcap = s.mapscap / 32;
     s.maps = malloc(s.mapscap);
     s.rw = malloc(s.rwcap * sizeof(*s.rw));
-    s.rw_anon = malloc(s.rwcap);
+    s.rw_flags = malloc(s.rwcap);
     s.pages = calloc(1, (1ull << PAGE_BITS) / 8);
-    if (rc == 0 && (!s.maps || !s.rw || !s.rw_anon || !s.pages))
+    if (rc == 0 && (!s.maps || !s.rw || !s.rw_flags || !s.pages))
         rc = -ENOMEM;
     if (rc < 0) {
         scan_free(&s);
@@ -828,8 +920,6 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         r->alloc_bytes += (int64_t)b->size;
     }
     scan_free(&s);
-    if (!supp_read)
-        read_suppressions();
     stacknames_t *names = supp && supp[0] ? stacknames_new() : NULL;
     int64_t lo = 0, lb = 0, so = 0, ro = 0, rb = 0, elo = 0, elb = 0, ero = 0, erb = 0;
     for (size_t i = 0; i < out->n; i++) {

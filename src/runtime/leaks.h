@@ -2,37 +2,47 @@
  * conservative scan of memory, as LeakSanitizer defines a leak, for the
  * leak profile (CPROF_LEAK_PROFILE, /debug/pprof/leaks, cprof_leak_*).
  *
- * Roots: the writable segments (data, bss) of every loaded object but
- * cprof's own; each thread's stack from its stack pointer up (for threads
- * other than glibc's main one this covers their static TLS, which glibc
- * puts at the top of the stack), its registers, and the main thread's
- * static TLS. The scanning thread's stack starts at the first frame
- * outside cprof, with that frame's callee-saved registers: cprof's own
- * frames (the exit path, an argument passed in) are no roots. Any aligned word of a root or of a reached object that
- * points into a sampled live object — at its start or anywhere inside, so
- * interior pointers (C++ base subobjects, new[] cookies, pointers kept to
- * a field) count — reaches it; reached objects are scanned in turn.
+ * Roots, as valgrind memcheck's (all readable memory but the heap): the
+ * writable segments (data, bss) of every loaded object but cprof's own;
+ * each known thread's stack from its stack pointer up (for threads other
+ * than glibc's main one this covers their static TLS, which glibc puts at
+ * the top of the stack), its registers, and the main thread's static TLS;
+ * and all other anonymous writable memory but cprof's: the program's own
+ * mappings, the stacks glibc caches for joined threads (with their DTVs),
+ * the loader's blocks, a thread's stack not known. The scanning thread's
+ * stack starts at the first frame outside cprof, with that frame's
+ * callee-saved registers: cprof's own frames (the exit path, an argument
+ * passed in) are no roots. Any aligned word of a root or of a reached
+ * object that points into a sampled live object — at its start or
+ * anywhere inside, so interior pointers (C++ base subobjects, new[]
+ * cookies, pointers kept to a field) count — reaches it; reached objects
+ * are scanned in turn.
  *
- * Objects cprof did not sample: cprof does not know where they are. With
- * every allocation sampled (CPROF_RATE=1 since the start) there are none,
- * and the scan is exact in LeakSanitizer's sense. Otherwise a sampled
- * object may be reachable only through unsampled ones (a list whose every
- * other node was sampled), so all anonymous writable memory outside the
- * sampled objects (the allocator's heaps, unsampled blocks, freed ones)
- * counts as a root: no reachable object is reported, at the price of
- * missing a leaked sampled object that some other leaked or freed block
- * still points to.
+ * The allocators' heaps: with every allocation sampled (CPROF_RATE=1 since
+ * the start) they hold sampled objects and freed memory, whose stale
+ * pointers are no roots: glibc's arenas (glibcheap.h) are left out but for
+ * the chunks in use since before cprof started, which cprof never saw and
+ * so counts as roots; the scan is then exact in LeakSanitizer's sense.
+ * Another allocator's mappings are left out where they hold a sampled
+ * object (its blocks made before cprof started are then no roots). At any other rate a sampled object may be reachable only through
+ * unsampled ones (a list whose every other node was sampled), so the heaps
+ * outside the sampled objects (unsampled blocks, freed ones) count as
+ * roots too: no reachable object is reported, at the price of missing a
+ * leaked sampled object that some other leaked or freed block still
+ * points to.
  *
- * The scan stops the other threads (stopworld.h) only while it reads
- * memory: everything it needs (the copy of the live map, the mappings) is
- * prepared before, and the profile is built after. While it runs, no
+ * The scan stops the other threads (stopworld.h; none when there is no
+ * other) only while it reads memory: everything it needs (the copy of the
+ * live map, the mappings) is prepared before, and the profile is built
+ * after. While it runs, no
  * sampled object is recorded or freed (the live map is held).
  *
  * Suppressions (CPROF_LEAK_SUPPRESS): LeakSanitizer's file format, lines
  * "leak:PATTERN" ('#' comments), PATTERN matched against each frame's
  * function name (mangled and demangled) and object file path, as a
  * substring, '*' any run of characters, '^' and '$' anchors. A leak any of
- * whose frames matches is left out of the profile (and counted).
+ * whose frames matches is left out of the profile (and counted). Only a
+ * regular file is read, its first 1 MiB, once at start.
  *
  * Runs with the guard set in an ordinary thread; not reentrant (a lock). */
 #ifndef CPROF_LEAKS_H
@@ -44,7 +54,8 @@
  * cleared for good by any other rate. */
 void leaks_note_rate(long long rate);
 
-/* The suppressions file, read at the first scan; NULL for none. */
+/* The suppressions file, read now (at most 1 MiB of a regular file; what
+ * it cannot use is said on stderr); NULL for none. Called once, at start. */
 void leaks_set_suppressions(const char *path);
 
 /* The leak profile to fd: debug 0 gzipped profile.proto in the heap

@@ -127,8 +127,14 @@ static int reserve_locked(size_t n)
 
 int stopworld_stop(const pid_t *tids, size_t n, int timeout_ms)
 {
+    pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
+    size_t others = 0;
+    for (size_t i = 0; i < n; i++)
+        others += tids[i] != self;
     rt_lock(&stop_lock);
-    int sig = install_locked();
+    /* Alone, the caller needs no signal: a program that handles every
+     * real-time signal can still be scanned while it has one thread. */
+    int sig = others ? install_locked() : 0;
     int rc = sig < 0 ? sig : reserve_locked(n);
     if (rc < 0) {
         rt_unlock(&stop_lock);
@@ -136,7 +142,6 @@ int stopworld_stop(const pid_t *tids, size_t n, int timeout_ms)
     }
     uint64_t gen = ++generation;
     int start = __atomic_load_n(&answers, __ATOMIC_ACQUIRE);
-    pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
     int expected = 0;
     for (size_t i = 0; i < n; i++) {
         sw_slot_t *s = &slots[i];

@@ -41,7 +41,8 @@ typedef struct {
 
 /* Stops every thread of tids[] but the caller, waiting at most timeout_ms
  * for their answers. Returns how many stopped, or a negative errno (no
- * free signal, no memory): then none is stopped and the lock is not held.
+ * free signal while there is another thread to stop, no memory): then none
+ * is stopped and the lock is not held.
  * Otherwise stopworld_resume must follow. */
 int stopworld_stop(const pid_t *tids, size_t n, int timeout_ms);
 

@@ -11,7 +11,8 @@
 #   block kept by a global, a heap block, another thread's stack or an
 #   interior pointer; CPROF_LEAK_SUPPRESS leaves them out and counts them;
 #   a stale entry (a block freed behind cprof and unmapped) is not read;
-#   with no signal free to stop the threads there is no scan, and it says so;
+#   with no signal free to stop the threads there is no scan, and it says so,
+#   unless the program has one thread (nothing to stop: it is scanned);
 #   a thread that runs through the scan may unmap what it reads;
 #   cprof's own frames are no roots (a dropped block whose only pointer is
 #   the path given to cprof_leak_profile_write is a leak);
@@ -151,6 +152,12 @@ go tool pprof -raw "$T/nosig.leak" 2>/dev/null | grep -q '^Comment: cprof leaks:
   fail "no stop signal: the profile does not say the scan was skipped"
 [ "$(pprof_flat inuse_space "$T/nosig.leak" "$T/stale" | wc -l)" = 0 ] || fail "no stop signal: leaks reported"
 note "no stop signal: not scanned, said so"
+CPROF_RATE=1 CPROF_LEAK_PROFILE="$T/nosig1.leak" LD_PRELOAD="$LIB" "$T/stale" nosig1 > "$T/nosig1.out" ||
+  fail "no stop signal, one thread: the program failed"
+[ "$(cat "$T/nosig1.out")" = freed ] || fail "no stop signal, one thread: output differs"
+go tool pprof -raw "$T/nosig1.leak" 2>/dev/null | grep -q '^Comment: cprof leaks: 1 unreachable .* 0 threads stopped, 0 missed;' ||
+  fail "no stop signal, one thread: not scanned"
+note "no stop signal, one thread: scanned (nothing to stop)"
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
   CPROF_SEED=$i CPROF_LEAK_PROFILE="$T/unmap.leak" LD_PRELOAD="$LIB" "$T/stale" unmapper > /dev/null ||
     fail "a thread unmapping during the scan: the program failed (run $i)"

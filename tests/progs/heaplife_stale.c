@@ -2,8 +2,10 @@
 // unpatched pointer under `cprof attach` would): cprof's live map keeps
 // it, though glibc gave its pages back (a block this large is mmapped).
 // The leak scan at exit must not read the unmapped block.
-// With "nosig", every real-time signal has a handler first: cprof cannot
-// stop the threads, so it must not scan (and report no leak).
+// With "nosig", every real-time signal has a handler first and a second
+// thread waits: cprof cannot stop it, so it must not scan (and report no
+// leak). With "nosig1", the same with no second thread: nothing to stop,
+// so the scan runs and finds the block (its memory is gone: unreachable).
 // With "unmapper", a thread that blocks every signal (so it runs through
 // the scan) maps, fills and unmaps memory without pause while the scan at
 // exit reads it: the scan must skip what goes away, not fault.
@@ -14,12 +16,21 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 void __libc_free(void *p);
 
 static void on_signal(int sig)
 {
     (void)sig;
+}
+
+static void *waiter(void *arg)
+{
+    char c;
+    while (read(*(int *)arg, &c, 1) != 0) /* until the process exits */
+        ;
+    return NULL;
 }
 
 static void *unmapper(void *arg)
@@ -49,9 +60,14 @@ int main(int argc, char **argv)
         nanosleep(&(struct timespec){0, 50000000}, NULL);
         return 0;
     }
-    if (argc > 1 && strcmp(argv[1], "nosig") == 0)
+    if (argc > 1 && strncmp(argv[1], "nosig", 5) == 0)
         for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
             signal(s, on_signal);
+    static int never[2];
+    pthread_t w;
+    if (argc > 1 && strcmp(argv[1], "nosig") == 0 &&
+        (pipe(never) < 0 || pthread_create(&w, NULL, waiter, &never[0]) != 0))
+        return 1;
     char *big = malloc(8 << 20);
     if (!big)
         return 1;

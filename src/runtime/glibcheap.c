@@ -1,0 +1,135 @@
+/* glibcheap.c — glibc's chunks and heaps, for the leak scan (see
+ * glibcheap.h). The constants and layouts are glibc's malloc/malloc.c and
+ * malloc/arena.c (2.26 and later, 64-bit). */
+#include "glibcheap.h"
+
+#include "arena.h"
+#include "procmaps.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* arena.c's HEAP_MAX_SIZE: 2 * DEFAULT_MMAP_THRESHOLD_MAX */
+#define HEAP_MAX ((uintptr_t)2 * 4 * 1024 * 1024 * sizeof(long))
+#define MIN_CHUNK 32
+#define PREV_INUSE 1
+#define SIZE_BITS 7
+#define EARLY_MAX (1u << 16) /* chunks in use at start, listed one by one */
+
+/* The chunks of the main heap in use when cprof started, in arena memory
+ * (no root). Should the heap not chain then, [whole_lo, whole_hi) stands
+ * for them. Written once, before any scan. */
+typedef struct {
+    uintptr_t chunk, size;
+} early_t;
+static early_t *early;
+static size_t nearly;
+static uintptr_t whole_lo, whole_hi;
+
+/* start_brk (field 47 of /proc/self/stat, Linux 3.3; 0 if unknown) and
+ * the number of threads (field 20). */
+static uintptr_t start_brk(long *threads)
+{
+    char buf[2048];
+    *threads = 0;
+    if (procmaps_read_small("/proc/self/stat", buf, sizeof(buf)) < 0)
+        return 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold anything */
+    for (int f = 2; p && f < 47; f++) {
+        p = strchr(p + 1, ' ');
+        if (p && f == 19)
+            *threads = strtol(p + 1, NULL, 10);
+    }
+    return p ? (uintptr_t)strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* Walks the chunks of [lo, hi), which end with the top chunk at the
+ * break: counts those in use into *n, and stores them while out has room
+ * (*n on entry). False if they do not chain so. */
+static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
+{
+    size_t k = 0;
+    for (uintptr_t c = lo; c + 16 <= hi;) {
+        uintptr_t size = ((const uintptr_t *)c)[1] & ~(uintptr_t)SIZE_BITS;
+        if (size < MIN_CHUNK || size % 16 || size > hi - c)
+            return false;
+        if (c + size == hi) {
+            *n = k;
+            return true;
+        }
+        if (((const uintptr_t *)(c + size))[1] & PREV_INUSE) {
+            if (out && k < *n)
+                out[k] = (early_t){c, size};
+            k++;
+        }
+        c += size;
+    }
+    return false;
+}
+
+void glibcheap_note_start(void)
+{
+    long threads;
+    uintptr_t sb = start_brk(&threads), lo = (sb + 15) & ~(uintptr_t)15, hi = (uintptr_t)sbrk(0);
+    if (!sb || hi == (uintptr_t)-1 || hi <= lo)
+        return;
+    /* Free chunks at start are left out: memory cprof's early work or a
+     * library freed is reused by sampled blocks, then freed again. Only
+     * while no other thread may shrink the heap under the walk (not so
+     * under cprof attach), and for a table of bounded size. */
+    size_t n = EARLY_MAX;
+    bool chained = threads == 1 && walk_start(lo, hi, NULL, &n);
+    if (chained && !n)
+        return;
+    if (chained && n <= EARLY_MAX && (early = arena_map(n * sizeof(*early)))) {
+        walk_start(lo, hi, early, &n);
+        nearly = n;
+        return;
+    }
+    whole_lo = lo;
+    whole_hi = hi;
+}
+
+uintptr_t glibcheap_next_arena(uintptr_t lo, uintptr_t hi, glibcheap_read_t rd, void *arg,
+                               uintptr_t *end)
+{
+    for (uintptr_t a = (lo + HEAP_MAX - 1) & ~(HEAP_MAX - 1); a >= lo && a + 64 <= hi;
+         a += HEAP_MAX) {
+        /* heap_info: ar_ptr, prev, size, mprotect_size. The arena follows
+         * the first heap's heap_info; later heaps point back to it. */
+        uintptr_t w[4];
+        if (rd(arg, a, w, sizeof(w)) != sizeof(w))
+            continue;
+        uintptr_t off = w[0] & (HEAP_MAX - 1);
+        if (!w[0] || off < 32 || off > 64 || off % 8 || w[1] % HEAP_MAX || !w[2] || w[2] % 4096 ||
+            w[3] % 4096 || w[2] > w[3] || w[3] > HEAP_MAX)
+            continue;
+        *end = hi - a > w[3] ? a + w[3] : hi;
+        return a;
+    }
+    return 0;
+}
+
+void glibcheap_early_chunks(uintptr_t heap_lo, uintptr_t heap_hi, glibcheap_read_t rd, void *arg,
+                            void (*fn)(void *fnarg, uintptr_t lo, uintptr_t hi), void *fnarg)
+{
+    if (whole_hi) {
+        uintptr_t lo = whole_lo > heap_lo ? whole_lo : heap_lo;
+        uintptr_t hi = whole_hi < heap_hi ? whole_hi : heap_hi;
+        if (lo < hi)
+            fn(fnarg, lo, hi);
+        return;
+    }
+    for (size_t i = 0; i < nearly; i++) {
+        uintptr_t c = early[i].chunk, size = early[i].size, h, next_h;
+        if (c < heap_lo || c + size + 16 > heap_hi)
+            continue;
+        /* Still that chunk, and still in use (or in a tcache or fastbin,
+         * which look in use: more roots, never fewer) */
+        if (rd(arg, c + 8, &h, 8) != 8 || (h & ~(uintptr_t)SIZE_BITS) != size ||
+            rd(arg, c + size + 8, &next_h, 8) != 8 || !(next_h & PREV_INUSE))
+            continue;
+        fn(fnarg, c + 16, c + size + 8);
+    }
+}
