@@ -10,7 +10,8 @@
 # equal memcheck's definitely + indirectly lost, xz's CPU time and shares per
 # function agree with perf's (within 5 points, see cpu_vs_perf). The log ends with the table (program x
 # mode: ok/FAIL, seconds) and each failure's reason. Inputs are made here;
-# the only network is redis-server on 127.0.0.1.
+# the only network is redis-server on 127.0.0.1. CPROF_CELL_LIMIT=N changes
+# the bound of each run (default 60 s).
 # timeout: 900
 . "$(dirname "$0")/../lib.sh"
 command -v go > /dev/null 2>&1 || skip "skip: go (golang-go) not installed"
