@@ -8,6 +8,7 @@ PKGS="gcc g++ make pkg-config clang binutils elfutils
  golang-go graphviz curl
  libjemalloc2 libtcmalloc-minimal4 google-perftools
  python3 sqlite3 jq libxml2-utils
+ perl git ripgrep openssh-client pigz xz-utils redis-server redis-tools lld valgrind linux-perf
  chromium nodejs"
 missing=""
 for p in $PKGS; do

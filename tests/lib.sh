@@ -23,10 +23,10 @@ cc_prog() {
 }
 
 # pprof_flat INDEX PROFILE [BINARY]: "name flat" per node of go tool pprof -top,
-# exact (bytes in B, counts plain).
+# exact (bytes in B, counts plain). PPROF="$BUILD/cprof" asks cprof's tool instead.
 pprof_flat() {
   idx=$1; prof=$2; shift 2
-  go tool pprof -top -unit=byte -nodefraction=0 -nodecount=100000 -sample_index="$idx" \
+  ${PPROF:-go tool pprof} -top -unit=byte -nodefraction=0 -nodecount=100000 -sample_index="$idx" \
     "$@" "$prof" 2>/dev/null |
     awk 'started { v=$1; sub(/(B|byte)$/, "", v); name=$6; for (i=7;i<=NF;i++) name=name" "$i; print name, v }
          /^ *flat  flat%/ { started=1 }'
@@ -45,4 +45,13 @@ check_truth() {
       END { exit bad }' "$T/flat.$idx" "$truthf" || { cat "$T/flat.$idx"; fail "$prof: numbers differ from the truth"; }
     i=$((i+1))
   done
+}
+
+# raw_totals PROFILE: the first four sample values ("alloc_objects alloc_space
+# inuse_objects inuse_space" in a heap profile) summed over the samples of
+# go tool pprof -raw; fails if pprof cannot load it.
+raw_totals() {
+  go tool pprof -symbolize=none -raw "$1" > "$T/raw" 2> "$T/raw.err" || { cat "$T/raw.err"; fail "$1: go tool pprof cannot load it"; }
+  awk '/^ *-?[0-9]+( +-?[0-9]+)+: / { sub(/:.*/, ""); a+=$1; b+=$2; c+=$3; d+=$4 }
+       END { printf "%.0f %.0f %.0f %.0f\n", a, b, c, d }' "$T/raw"
 }

@@ -89,14 +89,19 @@ int config_expand_pattern(const char *pat, uint64_t seq, char *out, size_t outle
 }
 
 /* A relative path is taken relative to the directory at start, as the user
- * meant it, not to wherever the program has moved by the time it exits. */
+ * meant it, not to wherever the program has moved by the time it exits.
+ * Always a copy: programs that set their process title (redis-server,
+ * nginx, PostgreSQL) move the environment and write over its strings. */
 static const char *absolute(const char *path, char *buf, size_t len)
 {
-    size_t n;
-    if (path[0] == '/' || !getcwd(buf, len) || (n = strlen(buf)) + strlen(path) + 2 > len)
+    size_t n = 0, l = strlen(path);
+    if (path[0] != '/' && getcwd(buf, len) && (n = strlen(buf)) + l + 2 <= len)
+        buf[n++] = '/';
+    else
+        n = 0;
+    if (n + l + 1 > len)
         return path;
-    buf[n] = '/';
-    strcpy(buf + n + 1, path);
+    memcpy(buf + n, path, l + 1);
     return buf;
 }
 

@@ -12,14 +12,6 @@
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 TCMALLOC=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 
-# raw_totals PROFILE: "alloc_objects alloc_space inuse_objects inuse_space"
-# summed over the samples of go tool pprof -raw; fails if pprof cannot load it.
-raw_totals() {
-  go tool pprof -symbolize=none -raw "$1" > "$T/raw" 2> "$T/raw.err" || { cat "$T/raw.err"; fail "$1: go tool pprof cannot load it"; }
-  awk '/^ *-?[0-9]+( +-?[0-9]+)+: / { sub(/:.*/, ""); a+=$1; b+=$2; c+=$3; d+=$4 }
-       END { printf "%.0f %.0f %.0f %.0f\n", a, b, c, d }' "$T/raw"
-}
-
 # The programs, each as "name|command", run from $T with its inputs there.
 cd "$T" || fail "no scratch dir"
 cat > script.py <<'EOF'
