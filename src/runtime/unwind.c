@@ -3,13 +3,13 @@
 
 #include "cfi.h"
 #include "rt.h"
+#include "stackbounds.h"
 
 #include "base/hash.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #define UNW_LOCAL_ONLY
@@ -100,29 +100,11 @@ static bool skipped(uintptr_t pc)
     return false;
 }
 
-/* This thread's stack bounds in rt_self, from pthread_getattr_np once per
- * thread (it allocates: guard is set); false if unknown. */
-static bool stack_bounds(rt_thread_t *t)
-{
-    if (!t->stack_hi) {
-        pthread_attr_t attr;
-        void *addr;
-        size_t size;
-        if (pthread_getattr_np(pthread_self(), &attr) != 0)
-            return false;
-        pthread_attr_getstack(&attr, &addr, &size);
-        pthread_attr_destroy(&attr);
-        t->stack_lo = (uintptr_t)addr;
-        t->stack_hi = (uintptr_t)addr + size;
-    }
-    return t->stack_hi != 0;
-}
-
 /* Walks the frame-pointer chain within this thread's stack. */
 static int fp_walk(uintptr_t *pcs, int max)
 {
     rt_thread_t *t = &rt_self;
-    if (!stack_bounds(t))
+    if (!stackbounds_get(t))
         return 0;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     int n = 0;
@@ -231,7 +213,7 @@ static int capture(uintptr_t *out, uint64_t *hash)
         n = fp_walk(buf, want);
     } else {
         rt_thread_t *t = &rt_self;
-        if (unwinder == UNWIND_CFI && stack_bounds(t))
+        if (unwinder == UNWIND_CFI && stackbounds_get(t))
             hashed = (n = cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &reused)) >= 0;
         if (RT_UNLIKELY(check) && unwinder == UNWIND_CFI) {
             __atomic_fetch_add(hashed ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
