@@ -66,9 +66,11 @@ bool stackbounds_learn(rt_thread_t *t)
             rl.rlim_cur < hi && hi - rl.rlim_cur > lo)
             lo = hi - rl.rlim_cur;
     }
-    /* Not there (a child forked by another thread, a first walk on an
-     * alternate signal stack): the mapping it runs on. */
-    if ((sp < lo || sp >= hi) && !find_mapping(sp, &lo, &hi, &below))
+    /* The main thread's bounds stay its stack's even when this first walk
+     * runs elsewhere (a makecontext stack, a sigaltstack handler: walks
+     * there go to libunwind); another thread's are those of the mapping it
+     * runs on. */
+    if (!hi && !find_mapping(sp, &lo, &hi, &below))
         lo = hi = 1; /* unknown: an empty range, not asked again */
     errno = saved;
     t->stack_lo = lo;
