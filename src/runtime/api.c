@@ -31,6 +31,7 @@
 #include "profwriter.h"
 #include "buckets.h"
 #include "unwind.h"
+#include "unwfds.h"
 #include "threadprof.h"
 #include "trace.h"
 
@@ -96,6 +97,7 @@ __attribute__((constructor(101))) static void cprof_init(void)
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);
     counters_init();
+    unwfds_init(); /* before any other use of libunwind */
     bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
     bool traced = trace_init(cfg.trace_buffer) == 0;
     unwind_init(cfg.unwinder, cfg.depth, cfg.unwind_check);

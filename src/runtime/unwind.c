@@ -4,6 +4,7 @@
 #include "cfi.h"
 #include "rt.h"
 #include "stackbounds.h"
+#include "unwfds.h"
 
 #include "base/hash.h"
 
@@ -141,7 +142,7 @@ static __attribute__((noinline)) int slow_walk(uintptr_t *buf, int max)
     unw_cursor_t c;
     int n = 0;
     if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0)
-        return 0;
+        return -1;
     do {
         unw_word_t ip;
         if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
@@ -167,9 +168,12 @@ static void check_stack(const uintptr_t *got, int depth, const uint64_t *hash)
     uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK], want[UNWIND_MAX_DEPTH];
     rt_self.unwinding = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int top, n = trim(buf, slow_walk(buf, max_depth + SKIP_SLACK), want, &top);
+    int top, raw = unwfds_ok_sigsafe() ? slow_walk(buf, max_depth + SKIP_SLACK) : -1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     rt_self.unwinding = 0;
+    if (raw < 0)
+        return; /* no reference to compare with */
+    int n = trim(buf, raw, want, &top);
     __atomic_fetch_add(&checked, 1, __ATOMIC_RELAXED);
     if (depth <= n && memcmp(want, got, (size_t)depth * sizeof(*got)) == 0 &&
         (!hash || *hash == hash_pcs(got, (size_t)depth))) {
@@ -220,7 +224,11 @@ static int capture(uintptr_t *out, uint64_t *hash)
             if (reused)
                 __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
         }
-        if (n < 0) {
+        if (n < 0 && !unwfds_ok_sigsafe()) {
+            /* libunwind's pipe is the program's now (unwfds.h): the
+             * frame-pointer chain, as far as it goes. */
+            n = fp_walk(buf, want);
+        } else if (n < 0) {
             /* Flagged: a CPU-profile signal arriving now must not re-enter
              * libunwind on this thread (cpuring.h). */
             t->unwinding = 1;
