@@ -6,7 +6,9 @@
 # close the program's pipe (the scan blocked for ever in unw_step), and the
 # leak profile must be written (libunwind closed its descriptor: "Bad file
 # descriptor"). The same with the numbers left closed. The leaked block and
-# the allocations after the close are in the profiles, exactly.
+# the allocations after the close are in the profiles, exactly. A CPU
+# profile and a trace, whose files are open from the start, are written
+# to their paths, not to the program's /dev/null at their old numbers.
 # timeout: 300
 . "$(dirname "$0")/../lib.sh"
 command -v go >/dev/null || skip "go is needed (go tool pprof)"
@@ -34,4 +36,16 @@ for u in libunwind fp cfi; do
     note "$r: ok"
   done
 done
+# The CPU profile and the trace, open since the start: their descriptors
+# were closed and their numbers given to /dev/null.
+timeout 60 env CPROF_CPU_PROFILE="$T/cpu.pb.gz" CPROF_TRACE="$T/trace.out" LD_PRELOAD="$LIB" \
+  "$T/prog" reuse > "$T/cpu.out" 2> "$T/cpu.err"
+rc=$?
+[ $rc = 0 ] || { cat "$T/cpu.err"; fail "cpu: exit status $rc"; }
+cmp -s "$T/want.reuse" "$T/cpu.out" || fail "cpu: output differs"
+grep -q 'cannot write' "$T/cpu.err" && { cat "$T/cpu.err"; fail "cpu: a profile was lost"; }
+go tool pprof -raw "$T/prog" "$T/cpu.pb.gz" 2>&1 | grep -q '^PeriodType: cpu' ||
+  fail "cpu: no CPU profile"
+go tool trace -d "$T/trace.out" > "$T/trace.txt" 2>&1 || { tail "$T/trace.txt"; fail "trace: unreadable"; }
+note "cpu and trace: ok"
 exit 0
