@@ -1,8 +1,6 @@
 /* unwfds.c — libunwind's memory-validation pipe (see unwfds.h). */
 #include "unwfds.h"
 
-#include "rt.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +12,6 @@
 static int fds[2] = {-1, -1}; /* libunwind's read and write ends; -1: unknown */
 static dev_t pipe_dev;
 static ino_t pipe_ino;        /* the pipe's inode: both ends share it */
-static uint64_t refused;
 
 /* Whether fd is an end of the pipe with the inode ino (mode O_RDONLY or
  * O_WRONLY), non-blocking. */
@@ -77,13 +74,6 @@ bool unwfds_ok_sigsafe(void)
     bool ok = is_end(fds[0], O_RDONLY, dev, ino, false) && is_end(fds[1], O_WRONLY, dev, ino, false);
     if (!ok && syscall(SYS_fcntl, fds[0], F_GETFD) < 0 && syscall(SYS_fcntl, fds[1], F_GETFD) < 0)
         ok = reopen();
-    if (!ok)
-        __atomic_fetch_add(&refused, 1, __ATOMIC_RELAXED);
     errno = saved;
     return ok;
-}
-
-uint64_t unwfds_refused(void)
-{
-    return __atomic_load_n(&refused, __ATOMIC_RELAXED);
 }

@@ -25,13 +25,9 @@
 #define CPROF_UNWFDS_H
 
 #include <stdbool.h>
-#include <stdint.h>
 
 void unwfds_init(void);
 
 bool unwfds_ok_sigsafe(void);
-
-/* Walks libunwind was refused (its pipe taken by the program). */
-uint64_t unwfds_refused(void);
 
 #endif
