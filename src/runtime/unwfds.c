@@ -13,14 +13,19 @@ static int fds[2] = {-1, -1}; /* libunwind's read and write ends; -1: unknown */
 static dev_t pipe_dev;
 static ino_t pipe_ino;        /* the pipe's inode: both ends share it */
 
-/* Whether fd is an end of the pipe with the inode ino (mode O_RDONLY or
- * O_WRONLY), non-blocking. */
-static bool is_end(int fd, int mode, dev_t dev, ino_t ino, bool any)
+/* Whether fd is the pipe with that inode: one fstat, the check on every
+ * libunwind walk. */
+static bool same_pipe(int fd, dev_t dev, ino_t ino)
 {
     struct stat st;
-    if (syscall(SYS_fstat, fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
-        (!any && (st.st_ino != ino || st.st_dev != dev)))
-        return false;
+    return syscall(SYS_fstat, fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == ino &&
+           st.st_dev == dev;
+}
+
+/* Whether fd is a non-blocking pipe end opened with mode (O_RDONLY or
+ * O_WRONLY), as libunwind's are. */
+static bool pipe_end(int fd, int mode)
+{
     long fl = syscall(SYS_fcntl, fd, F_GETFL);
     return fl >= 0 && (fl & O_ACCMODE) == mode && (fl & O_NONBLOCK);
 }
@@ -36,8 +41,8 @@ void unwfds_init(void)
     close(probe[1]);
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); /* starts libunwind */
     struct stat st;
-    if (!is_end(probe[0], O_RDONLY, 0, 0, true) || fstat(probe[0], &st) != 0 ||
-        !is_end(probe[1], O_WRONLY, st.st_dev, st.st_ino, false))
+    if (fstat(probe[0], &st) != 0 || !same_pipe(probe[1], st.st_dev, st.st_ino) ||
+        !pipe_end(probe[0], O_RDONLY) || !pipe_end(probe[1], O_WRONLY))
         return; /* started before cprof: its pipe is elsewhere */
     pipe_dev = st.st_dev;
     pipe_ino = st.st_ino;
@@ -71,7 +76,7 @@ bool unwfds_ok_sigsafe(void)
     int saved = errno;
     dev_t dev = __atomic_load_n(&pipe_dev, __ATOMIC_RELAXED);
     ino_t ino = __atomic_load_n(&pipe_ino, __ATOMIC_RELAXED);
-    bool ok = is_end(fds[0], O_RDONLY, dev, ino, false) && is_end(fds[1], O_WRONLY, dev, ino, false);
+    bool ok = same_pipe(fds[0], dev, ino) && same_pipe(fds[1], dev, ino);
     if (!ok && syscall(SYS_fcntl, fds[0], F_GETFD) < 0 && syscall(SYS_fcntl, fds[1], F_GETFD) < 0)
         ok = reopen();
     errno = saved;

@@ -142,7 +142,7 @@ static __attribute__((noinline)) int slow_walk(uintptr_t *buf, int max)
     unw_cursor_t c;
     int n = 0;
     if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0)
-        return -1;
+        return 0;
     do {
         unw_word_t ip;
         if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
