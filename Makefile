@@ -101,10 +101,12 @@ $(B)/asan/lib/%.a: $$(call layer_obj,$$*,$(B)/asan/obj)
 	ar rcs $@ $^
 
 # Shared objects are linked to a temporary name and renamed: a test that
-# preloads the library never sees half a file.
+# preloads the library never sees half a file. libcprof.so is -z initfirst:
+# its constructor runs before every other object's, so what their
+# constructors allocate is sampled (api.c).
 $(B)/libcprof.so: $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a
 	$(CC) -shared -o $@.tmp $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(RUNTIME_LIBS) \
-	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
+	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete -Wl,-z,initfirst && mv -f $@.tmp $@
 
 $(B)/libcprof-http.so: $(HTTP_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(B)/libcprof.so
 	$(CC) -shared -o $@.tmp $(HTTP_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(call pc,libmicrohttpd) -lz -lm \
@@ -186,7 +188,7 @@ $(B)/ubsan/pic/%.o: %.c
 
 $(B)/ubsan/libcprof.so: $(UBSAN_RUNTIME_OBJ)
 	$(CC) -shared $(UBSAN_LINK) -o $@.tmp $^ $(RUNTIME_LIBS) \
-	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete && mv -f $@.tmp $@
+	    -Wl,--no-undefined -Wl,-soname,libcprof.so -Wl,-z,nodelete -Wl,-z,initfirst && mv -f $@.tmp $@
 
 # --- fuzzing -----------------------------------------------------------------
 # tests/fuzz/fuzz_<name>.c: libFuzzer harnesses (clang). `make fuzz` runs each

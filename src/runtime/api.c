@@ -1,10 +1,10 @@
 /* api.c — start-up and shut-down of the runtime, fork handling, and the
  * public functions of cprof.h.
  *
- * Start: a constructor (before main, after libc) reads CPROF_*, maps the
- * tables and only then sets the sampling rate, so no sample is taken
- * before everything it needs exists. Allocations before that are counted
- * but not sampled.
+ * Start: a constructor, run before every other object's (-z initfirst, see
+ * cprof_init), reads CPROF_*, maps the tables and only then sets the
+ * sampling rate, so no sample is taken before everything it needs exists.
+ * Allocations before that (the loader's own) are counted but not sampled.
  * Exit: a destructor writes CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE,
  * CPROF_LEAK_PROFILE, CPROF_BLOCK_PROFILE, CPROF_PEAK_PROFILE and
  * CPROF_HEAP_PROFILE.
@@ -32,6 +32,7 @@
 #include "profwriter.h"
 #include "buckets.h"
 #include "unwind.h"
+#include "unwfds.h"
 #include "threadprof.h"
 #include "trace.h"
 
@@ -39,6 +40,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static rt_config_t cfg;
 static bool ready; /* tables exist: the rate may be nonzero */
@@ -90,13 +92,29 @@ static void fork_child_last(void)
     rt_guard_leave(g);
 }
 
-__attribute__((constructor(101))) static void cprof_init(void)
+/* libcprof.so is linked with -z initfirst: the loader runs this before
+ * every other object's constructors (libc's and libstdc++'s included),
+ * so the allocations they make are sampled too (libstdc++'s emergency
+ * pool, a library's static tables). The C library's own start-up
+ * (__libc_early_init: malloc, threads, TLS) is done by then, but not its
+ * constructor, which sets environ and the program's name (%e in output
+ * patterns; "" until then) from the same arguments, as here. */
+__attribute__((constructor(101))) static void cprof_init(int argc, char **argv, char **envp)
 {
+    (void)argc;
+    if (!environ && envp)
+        environ = envp;
+    if ((!program_invocation_name || !*program_invocation_name) && argv && argv[0]) {
+        const char *slash = strrchr(argv[0], '/');
+        program_invocation_name = argv[0];
+        program_invocation_short_name = slash ? (char *)slash + 1 : argv[0];
+    }
     uint32_t g = rt_guard_enter();
     config_read(&cfg);
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);
     counters_init();
+    unwfds_init(); /* before any other use of libunwind */
     bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
     bool traced = trace_init(cfg.trace_buffer) == 0;
     unwind_init(cfg.unwinder, cfg.depth, cfg.unwind_check);

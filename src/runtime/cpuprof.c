@@ -527,8 +527,10 @@ static int stop_locked(session_t *s, bool discard)
         rt_warn("the program replaced cprof's SIGPROF handler while the CPU profile ran; "
                 "the profile misses the samples since");
     int rc = 0;
-    if (!discard)
-        rc = write_profile(s->fd, &tab, run.start_real_ns, duration);
+    if (!discard) {
+        int fd = session_fd(s); /* the program may have closed it */
+        rc = fd < 0 ? fd : write_profile(fd, &tab, run.start_real_ns, duration);
+    }
     table_free(&tab);
     return rc;
 }

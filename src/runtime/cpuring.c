@@ -3,6 +3,7 @@
 
 #include "arena.h"
 #include "rt.h"
+#include "unwfds.h"
 #include "trace.h"
 
 #include <dlfcn.h>
@@ -150,9 +151,10 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     /* +1: the writer decrements every PC to name the call site; the leaf
      * is the interrupted instruction itself (as in Go's CPU profiles). */
     rt_thread_t *t = &rt_self;
-    if (t->unwinding) {
+    if (t->unwinding || !unwfds_ok_sigsafe()) {
         pcs[0] = pc + 1;
-        return 1; /* libunwind's per-thread state is this signal's victim */
+        return 1; /* libunwind's per-thread state is this signal's victim,
+                   * or its pipe the program's (unwfds.h) */
     }
     if (!unw_ready) {
         for (int k = 0; k < NUNSAFE; k++)
@@ -288,7 +290,7 @@ void cpuring_prepare(void)
 
 void cpuring_thread_ready(void)
 {
-    if (unw_ready)
+    if (unw_ready || !unwfds_ok_sigsafe())
         return;
     rt_thread_t *t = &rt_self;
     void *one[1];

@@ -12,7 +12,9 @@
  *   unw_init_local2 on the signal's ucontext and unw_step: signal-safe
  *   for local unwinding, its caches per thread; the first unwind on a
  *   thread makes its frame cache with mmap and a pthread_setspecific on a
- *   key made at start, which glibc stores without allocating), the
+ *   key made at start, which glibc stores without allocating), before
+ *   it unwfds_ok_sigsafe (system calls: libunwind's pipe is still its
+ *   own, else the leaf alone is recorded), the
  *   futex wake of the drain thread (a system call), and while a trace
  *   runs clock_gettime and trace_thread_sigsafe (reads of the thread's
  *   own trace record).

@@ -19,6 +19,7 @@
 #include "procmaps.h"
 #include "profwriter.h"
 #include "rt.h"
+#include "unwfds.h"
 #include "sampler.h"
 #include "stopworld.h"
 #include "unwind.h"
@@ -408,7 +409,7 @@ static __attribute__((noinline)) bool program_frame(const scan_t *s, uintptr_t *
      * thread (cpuring.h). */
     rt_self.unwinding = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (unw_getcontext(&ctx) == 0 && unw_init_local(&c, &ctx) == 0 &&
+    if (unwfds_ok_sigsafe() && unw_getcontext(&ctx) == 0 && unw_init_local(&c, &ctx) == 0 &&
         unw_get_reg(&c, UNW_REG_IP, &pc) == 0 && own_code(s, pc)) {
         for (int depth = 0; depth < UNWIND_MAX_DEPTH && unw_step(&c) > 0; depth++) {
             /* A return address: the call is the byte before it. */

@@ -65,7 +65,7 @@ static int open_atomic(outfile_t *f, uint64_t seq, mode_t mode)
     return 0;
 }
 
-int outfile_open(outfile_t *f, const char *path, uint64_t seq)
+static int open_path(outfile_t *f, const char *path, uint64_t seq)
 {
     f->fd = -1;
     f->atomic = false;
@@ -125,6 +125,43 @@ int outfile_open(outfile_t *f, const char *path, uint64_t seq)
     return 0;
 }
 
+int outfile_open(outfile_t *f, const char *path, uint64_t seq)
+{
+    int rc = open_path(f, path, seq);
+    struct stat st;
+    if (rc == 0 && fstat(f->fd, &st) == 0) {
+        f->dev = st.st_dev;
+        f->ino = st.st_ino;
+    }
+    return rc;
+}
+
+static bool same_file(const outfile_t *f, int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino;
+}
+
+int outfile_fd(outfile_t *f)
+{
+    if (f->fd < 0 || same_file(f, f->fd))
+        return f->fd < 0 ? -EBADF : f->fd;
+    /* Appended to: what was written before stays. Non-blocking as at the
+     * first open, for a FIFO whose reader went away. */
+    int fd = open(f->atomic ? f->tmp : f->path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (!same_file(f, fd)) {
+        close(fd);
+        return -ESTALE; /* the path leads elsewhere now */
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    f->fd = fd;
+    return fd;
+}
+
 int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg)
 {
     sigset_t pipe, old, pending;
@@ -133,7 +170,8 @@ int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg)
     sigpending(&pending);
     bool was_pending = sigismember(&pending, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, &old);
-    int rc = write(f->fd, arg);
+    int fd = outfile_fd(f);
+    int rc = fd < 0 ? fd : write(fd, arg);
     if (rc == -EPIPE && !was_pending) {
         /* Take back the SIGPIPE our write raised before unblocking. */
         const struct timespec zero = {0, 0};
@@ -148,7 +186,8 @@ int outfile_close(outfile_t *f, int rc)
 {
     if (f->fd < 0)
         return rc;
-    if (close(f->fd) < 0 && rc == 0)
+    /* Only if it is still the file: else the number is the program's. */
+    if (same_file(f, f->fd) && close(f->fd) < 0 && rc == 0)
         rc = -errno;
     f->fd = -1;
     if (f->atomic) {
@@ -158,6 +197,13 @@ int outfile_close(outfile_t *f, int rc)
             unlink(f->tmp);
     }
     return rc;
+}
+
+void outfile_drop(outfile_t *f)
+{
+    if (same_file(f, f->fd))
+        close(f->fd);
+    f->fd = -1;
 }
 
 const char *outfile_strerror(int rc)

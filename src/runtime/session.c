@@ -46,6 +46,16 @@ static int64_t start(session_t *s, int fd, const outfile_t *out)
     return id;
 }
 
+int session_fd(session_t *s)
+{
+    if (!s->file)
+        return s->fd;
+    int fd = outfile_fd(&s->out);
+    if (fd >= 0)
+        s->fd = fd;
+    return fd;
+}
+
 static int result_of(session_t *s, int64_t id)
 {
     return s->results[id % NRESULTS].id == id ? s->results[id % NRESULTS].rc : -ENOTCONN;
@@ -180,8 +190,8 @@ bool session_fork_child(session_t *s)
 {
     if (s->state == OFF)
         return false;
-    if (s->file && s->fd >= 0)
-        close(s->fd);
+    if (s->file)
+        outfile_drop(&s->out);
     s->fd = s->out.fd = -1;
     s->state = OFF;
     return true;

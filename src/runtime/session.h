@@ -59,6 +59,11 @@ void session_start_env(session_t *s, const char *pattern);
 /* A session into fd (the caller's): its id (> 0), -EBUSY, or -errno. */
 int64_t session_start_fd(session_t *s, int fd);
 
+/* Where the running session writes, in its start and stop callbacks and
+ * its writer: for a file the descriptor checked (outfile_fd: opened again
+ * if the program closed it), else the caller's. -errno if lost. */
+int session_fd(session_t *s);
+
 /* Stops session id (0: whichever runs) and writes it (not with discard).
  * If that session was stopped already, the outcome of that; -ENOTCONN if
  * none runs (id 0) or it is unknown. */

@@ -13,6 +13,7 @@
 #include "threadhook.h"
 
 #include "rt.h"
+#include "stackbounds.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -85,6 +86,7 @@ __attribute__((noinline)) void *cprof_thread_start(void *arg)
      * exit. pthread_setspecific may allocate (guarded); should it fail,
      * on_exit runs when the routine returns (not on pthread_exit). */
     bool keyed = pthread_setspecific(exit_key, s) == 0;
+    stackbounds_learn_started();
     routine = s->start;
     for (uint32_t i = 0; i < s->n; i++)
         if (clients[i]->on_start)

@@ -107,7 +107,6 @@ static uint64_t dropped;          /* events not recorded: no free buffer */
 static bool inited;
 static sitetab_t stacks = SITETAB_INIT(STACKS_MAX);
 static struct {
-    int fd;
     int64_t t0;
     int rc;                       /* first write error */
     pthread_t writer;
@@ -651,8 +650,11 @@ RT_EXPORT int cprof_trace_log(uint64_t task, const char *category, const char *m
 static void write_all(const void *p, size_t n)
 {
     const uint8_t *c = p;
+    int fd = session_fd(&sess); /* the program may have closed it */
+    if (fd < 0 && run.rc == 0)
+        run.rc = fd;
     while (n > 0 && run.rc == 0) {
-        ssize_t w = write(run.fd, c, n);
+        ssize_t w = write(fd, c, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -896,6 +898,7 @@ static bool stuck_writer(void)
 /* The trace's start (session.h): the pool, the header, the writer. */
 static int start_locked(session_t *s)
 {
+    (void)s; /* sess: written through session_fd */
     if (!inited)
         return -ENOTSUP;
     if (stuck_writer())
@@ -915,7 +918,6 @@ static int start_locked(session_t *s)
     }
     nfree = npool;
     rt_unlock(&pool_lock);
-    run.fd = s->fd;
     run.rc = 0;
     write_all("go 1.19 trace\0\0\0", 16);
     if (run.rc < 0)

@@ -3,13 +3,14 @@
 
 #include "cfi.h"
 #include "rt.h"
+#include "stackbounds.h"
+#include "unwfds.h"
 
 #include "base/hash.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #define UNW_LOCAL_ONLY
@@ -100,29 +101,11 @@ static bool skipped(uintptr_t pc)
     return false;
 }
 
-/* This thread's stack bounds in rt_self, from pthread_getattr_np once per
- * thread (it allocates: guard is set); false if unknown. */
-static bool stack_bounds(rt_thread_t *t)
-{
-    if (!t->stack_hi) {
-        pthread_attr_t attr;
-        void *addr;
-        size_t size;
-        if (pthread_getattr_np(pthread_self(), &attr) != 0)
-            return false;
-        pthread_attr_getstack(&attr, &addr, &size);
-        pthread_attr_destroy(&attr);
-        t->stack_lo = (uintptr_t)addr;
-        t->stack_hi = (uintptr_t)addr + size;
-    }
-    return t->stack_hi != 0;
-}
-
 /* Walks the frame-pointer chain within this thread's stack. */
 static int fp_walk(uintptr_t *pcs, int max)
 {
     rt_thread_t *t = &rt_self;
-    if (!stack_bounds(t))
+    if (!stackbounds_get(t))
         return 0;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     int n = 0;
@@ -185,9 +168,12 @@ static void check_stack(const uintptr_t *got, int depth, const uint64_t *hash)
     uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK], want[UNWIND_MAX_DEPTH];
     rt_self.unwinding = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int top, n = trim(buf, slow_walk(buf, max_depth + SKIP_SLACK), want, &top);
+    int top, raw = unwfds_ok_sigsafe() ? slow_walk(buf, max_depth + SKIP_SLACK) : -1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     rt_self.unwinding = 0;
+    if (raw < 0)
+        return; /* no reference to compare with */
+    int n = trim(buf, raw, want, &top);
     __atomic_fetch_add(&checked, 1, __ATOMIC_RELAXED);
     if (depth <= n && memcmp(want, got, (size_t)depth * sizeof(*got)) == 0 &&
         (!hash || *hash == hash_pcs(got, (size_t)depth))) {
@@ -231,14 +217,18 @@ static int capture(uintptr_t *out, uint64_t *hash)
         n = fp_walk(buf, want);
     } else {
         rt_thread_t *t = &rt_self;
-        if (unwinder == UNWIND_CFI && stack_bounds(t))
+        if (unwinder == UNWIND_CFI && stackbounds_get(t))
             hashed = (n = cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &reused)) >= 0;
         if (RT_UNLIKELY(check) && unwinder == UNWIND_CFI) {
             __atomic_fetch_add(hashed ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
             if (reused)
                 __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
         }
-        if (n < 0) {
+        if (n < 0 && !unwfds_ok_sigsafe()) {
+            /* libunwind's pipe is the program's now (unwfds.h): the
+             * frame-pointer chain, as far as it goes. */
+            n = fp_walk(buf, want);
+        } else if (n < 0) {
             /* Flagged: a CPU-profile signal arriving now must not re-enter
              * libunwind on this thread (cpuring.h). */
             t->unwinding = 1;

@@ -1,0 +1,93 @@
+/* stackbounds.c — each thread's stack bounds (see stackbounds.h). */
+#include "stackbounds.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern void *__libc_stack_end; /* ld.so: the top of the main thread's stack */
+
+/* The mapping of /proc/self/maps holding addr ([*lo, *hi)) and the end of
+ * the one before it (*below, 0 if none), streamed through a small buffer:
+ * only each line's two addresses are parsed. */
+static bool find_mapping(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uintptr_t *below)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[512];
+    uintptr_t v[2] = {0, 0}, prev_end = 0;
+    int field = 0; /* 0: start, 1: end, 2: the rest of the line */
+    bool found = false;
+    for (;;) {
+        long n = syscall(SYS_read, fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (long i = 0; i < n && !found; i++) {
+            char c = buf[i];
+            if (c == '\n') {
+                if (field == 2 && addr >= v[0] && addr < v[1]) {
+                    *lo = v[0], *hi = v[1], *below = prev_end;
+                    found = true;
+                }
+                prev_end = v[1];
+                v[0] = v[1] = 0;
+                field = 0;
+            } else if (field < 2) {
+                int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+                if (d >= 0)
+                    v[field] = v[field] << 4 | (uintptr_t)d;
+                else
+                    field++;
+            }
+        }
+        if (found)
+            break;
+    }
+    syscall(SYS_close, fd);
+    return found;
+}
+
+bool stackbounds_learn(rt_thread_t *t)
+{
+    int saved = errno;
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = 0, hi = 0, below = 0;
+    if (syscall(SYS_gettid) == getpid() && find_mapping((uintptr_t)__libc_stack_end, &lo, &hi, &below)) {
+        /* The main stack grows down on demand: from its top as far as
+         * the limit, and never into the mapping below. */
+        struct rlimit rl;
+        lo = below;
+        if (syscall(SYS_prlimit64, 0, RLIMIT_STACK, NULL, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur < hi && hi - rl.rlim_cur > lo)
+            lo = hi - rl.rlim_cur;
+    }
+    /* The main thread's bounds stay its stack's even when this first walk
+     * runs elsewhere (a makecontext stack, a sigaltstack handler: walks
+     * there go to libunwind); another thread's are those of the mapping it
+     * runs on. */
+    if (!hi && !find_mapping(sp, &lo, &hi, &below))
+        lo = hi = 1; /* unknown: an empty range, not asked again */
+    errno = saved;
+    t->stack_lo = lo;
+    t->stack_hi = hi;
+    return hi > lo;
+}
+
+void stackbounds_learn_started(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        rt_self.stack_lo = (uintptr_t)addr;
+        rt_self.stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}

@@ -1,0 +1,41 @@
+/* stackbounds.h — each thread's stack bounds (rt_self.stack_lo/hi), which
+ * the frame-pointer and cfi walks stay inside.
+ *
+ * Never pthread_getattr_np on the hook path: glibc's holds the thread's
+ * lock while it allocates (its cpu set, and for the main thread the FILE
+ * of /proc/self/maps), so a sampled allocation inside the program's own
+ * call would wait for that lock on itself (a Rust program's start-up
+ * does this). Instead:
+ *   - a thread made through threadhook.h learns them at its start
+ *     (stackbounds_learn_started: no hook, no lock of the program held);
+ *   - any other thread on its first walk, from /proc/self/maps read with
+ *     raw system calls into a buffer on the stack (no allocation, no lock,
+ *     no cancellation point, errno kept): the main thread's is the mapping
+ *     holding __libc_stack_end, as far down as RLIMIT_STACK or the mapping
+ *     below allows (glibc's own rule); another's the mapping holding its
+ *     stack pointer.
+ * Safe in a hook and in a signal handler that interrupted one. */
+#ifndef CPROF_STACKBOUNDS_H
+#define CPROF_STACKBOUNDS_H
+
+#include "rt.h"
+
+#include <stdbool.h>
+
+/* stackbounds_get's first call on a thread. */
+bool stackbounds_learn(rt_thread_t *t);
+
+/* Fills t's bounds on first use (t is this thread's rt_self); false if
+ * they cannot be known (then the range is empty and stays so). */
+static inline bool stackbounds_get(rt_thread_t *t)
+{
+    if (RT_UNLIKELY(!t->stack_hi))
+        return stackbounds_learn(t);
+    return t->stack_hi > t->stack_lo;
+}
+
+/* In a new thread's start wrapper, guarded: its bounds from
+ * pthread_getattr_np, before any hook needs them. */
+void stackbounds_learn_started(void);
+
+#endif
