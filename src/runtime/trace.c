@@ -11,6 +11,7 @@
 #include "trace.h"
 
 #include "arena.h"
+#include "base/fdio.h"
 #include "base/hash.h"
 #include "counters.h"
 #include "cprof.h"
@@ -48,6 +49,7 @@ enum {
 #define STACKS_MAX (1u << 16)     /* distinct stacks */
 #define WRITER_PERIOD_MS 10       /* also the HeapAlloc rate limit */
 #define QUIESCE_NS 2000000000LL   /* a thread stuck in a write is given up */
+#define FINISH_MS 5000            /* the end of a trace waits this long for its reader */
 
 /* --- buffers ---------------------------------------------------------------- */
 
@@ -110,6 +112,7 @@ static struct {
     int fd;
     int64_t t0;
     int rc;                       /* first write error */
+    int64_t finish_by;            /* ms (fdio_now_ms): writes give up then; 0 while tracing */
     pthread_t writer;
 } run;
 static int writer_stop, writer_wake;
@@ -648,15 +651,21 @@ RT_EXPORT int cprof_trace_log(uint64_t task, const char *category, const char *m
 
 /* --- the writer thread -------------------------------------------------------------------- */
 
+/* While tracing, a reader that does not keep up only makes the threads'
+ * events drop (the pool runs out) while the writer waits for it; once the
+ * trace is ending (finish_by is set), the writer and the end's own writes
+ * give up at finish_by, so that a stalled reader cannot hang the program's
+ * stop or exit (the descriptor is non-blocking: outfile.h). */
 static void write_all(const void *p, size_t n)
 {
     const uint8_t *c = p;
     while (n > 0 && run.rc == 0) {
-        ssize_t w = write(run.fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            run.rc = w < 0 ? -errno : -EIO;
+        int64_t by = __atomic_load_n(&run.finish_by, __ATOMIC_ACQUIRE);
+        ssize_t w = fdio_write_some(run.fd, c, n, by ? by : fdio_now_ms() + 100);
+        if (w == -ETIMEDOUT && !by)
+            continue; /* tracing: look at finish_by again */
+        if (w < 0) {
+            run.rc = (int)w;
             return;
         }
         c += w;
@@ -917,9 +926,11 @@ static int start_locked(session_t *s)
     rt_unlock(&pool_lock);
     run.fd = s->fd;
     run.rc = 0;
+    run.finish_by = fdio_now_ms() + FINISH_MS; /* the header, from the caller's thread */
     write_all("go 1.19 trace\0\0\0", 16);
     if (run.rc < 0)
         return run.rc;
+    run.finish_by = 0;
     __atomic_store_n(&dropped, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&next_goid, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&next_task, 0, __ATOMIC_RELAXED);
@@ -953,6 +964,7 @@ static int stop_locked(session_t *s, bool discard)
     lockprof_watch_trace(false);
     __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
     quiesce();
+    __atomic_store_n(&run.finish_by, fdio_now_ms() + FINISH_MS, __ATOMIC_RELEASE);
     __atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
     __atomic_add_fetch(&writer_wake, 1, __ATOMIC_RELEASE);
     futex_wake(&writer_wake);
