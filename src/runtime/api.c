@@ -92,6 +92,7 @@ static void fork_child_last(void)
 __attribute__((constructor(101))) static void cprof_init(void)
 {
     uint32_t g = rt_guard_enter();
+    rt_warn_init();
     config_read(&cfg);
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);

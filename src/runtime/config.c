@@ -102,7 +102,7 @@ static const char *absolute(const char *path, char *buf, size_t len)
 
 static void bad(const char *name, const char *value, const char *accepts, const char *effect)
 {
-    rt_warn("%s=\"%s\" is not valid: %s; %s", name, value, accepts, effect);
+    rt_warn("%s=\"%.*s%s\" is not valid: %s; %s", name, RT_WARN_VALUE(value), accepts, effect);
 }
 
 void config_read(rt_config_t *c)

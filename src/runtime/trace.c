@@ -100,8 +100,9 @@ static uint32_t nrecs;
 static int start_locked(session_t *s);
 static int stop_locked(session_t *s, bool discard);
 
+static const char *explain(int rc);
 static session_t sess = {.what = "trace", .env = "CPROF_TRACE", .start = start_locked,
-                         .stop = stop_locked};
+                         .stop = stop_locked, .explain = explain};
 int trace_active;
 static uint32_t gen;              /* the running session's number */
 static uint64_t next_goid, next_task, next_stack;
@@ -953,6 +954,25 @@ static int start_locked(session_t *s)
     }
     pthread_setname_np(run.writer, "cprof-trace");
     return 0;
+}
+
+/* A start that failed because the buffers do not fit under cprof's memory
+ * limit says so, with the numbers and what to change: CPROF_TRACE_BUFFER=1G
+ * never fits under the default limit, and "Cannot allocate memory" alone
+ * sends the user looking at the machine. NULL for any other failure. */
+static const char *explain(int rc)
+{
+    static char why[320]; /* session_start_env's, from one thread at a time */
+    uint64_t used = arena_bytes(), limit = arena_limit();
+    if (rc != -ENOMEM || pool || used + pool_bytes <= limit)
+        return NULL;
+    snprintf(why, sizeof(why),
+             "its buffers (CPROF_TRACE_BUFFER, %lluM) do not fit under cprof's memory limit "
+             "(CPROF_MEMORY_LIMIT, %lluM, of which %lluM in use): raise CPROF_MEMORY_LIMIT or "
+             "lower CPROF_TRACE_BUFFER",
+             (unsigned long long)((pool_bytes + (1 << 20) - 1) >> 20),
+             (unsigned long long)(limit >> 20), (unsigned long long)((used + (1 << 20) - 1) >> 20));
+    return why;
 }
 
 /* The trace's end (session.h): every thread out of its writes, the
