@@ -7,6 +7,7 @@ LIB=${CPROF_LIB:-$BUILD/libcprof.so} # runtime_ubsan.sh points it at the UBSan b
 PROGS=$TOP/tests/progs
 T=$(mktemp -d "${TMPDIR:-/tmp}/cprof-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+trap 'exit 143' TERM INT HUP # so that the EXIT trap runs (a timeout's SIGTERM)
 export GOCACHE=${GOCACHE:-${TMPDIR:-/tmp}/cprof-gocache} GOFLAGS=-mod=mod GO111MODULE=off
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
