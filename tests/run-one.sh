@@ -10,6 +10,7 @@ case "$t" in *.sh) l=$(sed -n 's/^# timeout: *//p' "$t" | head -n1); limit=${l:-
 # is ignored) never runs its own clean-up. Go's build cache stays shared.
 export GOCACHE="${GOCACHE:-${TMPDIR:-/tmp}/cprof-gocache}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cprof-run.XXXXXX") || exit 1
+chmod 711 "$tmp" # as /tmp's: tests run programs as another user (attach_refuse)
 start=$(date +%s)
 TMPDIR=$tmp timeout -k 5 "$limit" "$t" > "$out/$name.log" 2>&1 </dev/null
 rc=$?
