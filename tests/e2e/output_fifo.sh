@@ -1,8 +1,9 @@
 #!/bin/sh
-# A trace written to a FIFO whose reader stops reading: the program's exit
-# is bounded (it gives up on the trace with one message), never hung, and
-# the program's own stdout and exit code are intact. Then a reader that
-# reads everything gets a whole trace (go tool trace parses it).
+# Output to a FIFO whose reader stops reading: the program's exit is
+# bounded (it gives up on the trace, or the heap profile, with one
+# message), never hung, and the program's own stdout and exit code are
+# intact. Then a reader that reads everything gets a whole trace (go tool
+# trace parses it).
 # timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/trace_common.inc"
@@ -26,6 +27,23 @@ n=$(grep -c 'cprof' "$T/err")
 grep -q "cannot write trace $T/fifo: .*gave up after" "$T/err" || { cat "$T/err"; fail "stalled reader: not the message wanted"; }
 [ "$secs" -le 45 ] || fail "stalled reader: the exit took ${secs}s"
 note "stalled reader: exit after ${secs}s: $(cat "$T/err")"
+
+# A heap profile at exit into a FIFO already full (64 KiB, the pipe's
+# size, written first), whose reader never reads.
+sleep 300 <> "$T/fifo" &
+reader=$!
+head -c 65536 /dev/zero > "$T/fifo" || fail "cannot fill the FIFO"
+start=$(date +%s)
+timeout -k 5 60 env CPROF_HEAP_PROFILE="$T/fifo" LD_PRELOAD="$LIB" "$T/prog" work > "$T/out" 2> "$T/err"
+rc=$?
+secs=$(( $(date +%s) - start ))
+kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null
+[ "$rc" -eq 0 ] || { cat "$T/err"; fail "full FIFO: the program ended with $rc after ${secs}s (124: hung)"; }
+grep -q '^threads 4$' "$T/out" || fail "full FIFO: the program's output is lost"
+[ "$(grep -c cprof "$T/err")" -eq 1 ] && grep -q "cannot write heap profile $T/fifo: .*gave up after" "$T/err" ||
+  { cat "$T/err"; fail "full FIFO: not the one message wanted"; }
+[ "$secs" -le 45 ] || fail "full FIFO: the exit took ${secs}s"
+note "full FIFO: exit after ${secs}s: $(cat "$T/err")"
 
 # A reader that reads: the whole trace, no message. It has the FIFO open
 # (non-blocking, so no writer is needed) before the program starts, and
