@@ -58,15 +58,17 @@ void rt_warn_init(void)
     err_ino = st.st_ino;
 }
 
+/* The program's errno is left as it was: a message is no error of its. */
 static void warn_write(const char *buf, size_t len)
 {
-    if (write(2, buf, len) >= 0 || errno != EBADF || err_fd < 0)
-        return;
+    int saved = errno;
     struct stat st;
-    if (fstat(err_fd, &st) == 0 && st.st_dev == err_dev && st.st_ino == err_ino) {
+    if (write(2, buf, len) < 0 && errno == EBADF && err_fd >= 0 && fstat(err_fd, &st) == 0 &&
+        st.st_dev == err_dev && st.st_ino == err_ino) {
         ssize_t w = write(err_fd, buf, len);
         (void)w;
     }
+    errno = saved;
 }
 
 void rt_warn(const char *fmt, ...)
