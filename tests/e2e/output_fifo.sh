@@ -45,35 +45,9 @@ grep -q '^threads 4$' "$T/out" || fail "full FIFO: the program's output is lost"
 [ "$secs" -le 45 ] || fail "full FIFO: the exit took ${secs}s"
 note "full FIFO: exit after ${secs}s: $(cat "$T/err")"
 
-# A reader that reads: the whole trace, no message. It has the FIFO open
-# (non-blocking, so no writer is needed) before the program starts, and
-# reads until the writer that came closes it.
-cat > "$T/reader.py" <<'PY'
-import os, select, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
-open(sys.argv[2], "w").close()
-got = b""
-while True:
-    select.select([fd], [], [], 0.05)
-    try:
-        b = os.read(fd, 65536)
-    except BlockingIOError:
-        continue
-    if b:
-        got += b
-    elif got:
-        break  # the writer closed it
-    else:
-        time.sleep(0.01)  # no writer yet
-open(sys.argv[3], "wb").write(got)
-PY
-python3 "$T/reader.py" "$T/fifo" "$T/reader.ready" "$T/got.trace" &
-reader=$!
-i=0
-until [ -e "$T/reader.ready" ]; do
-  i=$((i + 1)); [ $i -gt 300 ] && fail "the reader did not start"
-  sleep 0.1
-done
+# A reader that reads: the whole trace, no message.
+fifo_reader "$T/fifo" "$T/got.trace"
+reader=$READER
 timeout -k 5 60 env CPROF_TRACE="$T/fifo" LD_PRELOAD="$LIB" "$T/prog" work > "$T/out" 2> "$T/err"
 rc=$?
 wait "$reader" || fail "the reader failed"
