@@ -7,11 +7,48 @@ LIB=${CPROF_LIB:-$BUILD/libcprof.so} # runtime_ubsan.sh points it at the UBSan b
 PROGS=$TOP/tests/progs
 T=$(mktemp -d "${TMPDIR:-/tmp}/cprof-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+trap 'exit 143' TERM INT HUP # so that the EXIT trap runs (a timeout's SIGTERM)
 export GOCACHE=${GOCACHE:-${TMPDIR:-/tmp}/cprof-gocache} GOFLAGS=-mod=mod GO111MODULE=off
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 note() { echo "# $*"; }
+
+# fifo_reader FIFO OUT: a reader of FIFO in the background (its pid in
+# READER) that has it open when this returns — so that a program started
+# next finds a reader (`cat FIFO &` may not have opened it yet, and the
+# program is then refused, and cat waits forever) — and copies to OUT what
+# the first writer writes, until that writer closes it (at most 120 s;
+# exit 1 if nothing came).
+fifo_reader() {
+  rm -f "$2.ready"
+  python3 - "$1" "$2" <<'PY' &
+import os, select, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+open(sys.argv[2] + ".ready", "w").close()
+got, t0 = b"", time.time()
+while time.time() - t0 < 120:
+    select.select([fd], [], [], 0.05)
+    try:
+        b = os.read(fd, 65536)
+    except BlockingIOError:
+        continue  # a writer, no data yet
+    if b:
+        got += b
+    elif got:
+        break  # the writer closed it
+    else:
+        time.sleep(0.01)  # no writer yet
+open(sys.argv[2], "wb").write(got)
+sys.exit(0 if got else 1)
+PY
+  READER=$!
+  i=0
+  until [ -e "$2.ready" ]; do
+    i=$((i + 1)); [ $i -gt 600 ] && fail "fifo_reader: $1 not opened"
+    sleep 0.1
+  done
+}
 
 # cc_prog OUT SRC [FLAGS...]: builds a test program with DWARF.
 cc_prog() {

@@ -5,9 +5,16 @@ t=$1; out=$2
 name=$(echo "$t" | sed 's|^build/tests/||; s|^tests/e2e/||; s|/|-|g')
 limit=300
 case "$t" in *.sh) l=$(sed -n 's/^# timeout: *//p' "$t" | head -n1); limit=${l:-300};; esac
+# The test's temporary files go in a TMPDIR of its own, removed here
+# whatever happened: a test killed at its timeout (SIGKILL after SIGTERM
+# is ignored) never runs its own clean-up. Go's build cache stays shared.
+export GOCACHE="${GOCACHE:-${TMPDIR:-/tmp}/cprof-gocache}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cprof-run.XXXXXX") || exit 1
+chmod 711 "$tmp" # as /tmp's: tests run programs as another user (attach_refuse)
 start=$(date +%s)
-timeout -k 5 "$limit" "$t" > "$out/$name.log" 2>&1 </dev/null
+TMPDIR=$tmp timeout -k 5 "$limit" "$t" > "$out/$name.log" 2>&1 </dev/null
 rc=$?
+rm -rf "$tmp"
 secs=$(( $(date +%s) - start ))
 case $rc in
   0) echo "ok      $name (${secs}s)";;

@@ -6,15 +6,20 @@
  *
  * The endpoints themselves are pprof.c; this file only moves requests in
  * and replies out, and enforces the limits:
- * - at most SERVER_MAX_CONNECTIONS connections: more are accepted and
- *   closed at once, so a client is refused rather than left waiting in the
- *   listen backlog;
+ * - at most SERVER_MAX_CONNECTIONS connections: more wait in the kernel's
+ *   listen backlog, first come first served, and while some do, the
+ *   connection that has waited longest for its request is cut once it has
+ *   had SERVER_GRACE_MS (make_room): slow or idle clients, however many,
+ *   cannot shut a normal one out — only a connection whose request is in
+ *   (being answered, or a ?seconds= wait) keeps its place;
  * - SERVER_MEMORY per connection: larger request headers get MHD's 431
  *   (or 414 for the request line);
  * - SERVER_IDLE_S seconds without progress closes a connection (MHD);
- * - a request must arrive whole within SERVER_REQUEST_S seconds of the
- *   connection (or of the previous response), else the socket is shut down
- *   — so a client sending one byte every few seconds cannot hold a slot;
+ * - a request's headers must arrive within SERVER_HEADER_S seconds of the
+ *   connection (or of the previous response), its body (symbol) within
+ *   SERVER_REQUEST_S, else the socket is shut down — so a client sending
+ *   one byte every few seconds cannot hold a slot (Go's ReadHeaderTimeout
+ *   and ReadTimeout; the answer, however long, is not bounded by them);
  * - POST bodies (symbol) up to PPROF_MAX_BODY, streamed, never buffered.
  * Delta and CPU profiles (?seconds=N) suspend their connection until due,
  * so they hold no other request up, or until the client goes away (the
@@ -40,9 +45,10 @@
 #include <unistd.h>
 
 #define SERVER_MAX_CONNECTIONS 32u
-#define SERVER_HARD_LIMIT 64u /* MHD's own: accepted but not yet refused */
+#define SERVER_GRACE_MS 2000 /* a request's headers normally take < 1 ms */
 #define SERVER_MEMORY ((size_t)64 << 10) /* QUERY_MAX_ARGS arguments fit */
 #define SERVER_IDLE_S 10u
+#define SERVER_HEADER_S 10
 #define SERVER_REQUEST_S 30
 #define SERVER_NICE 10 /* the server thread's nice value */
 
@@ -61,6 +67,8 @@ typedef struct conn {
     struct conn *prev, *next;
     struct MHD_Connection *mhd;
     int64_t receiving_since; /* ms: waiting for a whole request; 0 if not */
+    bool headers_in;         /* the request's headers are in (its body may not be) */
+    bool cut;                /* shut down by the server, MHD closes it soon */
     char *uri;               /* raw request URI (path?query) */
     pprof_req_t *req;
     int state;        /* REQ_* */
@@ -79,6 +87,7 @@ static int stopping;
 static int running; /* a server thread exists; cleared by whoever stops it */
 static conn_t *conns;
 static unsigned nconns; /* live connections (conns) */
+static unsigned ncut;   /* of which cut, not yet closed */
 
 /* --- requests in, replies out ---------------------------------------------- */
 
@@ -205,6 +214,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
     pprof_reply_t rep = {.fd = -1};
     switch (c->state) {
     case REQ_NEW: {
+        c->headers_in = true;
         c->req = pprof_req_new();
         if (!c->req)
             return MHD_NO;
@@ -300,6 +310,7 @@ static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
         return;
     end_request(c);
     c->receiving_since = pprof_now_ms(); /* the next request's clock */
+    c->headers_in = false;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
@@ -331,18 +342,10 @@ static void on_connection(void *cls, struct MHD_Connection *con, void **socket_c
         if (c->next)
             c->next->prev = c->prev;
         nconns--;
+        ncut -= c->cut;
         free(c);
         *socket_context = NULL;
     }
-}
-
-/* Refuses a connection over SERVER_MAX_CONNECTIONS (MHD closes it). */
-static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-    (void)cls;
-    (void)addr;
-    (void)len;
-    return nconns < SERVER_MAX_CONNECTIONS ? MHD_YES : MHD_NO;
 }
 
 /* --- the loop ---------------------------------------------------------------- */
@@ -394,18 +397,68 @@ static void cancel_wait(conn_t *c)
     MHD_resume_connection(c->mhd);
 }
 
-/* Cuts off connections whose request is not in after SERVER_REQUEST_S. */
+/* Shuts a connection's socket down; MHD then closes it. */
+static void cut(conn_t *c)
+{
+    if (c->cut)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci)
+        shutdown(ci->connect_fd, SHUT_RDWR);
+    c->receiving_since = 0;
+    c->cut = true;
+    ncut++;
+}
+
+/* Cuts off connections whose headers are not in after SERVER_HEADER_S, or
+ * whose whole request is not in after SERVER_REQUEST_S. */
 static void cut_slow(int64_t now)
 {
     for (conn_t *c = conns; c; c = c->next) {
-        if (c->receiving_since && now - c->receiving_since > SERVER_REQUEST_S * 1000) {
-            const union MHD_ConnectionInfo *ci =
-                MHD_get_connection_info(c->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
-            if (ci)
-                shutdown(ci->connect_fd, SHUT_RDWR); /* MHD then closes it */
-            c->receiving_since = 0;
-        }
+        int64_t limit = (c->headers_in ? SERVER_REQUEST_S : SERVER_HEADER_S) * 1000;
+        if (c->receiving_since && now - c->receiving_since > limit)
+            cut(c);
     }
+}
+
+/* The connection still waiting for its request that has waited longest;
+ * NULL if none. Connections whose request is in are never chosen. */
+static conn_t *longest_waiting(void)
+{
+    conn_t *old = NULL;
+    for (conn_t *c = conns; c; c = c->next)
+        if (c->receiving_since && !c->cut &&
+            (!old || c->receiving_since < old->receiving_since))
+            old = c;
+    return old;
+}
+
+/* At the connection limit MHD leaves new clients in the listen backlog.
+ * When one waits there, the connection that has waited longest for its
+ * request makes room for it, once it has had SERVER_GRACE_MS: the slots go
+ * round, first come first served, so slow or idle clients cannot keep a
+ * normal one out, and each gets at least the grace (a cut in flight is
+ * awaited first, so one newcomer cuts one). Returns the ms until a
+ * connection becomes eligible (-1: none); *listen_watch tells whether the
+ * loop should wake for a newcomer. */
+static int64_t make_room(int64_t now, bool *listen_watch)
+{
+    *listen_watch = false;
+    if (nconns < SERVER_MAX_CONNECTIONS || ncut)
+        return -1;
+    conn_t *old = longest_waiting();
+    if (!old)
+        return -1;
+    int64_t left = old->receiving_since + SERVER_GRACE_MS - now;
+    if (left > 0)
+        return left;
+    struct pollfd p = {.fd = listen_fd, .events = POLLIN};
+    if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+        cut(old);
+    else
+        *listen_watch = true;
+    return -1;
 }
 
 static void *server_main(void *arg)
@@ -425,17 +478,30 @@ static void *server_main(void *arg)
         for (conn_t *c = conns; c; c = c->next)
             if (c->suspended && c->until_ms - now < wait)
                 wait = c->until_ms - now > 0 ? c->until_ms - now : 0;
-        struct pollfd p[2 + SERVER_MAX_CONNECTIONS] = {{.fd = epfd, .events = POLLIN},
-                                                       {.fd = wake_fd, .events = POLLIN}};
-        conn_t *waiter[2 + SERVER_MAX_CONNECTIONS];
-        nfds_t np = 2 + watch_waiters(p + 2, waiter + 2, SERVER_MAX_CONNECTIONS);
+        bool listen_watch;
+        int64_t room = make_room(now, &listen_watch);
+        if (room >= 0 && room < wait)
+            wait = room;
+        /* p[2]: the listening socket, watched only when a newcomer would
+         * make room at once (else MHD watches it, or it waits). */
+        struct pollfd p[3 + SERVER_MAX_CONNECTIONS] = {
+            {.fd = epfd, .events = POLLIN},
+            {.fd = wake_fd, .events = POLLIN},
+            {.fd = listen_watch ? listen_fd : -1, .events = POLLIN}};
+        conn_t *waiter[3 + SERVER_MAX_CONNECTIONS];
+        nfds_t np = 3 + watch_waiters(p + 3, waiter + 3, SERVER_MAX_CONNECTIONS);
         poll(p, np, (int)wait);
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
             break;
-        for (nfds_t i = 2; i < np; i++)
+        for (nfds_t i = 3; i < np; i++)
             if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
                 cancel_wait(waiter[i]);
+        bool full = nconns >= SERVER_MAX_CONNECTIONS;
         MHD_run(daemon_);
+        /* A slot freed: MHD watches the listening socket again from its
+         * next run, which takes the client waiting in the backlog now. */
+        if (full && nconns < SERVER_MAX_CONNECTIONS)
+            MHD_run(daemon_);
         now = pprof_now_ms();
         if (resume_due(now, false))
             MHD_run(daemon_);
@@ -472,11 +538,11 @@ EXPORT int cprof_http_module_start(const cprof_http_ops_t *o, const cprof_http_a
         goto fail;
     }
     __atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
-    nconns = 0;
-    daemon_ = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, on_accept, NULL,
+    nconns = ncut = 0;
+    daemon_ = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
                                on_request, NULL,
                                MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-                               MHD_OPTION_CONNECTION_LIMIT, SERVER_HARD_LIMIT,
+                               MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS,
                                MHD_OPTION_CONNECTION_TIMEOUT, SERVER_IDLE_S,
                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_MEMORY,
                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,

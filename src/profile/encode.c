@@ -7,6 +7,8 @@
  * functions, string table, then the scalar fields. */
 #include "profile.h"
 
+#include "base/fdio.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,18 +361,7 @@ int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
 
 int profile_write_all(int fd, const void *data, size_t n)
 {
-    const uint8_t *d = data;
-    while (n) {
-        ssize_t w = write(fd, d, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        d += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return fdio_write_all(fd, data, n, FDIO_STALL_MS);
 }
 
 /* Streams: the encoded bytes are compressed and written 64 KiB at a time,

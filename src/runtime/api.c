@@ -110,6 +110,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
         program_invocation_short_name = slash ? (char *)slash + 1 : argv[0];
     }
     uint32_t g = rt_guard_enter();
+    rt_warn_init();
     config_read(&cfg);
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);

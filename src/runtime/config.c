@@ -5,7 +5,6 @@
 #include "unwind.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +106,29 @@ static const char *absolute(const char *path, char *buf, size_t len)
 
 static void bad(const char *name, const char *value, const char *accepts, const char *effect)
 {
-    rt_warn("%s=\"%s\" is not valid: %s; %s", name, value, accepts, effect);
+    rt_warn("%s=\"%.*s%s\" is not valid: %s; %s", name, RT_WARN_VALUE(value), accepts, effect);
+}
+
+/* Seconds as a plain decimal number ("5", "0.25"): no sign, space, exponent,
+ * hex or infinity, as strict as the whole numbers of parse_u64. */
+static bool parse_seconds(const char *s, double min, double max, double *out)
+{
+    size_t digits = strspn(s, "0123456789");
+    const char *p = s + digits;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        if (frac == 0)
+            return false;
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (digits == 0 || *p)
+        return false;
+    double d = strtod(s, NULL);
+    if (!(d >= min && d <= max))
+        return false;
+    *out = d;
+    return true;
 }
 
 void config_read(rt_config_t *c)
@@ -247,10 +268,8 @@ void config_read(rt_config_t *c)
         bad("CPROF_TRACE_BUFFER", v, "expected bytes from 64K to 1G, optionally with K, M or G",
             "the trace buffers are 16M");
     if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
-        char *end;
-        errno = 0;
-        double d = strtod(v, &end);
-        if (!errno && end != v && !*end && isfinite(d) && d >= 0.01 && d <= 1e7 && c->heap_profile) {
+        double d;
+        if (parse_seconds(v, 0.01, 1e7, &d) && c->heap_profile) {
             c->every = d;
         } else {
             bad("CPROF_HEAP_PROFILE_EVERY", v, c->heap_profile ?

@@ -12,6 +12,7 @@
 #include "cpuprof.h"
 #include "heapprof.h"
 #include "httpops.h"
+#include "base/fdio.h"
 #include "leaks.h"
 #include "lockprof.h"
 #include "outfile.h"
@@ -305,9 +306,7 @@ static int read_addr_file(const char **out)
 static int write_line(int fd, void *arg)
 {
     const char *line = arg;
-    size_t n = strlen(line);
-    ssize_t w = write(fd, line, n);
-    return w < 0 ? -errno : w == (ssize_t)n ? 0 : -EIO;
+    return fdio_write_all(fd, line, strlen(line), FDIO_STALL_MS);
 }
 
 /* Writes "ADDR\n" to the expanded pattern (outfile.h: a file atomically,

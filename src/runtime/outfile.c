@@ -114,14 +114,13 @@ static int open_path(outfile_t *f, const char *path, uint64_t seq)
     if (S_ISBLK(st.st_mode))
         return -ENOTBLK;
     /* A character device or a FIFO. Non-blocking open: a FIFO nobody reads
-     * fails (ENXIO) instead of hanging the program; writes then block as
-     * they would on any pipe. */
+     * fails (ENXIO) instead of hanging the program. The descriptor stays
+     * non-blocking (it is this open's own, not the program's): writers wait
+     * for a slow reader up to a deadline (base/fdio.h), so a reader that
+     * stops reading cannot hang the program's exit. */
     f->fd = open(f->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (f->fd < 0)
         return errno == ENXIO && !S_ISFIFO(st.st_mode) ? -ENODEV : -errno;
-    int fl = fcntl(f->fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(f->fd, F_SETFL, fl & ~O_NONBLOCK);
     return 0;
 }
 
@@ -219,6 +218,8 @@ const char *outfile_strerror(int rc)
         return "it is a FIFO that no process has open for reading";
     case -EPIPE:
         return "the reader of the FIFO or pipe went away";
+    case -ETIMEDOUT:
+        return "its reader stopped reading (gave up after 5 s)";
     default:
         return strerror(-rc);
     }

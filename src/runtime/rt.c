@@ -1,9 +1,13 @@
 /* rt.c — the runtime's lock slow paths and its one-line warnings. */
 #include "rt.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,6 +38,39 @@ void rt_unlock_wake(rt_lock_t *l)
     syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* The copy of the program's stderr taken at start: a high number, out of
+ * the way of the program's own descriptors, close-on-exec. A program that
+ * closes every descriptor may since have reused its number for a file of
+ * its own: the copy is only written while it is still the same file. */
+static int err_fd = -1;
+static dev_t err_dev;
+static ino_t err_ino;
+
+void rt_warn_init(void)
+{
+    struct stat st;
+    struct rlimit rl;
+    if (err_fd >= 0 || fstat(2, &st) < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    rlim_t high = rl.rlim_cur / 4 * 3;
+    err_fd = fcntl(2, F_DUPFD_CLOEXEC, (int)(high > 1000 ? 1000 : high > 10 ? high : 10));
+    err_dev = st.st_dev;
+    err_ino = st.st_ino;
+}
+
+/* The program's errno is left as it was: a message is no error of its. */
+static void warn_write(const char *buf, size_t len)
+{
+    int saved = errno;
+    struct stat st;
+    if (write(2, buf, len) < 0 && errno == EBADF && err_fd >= 0 && fstat(err_fd, &st) == 0 &&
+        st.st_dev == err_dev && st.st_ino == err_ino) {
+        ssize_t w = write(err_fd, buf, len);
+        (void)w;
+    }
+    errno = saved;
+}
+
 void rt_warn(const char *fmt, ...)
 {
     char buf[512];
@@ -46,6 +83,5 @@ void rt_warn(const char *fmt, ...)
         m = 0;
     size_t len = (size_t)n + ((size_t)m < sizeof(buf) - (size_t)n - 1 ? (size_t)m : sizeof(buf) - (size_t)n - 2);
     buf[len++] = '\n';
-    ssize_t w = write(2, buf, len);
-    (void)w;
+    warn_write(buf, len);
 }

@@ -14,6 +14,7 @@
 #define CPROF_RT_H
 
 #include <stdbool.h>
+#include <string.h> /* RT_WARN_VALUE */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -153,7 +154,19 @@ static inline void rt_unlock(rt_lock_t *l)
     rt_self.locks--;
 }
 
-/* Prints "cprof: <message>\n" to stderr with write(2): no stdio, no malloc. */
+/* Prints "cprof: <message>\n" to stderr with write(2): no stdio, no malloc.
+ * When the program has closed fd 2 (coreutils close it from atexit, before
+ * cprof's exit-time messages), to the copy rt_warn_init took. */
 void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A user's value in a message, cut to RT_WARN_VALUE_MAX characters (with
+ * "..."), so that the line keeps what follows it — what is accepted, what
+ * happens instead: "%.*s%s" takes RT_WARN_VALUE(value). */
+#define RT_WARN_VALUE_MAX 80
+#define RT_WARN_VALUE(v)                                                                           \
+    RT_WARN_VALUE_MAX, (v), (strlen(v) > RT_WARN_VALUE_MAX ? "..." : "")
+
+/* Keeps a copy of fd 2 for rt_warn: at start, before any message. */
+void rt_warn_init(void);
 
 #endif

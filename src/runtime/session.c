@@ -155,9 +155,10 @@ void session_start_env(session_t *s, const char *pattern)
     if (!pattern)
         return;
     int rc = session_start_file(s, pattern);
+    const char *why = rc < 0 && s->explain ? s->explain(rc) : NULL;
     if (rc < 0)
-        rt_warn("%s=\"%s\": cannot start: %s; no %s is written", s->env, pattern,
-                outfile_strerror(rc), s->what);
+        rt_warn("%s=\"%.*s%s\": cannot start: %s; no %s is written", s->env,
+                RT_WARN_VALUE(pattern), why ? why : outfile_strerror(rc), s->what);
 }
 
 int64_t session_start_fd(session_t *s, int fd)

@@ -32,6 +32,9 @@ struct session {
     /* ends the recording and writes it to s->fd (not with discard):
      * 0 or -errno; the file is then completed here */
     int (*stop)(session_t *s, bool discard);
+    /* optional: what to do about a start's failure rc, for the message of
+     * session_start_env; NULL for the error's own phrase */
+    const char *(*explain)(int rc);
 
     /* the running (or last) session */
     int64_t id;

@@ -11,6 +11,7 @@
 #include "trace.h"
 
 #include "arena.h"
+#include "base/fdio.h"
 #include "base/hash.h"
 #include "counters.h"
 #include "cprof.h"
@@ -48,6 +49,7 @@ enum {
 #define STACKS_MAX (1u << 16)     /* distinct stacks */
 #define WRITER_PERIOD_MS 10       /* also the HeapAlloc rate limit */
 #define QUIESCE_NS 2000000000LL   /* a thread stuck in a write is given up */
+#define FINISH_MS 5000            /* the end of a trace waits this long for its reader */
 
 /* --- buffers ---------------------------------------------------------------- */
 
@@ -98,8 +100,9 @@ static uint32_t nrecs;
 static int start_locked(session_t *s);
 static int stop_locked(session_t *s, bool discard);
 
+static const char *explain(int rc);
 static session_t sess = {.what = "trace", .env = "CPROF_TRACE", .start = start_locked,
-                         .stop = stop_locked};
+                         .stop = stop_locked, .explain = explain};
 int trace_active;
 static uint32_t gen;              /* the running session's number */
 static uint64_t next_goid, next_task, next_stack;
@@ -109,6 +112,7 @@ static sitetab_t stacks = SITETAB_INIT(STACKS_MAX);
 static struct {
     int64_t t0;
     int rc;                       /* first write error */
+    int64_t finish_by;            /* ms (fdio_now_ms): writes give up then; 0 while tracing */
     pthread_t writer;
 } run;
 static int writer_stop, writer_wake;
@@ -647,6 +651,11 @@ RT_EXPORT int cprof_trace_log(uint64_t task, const char *category, const char *m
 
 /* --- the writer thread -------------------------------------------------------------------- */
 
+/* While tracing, a reader that does not keep up only makes the threads'
+ * events drop (the pool runs out) while the writer waits for it; once the
+ * trace is ending (finish_by is set), the writer and the end's own writes
+ * give up at finish_by, so that a stalled reader cannot hang the program's
+ * stop or exit (the descriptor is non-blocking: outfile.h). */
 static void write_all(const void *p, size_t n)
 {
     const uint8_t *c = p;
@@ -654,11 +663,12 @@ static void write_all(const void *p, size_t n)
     if (fd < 0 && run.rc == 0)
         run.rc = fd;
     while (n > 0 && run.rc == 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            run.rc = w < 0 ? -errno : -EIO;
+        int64_t by = __atomic_load_n(&run.finish_by, __ATOMIC_ACQUIRE);
+        ssize_t w = fdio_write_some(fd, c, n, by ? by : fdio_now_ms() + 100);
+        if (w == -ETIMEDOUT && !by)
+            continue; /* tracing: look at finish_by again */
+        if (w < 0) {
+            run.rc = (int)w;
             return;
         }
         c += w;
@@ -919,9 +929,11 @@ static int start_locked(session_t *s)
     nfree = npool;
     rt_unlock(&pool_lock);
     run.rc = 0;
+    run.finish_by = fdio_now_ms() + FINISH_MS; /* the header, from the caller's thread */
     write_all("go 1.19 trace\0\0\0", 16);
     if (run.rc < 0)
         return run.rc;
+    run.finish_by = 0;
     __atomic_store_n(&dropped, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&next_goid, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&next_task, 0, __ATOMIC_RELAXED);
@@ -946,6 +958,25 @@ static int start_locked(session_t *s)
     return 0;
 }
 
+/* A start that failed because the buffers do not fit under cprof's memory
+ * limit says so, with the numbers and what to change: CPROF_TRACE_BUFFER=1G
+ * never fits under the default limit, and "Cannot allocate memory" alone
+ * sends the user looking at the machine. NULL for any other failure. */
+static const char *explain(int rc)
+{
+    static char why[320]; /* session_start_env's, from one thread at a time */
+    uint64_t used = arena_bytes(), limit = arena_limit();
+    if (rc != -ENOMEM || pool || used + pool_bytes <= limit)
+        return NULL;
+    snprintf(why, sizeof(why),
+             "its buffers (CPROF_TRACE_BUFFER, %lluM) do not fit under cprof's memory limit "
+             "(CPROF_MEMORY_LIMIT, %lluM, of which %lluM in use): raise CPROF_MEMORY_LIMIT or "
+             "lower CPROF_TRACE_BUFFER",
+             (unsigned long long)((pool_bytes + (1 << 20) - 1) >> 20),
+             (unsigned long long)(limit >> 20), (unsigned long long)((used + (1 << 20) - 1) >> 20));
+    return why;
+}
+
 /* The trace's end (session.h): every thread out of its writes, the
  * writer's last batches, then the rest of the trace. */
 static int stop_locked(session_t *s, bool discard)
@@ -955,6 +986,7 @@ static int stop_locked(session_t *s, bool discard)
     lockprof_watch_trace(false);
     __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
     quiesce();
+    __atomic_store_n(&run.finish_by, fdio_now_ms() + FINISH_MS, __ATOMIC_RELEASE);
     __atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
     __atomic_add_fetch(&writer_wake, 1, __ATOMIC_RELEASE);
     futex_wake(&writer_wake);

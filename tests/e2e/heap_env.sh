@@ -72,6 +72,13 @@ for v in 0 -1 abc; do
   [ "$(samples "$d/prof.pb.gz")" -gt 0 ] || fail "CPROF_HEAP_PROFILE_EVERY=$v: no samples"
 done
 
+# Seconds are a plain decimal, as strict as the whole numbers: no space,
+# sign, exponent, hex or trailing dot (strtod took them all).
+for v in ' 5' +5 0x10 1e1 5. inf; do
+  bad CPROF_HEAP_PROFILE_EVERY "$v" "no periodic snapshots"
+  [ "$(ls -A "$d")" = prof.pb.gz ] || fail "CPROF_HEAP_PROFILE_EVERY=$v: files $(ls -A "$d")"
+done
+
 # A bad seed: sampling goes on, seeded from the clock.
 bad CPROF_SEED x "sampling is seeded from the clock"
 [ "$(samples "$d/prof.pb.gz")" -gt 0 ] || fail "CPROF_SEED=x: no samples"

@@ -22,11 +22,13 @@ grep -q 'Output formats' "$T/o" || fail "help prints the usage"
 expect_rc 0 "$CPROF" -h
 expect_rc 2 "$CPROF" -top -nosuchflag "$p"
 grep -q 'flag provided but not defined: -nosuchflag' "$T/e" || fail "bad flag message: $(cat "$T/e")"
+[ "$(wc -l < "$T/e")" -eq 1 ] && grep -q "(cprof -h for usage)$" "$T/e" || fail "a usage error is one line: $(cat "$T/e")"
 expect_rc 2 "$CPROF" -top -nodecount=x "$p"
 grep -q 'invalid value "x" for flag -nodecount' "$T/e" || fail "bad value message"
 expect_rc 2 "$CPROF" -top -nodecount
 expect_rc 2 "$CPROF" -top
 grep -q 'no profile source specified' "$T/e" || fail "no source message"
+[ "$(wc -l < "$T/e")" -eq 1 ] || fail "a usage error is one line: $(cat "$T/e")"
 expect_rc 2 "$CPROF" -top -traces "$p"
 grep -q 'at most one output format' "$T/e" || fail "two formats message"
 expect_rc 2 "$CPROF" -top -cum -flat "$p"

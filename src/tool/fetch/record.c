@@ -70,7 +70,7 @@ int record_parse(int argc, char **argv, record_opts_t *o, char *err, size_t errl
         i++;
     }
     if (i >= argc) {
-        snprintf(err, errlen, "no program to run (cprof record [-o FILE] [-rate N] -- PROG ARGS)");
+        snprintf(err, errlen, "no program to run: cprof record [-o FILE] [-rate N] -- PROG ARGS");
         return -1;
     }
     o->argv = argv + i;

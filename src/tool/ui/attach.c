@@ -439,7 +439,7 @@ int attach_main(int argc, char **argv)
         return 0;
     }
     if (pr < 0) {
-        driver_msg("cprof %s: %s\nRun 'cprof %s -h' for usage.", cmd, err, cmd);
+        driver_msg("cprof %s: %s (cprof %s -h for usage)", cmd, err, cmd);
         return 2;
     }
     const char *token = getenv("CPROF_HTTP_TOKEN");

@@ -67,8 +67,7 @@ static int record(int argc, char **argv)
     record_opts_t o;
     char err[ERRLEN];
     if (record_parse(argc, argv, &o, err, sizeof(err)) < 0) {
-        driver_msg("cprof record: %s", err);
-        driver_msg("Run 'cprof record -h' for usage.");
+        driver_msg("cprof record: %s (cprof record -h for usage)", err);
         return 125;
     }
     if (o.help) {
@@ -211,8 +210,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (fr == FLAGS_ERROR) {
-        driver_msg("cprof: %s", err);
-        driver_msg("Run 'cprof -h' for usage.");
+        driver_msg("cprof: %s (cprof -h for usage)", err);
         config_free(&cfg);
         return 2;
     }
