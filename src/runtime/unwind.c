@@ -71,6 +71,8 @@ static void skip_symbols(void)
     }
 }
 
+static bool stack_bounds(rt_thread_t *t);
+
 void unwind_init(int which, int depth, bool check_each)
 {
     unwinder = which;
@@ -90,6 +92,11 @@ void unwind_init(int which, int depth, bool check_each)
      * stale. */
     unw_set_caching_policy(unw_local_addr_space,
                            check_each ? UNW_CACHE_NONE : UNW_CACHE_PER_THREAD);
+    /* The main thread's bounds now, while no lock is held: for it,
+     * pthread_getattr_np reads /proc/self/maps with fopen under the
+     * thread's lock, so a first sample taken in that malloc (Rust's
+     * runtime calls it before main) would wait for that lock forever. */
+    stack_bounds(&rt_self);
 }
 
 static bool skipped(uintptr_t pc)
@@ -101,7 +108,8 @@ static bool skipped(uintptr_t pc)
 }
 
 /* This thread's stack bounds in rt_self, from pthread_getattr_np once per
- * thread (it allocates: guard is set); false if unknown. */
+ * thread (it allocates: guard is set; the main thread's come from
+ * unwind_init); false if unknown. */
 static bool stack_bounds(rt_thread_t *t)
 {
     if (!t->stack_hi) {
