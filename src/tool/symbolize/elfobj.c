@@ -8,6 +8,7 @@
  * and lets objects be opened, cached and closed independently.
  */
 #include "elfobj.h"
+#include "demangle.h"
 #include "gopclntab.h"
 
 #include <dwarf.h>
@@ -524,7 +525,9 @@ static void die_names(elfobj_t *o, Dwarf_Die *die, elfobj_frame_t *f)
         f->cxx_source = true;
     }
     f->system_name = link ? link : name;
-    f->name = link && (!name || !strncmp(link, "_Z", 2)) ? link : name;
+    /* A mangled linkage name (C++, Rust) demangles to the full path that
+     * DW_AT_name lacks ("boxed<4096>" for Rust's r::inner::boxed::<4096>). */
+    f->name = link && (!name || demangle_is_mangled(link)) ? link : name;
 }
 
 static int64_t die_udata(Dwarf_Die *die, unsigned name)
