@@ -5,7 +5,8 @@
 # cprof must take the executable one for the load bias (pprof's
 # ProgramHeadersForMapping), or every frame is named after code a page
 # lower (pad() in the program); the runtime must give the mapping its build
-# id although it starts below the segment's p_vaddr. go tool pprof 1.19 is
+# id although it starts below the segment's p_vaddr, and name the frames
+# right from its symbol tables. go tool pprof 1.19 is
 # no oracle here: its kernel heuristic (kernelBase, offset 0) takes the
 # executable segment's p_vaddr for the mapping's start and names nothing.
 # timeout: 60
@@ -49,3 +50,9 @@ grep -q "^ *2048kB .* alloc_b .*symbolize_lld.c:$(line_of "$SRC" @alloc-b)\$" "$
 awk '$6 == "main" && $4 ~ /kB$/ && $4 + 0 >= 6144 { ok = 1 } END { exit !ok }' "$T/fn" ||
   { cat "$T/fn"; fail "main's 6MB cumulative"; }
 if grep -q " pad\$\|\[lld\]" "$T/fn"; then cat "$T/fn"; fail "frames named a page too low or not at all"; fi
+
+# The runtime's own names (its symbol tables, load bias from the loader)
+# are right for this layout too.
+"$CPROF" -top -nodefraction=0 -symbolize=none "$T/p.pb.gz" > "$T/none" 2>/dev/null
+grep -q "^ *4096kB .* alloc_a\$" "$T/none" && grep -q "^ *2048kB .* alloc_b\$" "$T/none" ||
+  { cat "$T/none"; fail "the runtime's names: alloc_a 4096kB, alloc_b 2048kB"; }
