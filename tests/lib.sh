@@ -32,27 +32,12 @@ pprof_flat() {
          /^ *flat  flat%/ { started=1 }'
 }
 
-# pprof_flat_addr INDEX PROFILE [BINARY]: "address flat" per leaf address
-# (go tool pprof -raw), sorted: compares two forms of one profile whatever
-# names each carries (the runtime's protobuf names what DWARF cannot, a
-# text form is named only from the binaries).
-pprof_flat_addr() {
-  idx=$1; prof=$2; shift 2
-  go tool pprof -raw "$@" "$prof" 2>/dev/null | awk -v idx="$idx" '
-    /^Samples:/ { sec = "s"; hdr = 1; next }
-    /^Locations/ { sec = "l"; next }
-    /^Mappings/ { sec = "" }
-    sec == "s" && hdr { for (i = 1; i <= NF; i++) { t = $i; sub(/\/.*/, "", t); if (t == idx) col = i }; hdr = 0; next }
-    sec == "s" && /: / { split($0, a, ": "); split(a[1], v, " "); split(a[2], ids, " "); val[++n] = v[col]; leaf[n] = ids[1]; next }
-    sec == "l" && /^ +[0-9]+: 0x/ { id = $1; sub(/:$/, "", id); addr[id] = $2 }
-    END { for (i = 1; i <= n; i++) flat[addr[leaf[i]]] += val[i]; for (k in flat) print k, flat[k] }' | sort
-}
-
 # pprof_flat_dwarf INDEX PROFILE [BINARY]: "name flat" per leaf function as
 # the binaries' DWARF names it (go tool pprof -raw), sorted; a location named
 # only by the runtime's symbol tables (no line) counts as "[object]", as go
 # tool pprof shows a text form's unnamed frames. For two forms of a profile
-# taken apart in time (a thread may have moved within its function).
+# taken apart in time (a thread may have moved within its function), or
+# a text form and its protobuf.
 pprof_flat_dwarf() {
   idx=$1; prof=$2; shift 2
   go tool pprof -raw "$@" "$prof" 2>/dev/null | awk -v idx="$idx" '
