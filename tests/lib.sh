@@ -69,6 +69,27 @@ pprof_flat() {
          /^ *flat  flat%/ { started=1 }'
 }
 
+# pprof_flat_dwarf INDEX PROFILE [BINARY]: "name flat" per leaf function as
+# the binaries' DWARF names it (go tool pprof -raw), sorted; a location named
+# only by the runtime's symbol tables (no line) counts as "[object]", as go
+# tool pprof shows a text form's unnamed frames. For two forms of a profile
+# taken apart in time (a thread may have moved within its function), or
+# a text form and its protobuf.
+pprof_flat_dwarf() {
+  idx=$1; prof=$2; shift 2
+  go tool pprof -raw "$@" "$prof" 2>/dev/null | awk -v idx="$idx" '
+    /^Samples:/ { sec = "s"; hdr = 1; next }
+    /^Locations/ { sec = "l"; next }
+    /^Mappings/ { sec = "m"; next }
+    sec == "s" && hdr { for (i = 1; i <= NF; i++) { t = $i; sub(/\/.*/, "", t); if (t == idx) col = i }; hdr = 0; next }
+    sec == "s" && /: / { split($0, a, ": "); split(a[1], v, " "); split(a[2], ids, " "); val[++n] = v[col]; leaf[n] = ids[1]; next }
+    sec == "l" && /^ +[0-9]+: 0x/ { id = $1; sub(/:$/, "", id); m = $3; sub(/^M=/, "", m); map[id] = m
+      fn[id] = (NF >= 5 && $5 != ":0") ? $4 : "" }
+    sec == "m" && /^[0-9]+: / { id = $1; sub(/:$/, "", id); f = $3; sub(/.*\//, "", f); obj[id] = f }
+    END { for (i = 1; i <= n; i++) { l = leaf[i]; name = fn[l] != "" ? fn[l] : "[" obj[map[l]] "]"; flat[name] += val[i] }
+          for (k in flat) print k, flat[k] }' | sort
+}
+
 # check_truth TRUTHFILE PROFILE [BINARY]: every "TRUTH fn ao ab io ib" line
 # must equal go tool pprof's flat values for fn in the four sample types.
 check_truth() {

@@ -89,11 +89,16 @@ static int note_cb(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!id[0])
         return 0;
+    /* A segment's mapping starts at its first page: lld starts the
+     * executable segment inside a page (the read-only one's last), so the
+     * r-xp mapping begins below p_vaddr. */
+    uint64_t page_mask = ~((uint64_t)sysconf(_SC_PAGESIZE) - 1);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
-        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        uint64_t hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        uint64_t lo = (info->dlpi_addr + ph->p_vaddr) & page_mask;
         for (size_t j = 0; j < c->n; j++)
             if (c->maps[j].start >= lo && c->maps[j].start < hi)
                 memcpy(c->maps[j].build_id, id, sizeof(id));

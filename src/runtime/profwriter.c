@@ -143,8 +143,70 @@ int profwriter_add(profwriter_t *b, const uintptr_t *pcs, uint32_t depth, const 
     return 0;
 }
 
+/* Function ids by function start address, open addressing. */
+typedef struct {
+    uint64_t *starts, *ids;
+    size_t mask;
+} fnmap_t;
+
+/* The id of the function starting at start named name, added if new; 0
+ * when out of memory. */
+static uint64_t function_for(profile_t *p, fnmap_t *m, uint64_t start, const char *name)
+{
+    size_t h = slot_of(start, m->mask);
+    for (; m->starts[h]; h = (h + 1) & m->mask)
+        if (m->starts[h] == start)
+            return m->ids[h];
+    int64_t s = profile_intern(p, name);
+    profile_function_t *f = s < 0 ? NULL : profile_add_function(p);
+    if (!f)
+        return 0;
+    f->id = p->n_functions;
+    f->name = f->system_name = s; /* the linker's name: readers demangle */
+    m->starts[h] = start;
+    m->ids[h] = f->id;
+    return f->id;
+}
+
+/* Names each location's function from the loaded objects' symbol tables
+ * (.symtab, else .dynsym: static functions too), as Go's runtime writes
+ * names, so that a reader without the binaries (the profile fetched from
+ * another host) still names the frames. The lines carry no file or line
+ * number, and the mappings' has_* flags stay false: pprof and cprof
+ * symbolize a mapping none of whose flags is set from its binary when they
+ * have it (file:line, inline frames), replacing these lines, and keep them
+ * when they do not. Unnamed (as before) when out of memory. */
+static void name_locations(profwriter_t *b)
+{
+    profile_t *p = b->p;
+    size_t n = 16;
+    while (n < (size_t)p->n_locations * 2)
+        n *= 2;
+    fnmap_t m = {calloc(n, sizeof(uint64_t)), calloc(n, sizeof(uint64_t)), n - 1};
+    symtab_t *t = m.starts && m.ids ? symtab_take() : NULL;
+    for (size_t i = 0; t && i < p->n_locations; i++) {
+        profile_location_t *l = &p->locations[i];
+        uint64_t start;
+        const char *name = l->n_lines ? NULL : symtab_lookup_sym(t, l->address, &start);
+        if (!name || !start)
+            continue;
+        profile_line_t *line = profile_alloc(p, sizeof(*line));
+        uint64_t id = line ? function_for(p, &m, start, name) : 0;
+        if (!id)
+            break;
+        *line = (profile_line_t){.function_id = id, .line = 0};
+        l->lines = line;
+        l->n_lines = 1;
+    }
+    if (t)
+        symtab_put(t);
+    free(m.starts);
+    free(m.ids);
+}
+
 int profwriter_write(profwriter_t *b, int fd)
 {
+    name_locations(b);
     return profile_write_fd(b->p, fd);
 }
 
@@ -162,7 +224,7 @@ stacknames_t *stacknames_new(void)
     stacknames_t *n = calloc(1, sizeof(*n));
     if (!n)
         return &fallback;
-    n->syms = symtab_build();
+    n->syms = symtab_take();
     ssize_t l = readlink("/proc/self/exe", n->exe, sizeof(n->exe) - 1);
     n->exe[l > 0 ? l : 0] = '\0';
     return n;
@@ -172,7 +234,8 @@ void stacknames_free(stacknames_t *n)
 {
     if (!n || n == &fallback)
         return;
-    symtab_free(n->syms);
+    if (n->syms)
+        symtab_put(n->syms);
     free(n);
 }
 

@@ -5,10 +5,12 @@
  * tabwriter aligns them, a memory map pprof reads).
  *
  * Locations: one per distinct return address, at address - 1 (inside the
- * call, so symbolizers name the calling line); mappings: the executable
- * ones of /proc/self/maps, main program first, addresses only (the tools
- * symbolize). Frame names in the text forms come from every loaded
- * object's .symtab (static functions too), else dladdr.
+ * call, so symbolizers name the calling line), each named (when written)
+ * with its function from the loaded objects' symbol tables, without file
+ * or line; mappings: the executable ones of /proc/self/maps, main program
+ * first, their has_* flags unset so that the tools still symbolize them
+ * from the binaries. Frame names in the text forms come from the same
+ * tables (symtab_take: static functions too), else dladdr.
  *
  * Runs with the guard set, in ordinary threads (it allocates, reads /proc
  * and ELF files); one builder per thread at a time. */

@@ -514,6 +514,23 @@ bool symtab_stale(const symtab_t *t)
     return c[0] != t->adds || c[1] != t->subs;
 }
 
+static symtab_t *shared; /* owned by whoever took it last; NULL while taken */
+
+symtab_t *symtab_take(void)
+{
+    symtab_t *t = __atomic_exchange_n(&shared, NULL, __ATOMIC_ACQ_REL);
+    if (t && symtab_stale(t)) {
+        symtab_free(t);
+        t = NULL;
+    }
+    return t ? t : symtab_build();
+}
+
+void symtab_put(symtab_t *t)
+{
+    symtab_free(__atomic_exchange_n(&shared, t, __ATOMIC_ACQ_REL));
+}
+
 const char *symtab_lookup(const symtab_t *t, uint64_t addr)
 {
     uint64_t start;

@@ -30,6 +30,15 @@ void symtab_free(symtab_t *t);
 /* Whether objects were loaded or unloaded since t was built. */
 bool symtab_stale(const symtab_t *t);
 
+/* The process's shared table, taken for the caller's use (built, or
+ * rebuilt when stale, when needed); NULL when out of memory. Hand it back
+ * with symtab_put. No lock: a taker owns the table meanwhile, so writers
+ * running at once build their own and the last one back is kept, the
+ * others freed; at most one table stays between writes. Not for hooks or
+ * signal handlers (it allocates and reads files). */
+symtab_t *symtab_take(void);
+void symtab_put(symtab_t *t);
+
 /* The function containing addr, or NULL. Valid while t lives. */
 const char *symtab_lookup(const symtab_t *t, uint64_t addr);
 

@@ -76,26 +76,31 @@ int threadhook_register(const threadhook_client_t *c)
     return rc;
 }
 
-/* The root of every thread created through the hook (named: it shows in
- * stacks, below the program's start routine). */
-__attribute__((noinline)) void *cprof_thread_start(void *arg)
+/* The start routine of every thread created through the hook. It leaves
+ * no frame in the thread's stacks: the program's routine is reached by a
+ * tail call, so it returns straight to the C library's start_thread, as
+ * without cprof (Go hides its runtime's frames; this one would sit at the
+ * root of every stack of every thread, in every profile). */
+void *cprof_thread_start(void *arg)
 {
     start_t *s = arg;
+    void *(*start)(void *) = s->start;
+    void *start_arg = s->arg;
     uint32_t g = rt_guard_enter();
     /* Set before on_start, so that every started client also sees the
      * exit. pthread_setspecific may allocate (guarded); should it fail,
      * on_exit runs when the routine returns (not on pthread_exit). */
     bool keyed = pthread_setspecific(exit_key, s) == 0;
     stackbounds_learn_started();
-    routine = s->start;
+    routine = start;
     for (uint32_t i = 0; i < s->n; i++)
         if (clients[i]->on_start)
             clients[i]->on_start(s->cookies[i], s->internal);
     rt_guard_leave(g);
-    void *r = s->start(s->arg);
-    if (!keyed)
-        thread_exit(s);
-    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    if (RT_LIKELY(keyed))
+        return start(start_arg); /* a tail call: see above */
+    void *r = start(start_arg);
+    thread_exit(s);
     return r;
 }
 

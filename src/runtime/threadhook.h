@@ -26,8 +26,8 @@
  * the main thread, threads that existed before, raw clone() — get no
  * callbacks; a client that needs them lists /proc/self/task.
  *
- * The wrapper adds one frame to every new thread's stack, below its start
- * routine: cprof_thread_start (in libcprof.so). */
+ * The wrapper (cprof_thread_start) reaches the start routine by a tail
+ * call: it leaves no frame in the new thread's stacks. */
 #ifndef CPROF_THREADHOOK_H
 #define CPROF_THREADHOOK_H
 

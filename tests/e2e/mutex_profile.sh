@@ -115,8 +115,8 @@ head -n2 "$T/api/block.txt" | tr '\n' '|' | grep -qx -- '--- contention:|cycles/
 grep -Eq '^#	0x[0-9a-f]+	fight_timed\+0x[0-9a-f]+	' "$T/api/mutex.txt" || fail "mutex text: frame lines"
 for p in mutex block; do
   for idx in contentions delay; do
-    flat_exact $idx "$T/api/$p.pb.gz" | sort > "$T/api/$p.$idx.proto"
-    flat_exact $idx "$T/api/$p.txt" "$T/mfl" | sort > "$T/api/$p.$idx.text"
+    pprof_flat_dwarf $idx "$T/api/$p.pb.gz" > "$T/api/$p.$idx.proto"
+    pprof_flat_dwarf $idx "$T/api/$p.txt" "$T/mfl" > "$T/api/$p.$idx.text"
     [ -s "$T/api/$p.$idx.proto" ] || fail "linked $p: empty"
     cmp -s "$T/api/$p.$idx.proto" "$T/api/$p.$idx.text" ||
       { diff "$T/api/$p.$idx.proto" "$T/api/$p.$idx.text"; fail "linked $p $idx: text and protobuf differ"; }

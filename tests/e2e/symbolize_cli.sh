@@ -3,7 +3,7 @@
 # the programs' ELF/DWARF: function names, source lines and inline frames
 # (checked against go tool pprof where it answers at all), C++ names in each
 # demangling mode, -symbolize=none/fastlocal, a binary moved away (warning,
-# [name] nodes), given as BINARY, found on PPROF_BINARY_PATH by build id, a
+# the runtime's symbol-table names), given as BINARY, found on PPROF_BINARY_PATH by build id, a
 # wrong BINARY refused by build id, and a stripped binary read through its
 # .gnu_debuglink debug file.
 # timeout: 120
@@ -52,10 +52,11 @@ hasnt "$T/lines" "\[alloc\]" "unsymbolized frames of the program"
 # go tool pprof (DWARF only, no inline frames) agrees wherever it names a
 # location of the program: its function is our outermost frame, its
 # file:line our innermost line. (Go 1.19 names neither main nor static
-# functions of this -O2 binary: DWARF 5 range lists it does not follow.)
+# functions of this -O2 binary: DWARF 5 range lists it does not follow;
+# those keep the runtime's symbol-table name, without a line: ":0".)
 if command -v go >/dev/null 2>&1 && go tool pprof -h >/dev/null 2>&1; then
   raw_locs() { sed -n '/^Locations/,/^Mappings/p' | awk '
-    /^ +[0-9]+: 0x/ { id=$1; if ($3 != "M=1" || NF != 6) { id=""; next } inner[id]=$5; outer[id]=$4; next }
+    /^ +[0-9]+: 0x/ { id=$1; if ($3 != "M=1" || NF != 6 || $5 == ":0") { id=""; next } inner[id]=$5; outer[id]=$4; next }
     /^ +[^ ]+ [^ ]+:[0-9]+ s=/ && id != "" { outer[id]=$1 }
     END { for (i in inner) if (outer[i] != "" && inner[i] != "") print i, outer[i], inner[i] }' | sort; }
   "$CPROF" -raw "$T/c.pb.gz" 2>/dev/null | raw_locs > "$T/ours"
@@ -67,9 +68,11 @@ if command -v go >/dev/null 2>&1 && go tool pprof -h >/dev/null 2>&1; then
 fi
 
 # --- modes -------------------------------------------------------------------
+# The runtime names functions from the symbol tables (no lines, no inline
+# frames); the tools add DWARF's when they have the binary.
 top -symbolize=none "$T/c.pb.gz" > "$T/none"
-has "$T/none" "\[alloc\]" "-symbolize=none leaves addresses"
-hasnt "$T/none" "via_helper" "-symbolize=none named a function"
+has "$T/none" " via_helper\$" "-symbolize=none: the runtime's names"
+hasnt "$T/none" "helper_alloc" "-symbolize=none read DWARF"
 top -symbolize=fastlocal "$T/c.pb.gz" > "$T/fast"
 has "$T/fast" " via_helper\$" "fastlocal: symbol names"
 has "$T/fast" " static_alloc\$" "fastlocal: GCC clone suffixes dropped from C names"
@@ -91,16 +94,17 @@ mv "$T/alloc" "$T/alloc.moved"
 top "$T/c.pb.gz" > "$T/gone"
 has "$T/err" "^Local symbolization failed for alloc (build ID $BID): open $T/alloc: no such file or directory\$" \
   "warning for the missing binary"
-has "$T/gone" "\[alloc\]" "missing binary: [alloc] nodes"
+has "$T/gone" " via_helper\$" "missing binary: the runtime's names"
+hasnt "$T/gone" "helper_alloc" "missing binary: inline frames from nowhere"
 top "$T/alloc.moved" "$T/c.pb.gz" > "$T/given"
 has "$T/given" "^File: alloc.moved\$" "BINARY names the file"
-has "$T/given" " via_helper\$" "symbolized from BINARY"
+has "$T/given" " helper_alloc (inline)\$" "symbolized from BINARY"
 top "$T/cxx" "$T/c.pb.gz" > "$T/wrong"
 has "$T/err" "Local symbolization failed for cxx (build ID $BID): build ID mismatch" "wrong BINARY refused"
-hasnt "$T/wrong" "via_helper" "symbolized from the wrong binary"
+hasnt "$T/wrong" "helper_alloc" "symbolized from the wrong binary"
 mkdir -p "$T/bins/$BID" && cp "$T/alloc.moved" "$T/bins/$BID/alloc"
 PPROF_BINARY_PATH="$T/nothing:$T/bins" top "$T/c.pb.gz" > "$T/path"
-has "$T/path" " via_helper\$" "found on PPROF_BINARY_PATH by build id"
+has "$T/path" " helper_alloc (inline)\$" "found on PPROF_BINARY_PATH by build id"
 [ -s "$T/err" ] && { cat "$T/err"; fail "warnings although PPROF_BINARY_PATH has the binary"; }
 
 # --- stripped binary, debug file by .gnu_debuglink -------------------------------

@@ -68,8 +68,8 @@ run() { # NAME [ENV...]
   grep -q '^# labels: {"thread":"reader-0"}$' "$d/threads.txt" || fail "$name: text labels"
   grep -Eq '^#	0x[0-9a-f]+	block_in_read\+0x[0-9a-f]+	' "$d/threads.txt" ||
     fail "$name: text frame lines"
-  pprof_flat goroutine "$d/threads.pb.gz" | sort > "$d/flat.proto"
-  pprof_flat goroutine "$d/threads.txt" "$T/tk" | sort > "$d/flat.text"
+  pprof_flat_dwarf goroutine "$d/threads.pb.gz" > "$d/flat.proto"
+  pprof_flat_dwarf goroutine "$d/threads.txt" "$T/tk" > "$d/flat.text"
   cmp -s "$d/flat.proto" "$d/flat.text" ||
     { diff "$d/flat.proto" "$d/flat.text"; fail "$name: text and protobuf differ"; }
 

@@ -109,8 +109,11 @@ note "failures: one message, exit 1; timeouts in ${el}s"
 # --- remote symbolization --------------------------------------------------------------------
 mkdir -p "$T/gone"
 cc_prog "$T/gone/prog" "$PROGS/record_prog.c"
-CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/g.pb.gz" LD_PRELOAD="$LIB" "$T/gone/prog" > /dev/null || fail "record_prog"
+CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/g.named.pb.gz" LD_PRELOAD="$LIB" "$T/gone/prog" > /dev/null ||
+  fail "record_prog"
 rm -f "$T/gone/prog"
+# Without the function names the runtime writes: only the server can name.
+"$BUILD/profdump" -addresses -proto "$T/g.pb.gz" "$T/g.named.pb.gz" || fail "profdump -addresses"
 fake sym "$T/g.pb.gz"
 "$CPROF" -top -nodefraction=0 "$U/debug/pprof/heap" > "$T/sym.out" 2> "$T/sym.err" || { cat "$T/sym.err"; fail "remote symbolization"; }
 grep -q "Local symbolization failed for prog" "$T/sym.err" || { cat "$T/sym.err"; fail "the binary was found"; }

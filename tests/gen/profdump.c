@@ -2,7 +2,7 @@
  * what go tool pprof would make of them, for differential e2e tests:
  *
  *   profdump [-raw | -proto OUT | -check | -roundtrip | -nomerge]
- *            [-base FILE]... [-diff_base FILE]... [-normalize] FILE...
+ *            [-base FILE]... [-diff_base FILE]... [-normalize] [-addresses] FILE...
  *
  * Like pprof's driver: every source is read (protobuf or legacy), a source
  * without mappings gets one empty mapping for all its locations, the
@@ -15,6 +15,9 @@
  *   -check          only report success or the error
  *   -nomerge        print the first file as decoded, without merging
  *   -roundtrip      check decode(encode(p)) == p for every file
+ * -addresses drops every location's lines and the functions first: the
+ * address-only profile a profiler that names nothing writes (cprof's
+ * runtime names functions; tests of symbolization need one without).
  * Errors go to stderr, one line, exit 1.
  */
 #include <errno.h>
@@ -76,7 +79,7 @@ int main(int argc, char **argv)
     char **files = calloc((size_t)argc, sizeof(*files));
     char **bases = calloc((size_t)argc, sizeof(*bases));
     size_t nf = 0, nb = 0;
-    bool diff = false, normalize = false;
+    bool diff = false, normalize = false, addresses = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-raw") == 0) {
@@ -92,12 +95,14 @@ int main(int argc, char **argv)
             mode = ROUNDTRIP;
         } else if (strcmp(a, "-normalize") == 0) {
             normalize = true;
+        } else if (strcmp(a, "-addresses") == 0) {
+            addresses = true;
         } else if ((strcmp(a, "-base") == 0 || strcmp(a, "-diff_base") == 0) && i + 1 < argc) {
             diff = diff || strcmp(a, "-diff_base") == 0;
             bases[nb++] = argv[++i];
         } else if (a[0] == '-') {
             die("usage: profdump [-raw|-proto OUT|-check|-nomerge|-roundtrip] [-base F]... "
-                "[-diff_base F]... [-normalize] FILE...");
+                "[-diff_base F]... [-normalize] [-addresses] FILE...");
         } else {
             files[nf++] = argv[i];
         }
@@ -159,6 +164,17 @@ int main(int argc, char **argv)
         if (p->samples[i].n_location_ids)
             p->samples[kept++] = p->samples[i];
     p->n_samples = kept;
+    if (addresses) {
+        for (size_t i = 0; i < p->n_locations; i++) {
+            p->locations[i].lines = NULL;
+            p->locations[i].n_lines = 0;
+        }
+        p->n_functions = 0;
+        for (size_t i = 0; i < p->n_mappings; i++) {
+            profile_mapping_t *m = &p->mappings[i];
+            m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = false;
+        }
+    }
     if (mode == RAW) {
         profgen_print_raw(p, stdout);
     } else if (mode == PROTO) {

@@ -119,7 +119,7 @@ static char **match_group(char **names, size_t n, uint64_t start, uint64_t end, 
     for (size_t i = 0; i < n; i++) {
         char *hit = rx_match(rx, names[i]) ? strdup(names[i]) : NULL;
         for (size_t m = 0; !hit && m < sizeof(modes) / sizeof(modes[0]); m++) {
-            char *d = strncmp(names[i], "_Z", 2) == 0 ? demangle_symbol(names[i], modes[m]) : NULL;
+            char *d = demangle_is_mangled(names[i]) ? demangle_symbol(names[i], modes[m]) : NULL;
             if (d && rx_match(rx, d))
                 hit = d;
             else

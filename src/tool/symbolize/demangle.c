@@ -17,8 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rustdemangle.h"
+
 /* libstdc++ (cxxabi.h is C++ only). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+bool demangle_is_mangled(const char *name)
+{
+    return name && name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
 
 int demangle_parse_mode(const char *s)
 {
@@ -283,7 +290,12 @@ char *demangle_symbol(const char *sym, demangle_mode_t mode)
 {
     if (mode == DEMANGLE_NONE || !sym || !*sym)
         return NULL;
-    char *d = NULL;
+    /* Rust first, as pprof's demangler: a legacy Rust name is also valid
+     * C++ ("_ZN3foo17h...E" reads as foo::h...). pprof's options do not
+     * apply to Rust names. */
+    char *d = rust_demangle(sym);
+    if (d)
+        return d;
     if (sym[0] == '_' && sym[1] == 'Z') {
         int status = 0;
         d = __cxa_demangle(sym, NULL, NULL, &status);

@@ -1,5 +1,5 @@
-/* demangle.h — C++ (Itanium ABI) symbol names made readable the way pprof
- * shows them: -symbolize=demangle=full|templates|none|default.
+/* demangle.h — C++ (Itanium ABI) and Rust symbol names made readable the
+ * way pprof shows them: -symbolize=demangle=full|templates|none|default.
  *
  * The demangling itself is libstdc++'s __cxa_demangle; this module owns the
  * simplification pprof applies on top (ianlancetaylor/demangle's NoParams,
@@ -11,11 +11,16 @@
  *   none       the linker name untouched
  * Names that are not mangled but look like demangled C++ get the same
  * simplification (pprof's heuristic for profiles written with names).
+ * Rust names (rustdemangle.h) are tried first, as pprof does, and shown
+ * as its demangler prints them in every mode but none: the full path with
+ * generic arguments, no hash.
  *
  * Threads: no state; safe from any thread.
  */
 #ifndef CPROF_TOOL_DEMANGLE_H
 #define CPROF_TOOL_DEMANGLE_H
+
+#include <stdbool.h>
 
 typedef enum {
     DEMANGLE_DEFAULT,   /* simplified: no parameters, no templates */
@@ -23,6 +28,10 @@ typedef enum {
     DEMANGLE_FULL,      /* full signature, no clone suffixes */
     DEMANGLE_NONE,      /* keep linker names */
 } demangle_mode_t;
+
+/* Whether name is a mangled linker name ("_Z...": C++ or legacy Rust;
+ * "_R...": Rust v0) rather than a source spelling. */
+bool demangle_is_mangled(const char *name);
 
 /* Parses "default", "templates", "full" or "none"; -1 if none of them. */
 int demangle_parse_mode(const char *s);

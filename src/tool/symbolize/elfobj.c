@@ -8,6 +8,7 @@
  * and lets objects be opened, cached and closed independently.
  */
 #include "elfobj.h"
+#include "demangle.h"
 #include "gopclntab.h"
 
 #include <dwarf.h>
@@ -287,6 +288,40 @@ char *elfobj_fetch_executable(const char *build_id)
 
 /* --- address translation ---------------------------------------------------- */
 
+/* The segment a mapping of file bytes [offset, offset + size) was made
+ * for (size 0: unknown). pprof's ProgramHeadersForMapping lists the
+ * candidates: the segments overlapping those bytes, except one whose first
+ * page lies above offset (the mapping shows an earlier segment) and one
+ * the mapping starts inside of, covering less than a page of it and
+ * reaching a page past it (it shows a later one). Segments share file
+ * pages: lld starts the executable segment in the read-only one's last
+ * page, so an r-xp mapping at offset 0 overlaps both. pprof then takes the
+ * candidate holding each address's file offset; a profile's addresses are
+ * code, so that is the executable candidate. */
+static const segment_t *mapped_segment(const elfobj_t *o, uint64_t offset, uint64_t size)
+{
+    uint64_t map_limit = offset + (size ? size : 1);
+    const segment_t *found = NULL;
+    for (size_t i = 0; i < o->nsegs; i++) {
+        const segment_t *s = &o->segs[i];
+        /* A segment without file bytes may claim any offset. */
+        if (s->filesz == 0)
+            continue;
+        uint64_t seg_limit = s->offset + s->memsz;
+        if (offset >= seg_limit || s->offset >= map_limit)
+            continue;
+        uint64_t in_page = s->vaddr & (PAGE - 1);
+        if (offset < (s->offset > in_page ? s->offset - in_page : 0))
+            continue;
+        if (size && offset > s->offset && seg_limit < offset + PAGE &&
+            map_limit >= seg_limit + PAGE)
+            continue;
+        if (!found || (s->exec && !found->exec))
+            found = s;
+    }
+    return found;
+}
+
 int elfobj_bias(const elfobj_t *o, uint64_t start, uint64_t limit, uint64_t offset,
                 uint64_t *bias, char *err, size_t errlen)
 {
@@ -302,16 +337,13 @@ int elfobj_bias(const elfobj_t *o, uint64_t start, uint64_t limit, uint64_t offs
         if (o->segs[i].exec)
             x = &o->segs[i];
 
-    /* As the loader mapped it: memory_start shows file offset `offset`,
-     * which lies in segment s at virtual address s->vaddr + (offset -
-     * s->offset). The kernel maps whole pages, so the segment's first page
-     * starts below p_offset. */
-    for (size_t i = 0; i < o->nsegs; i++) {
-        const segment_t *s = &o->segs[i];
-        uint64_t first = s->offset & ~(uint64_t)(PAGE - 1);
-        if (offset < first || offset >= s->offset + (s->filesz ? s->filesz : 1))
-            continue;
-        uint64_t b = start - (s->vaddr + (offset - s->offset));
+    /* As the loader mapped it: the segment the mapping was made for, s,
+     * puts file offset `offset` at memory_start, so file offset f shows at
+     * memory_start + (f - offset) and s's file address of f is s->vaddr +
+     * (f - s->offset) (pprof's GetBase). */
+    const segment_t *s = mapped_segment(o, offset, limit > start ? limit - start : 0);
+    if (s) {
+        uint64_t b = start - offset + s->offset - s->vaddr;
         /* Accept it only if it puts code inside the mapping: profiles
          * carry executable mappings, and a wrong offset (0 for an r-xp
          * range, as some writers record) would put the code elsewhere. */
@@ -320,7 +352,6 @@ int elfobj_bias(const elfobj_t *o, uint64_t start, uint64_t limit, uint64_t offs
             *bias = b;
             return 0;
         }
-        break;
     }
     if (!x) {
         snprintf(err, errlen, "%s: no executable segment", o->path);
@@ -494,7 +525,9 @@ static void die_names(elfobj_t *o, Dwarf_Die *die, elfobj_frame_t *f)
         f->cxx_source = true;
     }
     f->system_name = link ? link : name;
-    f->name = link && (!name || !strncmp(link, "_Z", 2)) ? link : name;
+    /* A mangled linkage name (C++, Rust) demangles to the full path that
+     * DW_AT_name lacks ("boxed<4096>" for Rust's r::inner::boxed::<4096>). */
+    f->name = link && (!name || demangle_is_mangled(link)) ? link : name;
 }
 
 static int64_t die_udata(Dwarf_Die *die, unsigned name)

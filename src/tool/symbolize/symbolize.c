@@ -186,7 +186,7 @@ static uint64_t function_id(ctx_t *c, const elfobj_frame_t *fr, const char *file
      * of DWARF names ("(anonymous namespace)" looks like parameters). */
     int64_t shown = c->demangle == DEMANGLE_NONE ? y : n; /* none: linker names */
     char *d = fr->cxx_source           ? demangle_simplify(name, c->demangle)
-              : !strncmp(name, "_Z", 2) ? demangle_symbol(name, c->demangle)
+              : demangle_is_mangled(name) ? demangle_symbol(name, c->demangle)
                                         : demangle_c_name(name, c->demangle);
     if (d) {
         shown = profile_intern(c->p, d);
