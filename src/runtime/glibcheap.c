@@ -46,11 +46,13 @@ static uintptr_t start_brk(long *threads)
 
 /* Walks the chunks of [lo, hi), which end with the top chunk at the
  * break: counts those in use into *n, and stores them while out has room
- * (*n on entry). False if they do not chain so. */
-static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
+ * (*n on entry). False if they do not chain so, or once more than
+ * EARLY_MAX are in use (the walk stops there: the table would not take
+ * them). *walked: the chunks read. */
+static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n, size_t *walked)
 {
     size_t k = 0;
-    for (uintptr_t c = lo; c + 16 <= hi;) {
+    for (uintptr_t c = lo; c + 16 <= hi; ++*walked) {
         uintptr_t size = ((const uintptr_t *)c)[1] & ~(uintptr_t)SIZE_BITS;
         if (size < MIN_CHUNK || size % 16 || size > hi - c)
             return false;
@@ -59,6 +61,8 @@ static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
             return true;
         }
         if (((const uintptr_t *)(c + size))[1] & PREV_INUSE) {
+            if (k == EARLY_MAX)
+                return false;
             if (out && k < *n)
                 out[k] = (early_t){c, size};
             k++;
@@ -68,27 +72,29 @@ static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
     return false;
 }
 
-void glibcheap_note_start(void)
+size_t glibcheap_note_start(void)
 {
     long threads;
+    size_t walked = 0;
     uintptr_t sb = start_brk(&threads), lo = (sb + 15) & ~(uintptr_t)15, hi = (uintptr_t)sbrk(0);
     if (!sb || hi == (uintptr_t)-1 || hi <= lo)
-        return;
+        return 0;
     /* Free chunks at start are left out: memory cprof's early work or a
      * library freed is reused by sampled blocks, then freed again. Only
      * while no other thread may shrink the heap under the walk (not so
      * under cprof attach), and for a table of bounded size. */
     size_t n = EARLY_MAX;
-    bool chained = threads == 1 && walk_start(lo, hi, NULL, &n);
+    bool chained = threads == 1 && walk_start(lo, hi, NULL, &n, &walked);
     if (chained && !n)
-        return;
-    if (chained && n <= EARLY_MAX && (early = arena_map(n * sizeof(*early)))) {
-        walk_start(lo, hi, early, &n);
+        return walked;
+    if (chained && (early = arena_map(n * sizeof(*early)))) {
+        walk_start(lo, hi, early, &n, &walked);
         nearly = n;
-        return;
+        return walked;
     }
     whole_lo = lo;
     whole_hi = hi;
+    return walked;
 }
 
 uintptr_t glibcheap_next_arena(uintptr_t lo, uintptr_t hi, glibcheap_read_t rd, void *arg,

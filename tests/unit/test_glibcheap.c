@@ -132,6 +132,30 @@ static void test_arena(void **state)
     munmap(m, len);
 }
 
+/* More chunks in use than the table takes (65536): the walk stops at the
+ * first one past it rather than reading the whole heap, and the heap is
+ * then a root whole. */
+static void test_walk_bounded(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    void **p = malloc(N * sizeof(*p));
+    assert_non_null(p);
+    for (int i = 0; i < N; i++)
+        assert_non_null(p[i] = malloc(24));
+    size_t walked = glibcheap_note_start();
+    assert_true(walked >= 65536);
+    assert_true(walked < 65536 + 1000);
+    uintptr_t lo, hi;
+    assert_true(mapping(0, "[heap]", &lo, &hi));
+    seen_t s = {.n = 0};
+    glibcheap_early_chunks(lo, hi, read_direct, NULL, collect, &s);
+    assert_int_equal(s.n, 1); /* the whole heap at start */
+    for (int i = 0; i < N; i++)
+        free(p[i]);
+    free(p);
+}
+
 int main(void)
 {
 #if defined(__SANITIZE_ADDRESS__)
@@ -141,6 +165,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_early_chunks),
         cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_walk_bounded), /* last: it leaves the whole heap noted */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
