@@ -97,19 +97,35 @@ size_t glibcheap_note_start(void)
     return walked;
 }
 
+/* sizeof(heap_info): 4 words before glibc 2.35, 5 and a pad since
+ * (pagesize); the arena (malloc_state) follows it in an arena's first heap. */
+static bool arena_offset(uintptr_t off)
+{
+    return off == 32 || off == 48;
+}
+
+/* Whether the words at a are a heap_info: ar_ptr, prev, size, mprotect_size.
+ * An arena's first heap (prev 0) holds its arena right after; a later
+ * heap's prev is a heap_info of the same arena. */
+static bool heap_info_at(uintptr_t a, const uintptr_t w[4], glibcheap_read_t rd, void *arg)
+{
+    if (!w[0] || !arena_offset(w[0] & (HEAP_MAX - 1)) || w[1] % HEAP_MAX || !w[2] ||
+        w[2] % 4096 || w[3] % 4096 || w[2] > w[3] || w[3] > HEAP_MAX)
+        return false;
+    if (!w[1])
+        return w[0] - a == 32 || w[0] - a == 48;
+    uintptr_t p[4];
+    return w[1] != a && rd(arg, w[1], p, sizeof(p)) == sizeof(p) && p[0] == w[0] &&
+           p[2] && p[2] % 4096 == 0 && p[2] <= p[3] && p[3] <= HEAP_MAX;
+}
+
 uintptr_t glibcheap_next_arena(uintptr_t lo, uintptr_t hi, glibcheap_read_t rd, void *arg,
                                uintptr_t *end)
 {
     for (uintptr_t a = (lo + HEAP_MAX - 1) & ~(HEAP_MAX - 1); a >= lo && a + 64 <= hi;
          a += HEAP_MAX) {
-        /* heap_info: ar_ptr, prev, size, mprotect_size. The arena follows
-         * the first heap's heap_info; later heaps point back to it. */
         uintptr_t w[4];
-        if (rd(arg, a, w, sizeof(w)) != sizeof(w))
-            continue;
-        uintptr_t off = w[0] & (HEAP_MAX - 1);
-        if (!w[0] || off < 32 || off > 64 || off % 8 || w[1] % HEAP_MAX || !w[2] || w[2] % 4096 ||
-            w[3] % 4096 || w[2] > w[3] || w[3] > HEAP_MAX)
+        if (rd(arg, a, w, sizeof(w)) != sizeof(w) || !heap_info_at(a, w, rd, arg))
             continue;
         *end = hi - a > w[3] ? a + w[3] : hi;
         return a;

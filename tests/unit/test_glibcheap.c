@@ -125,7 +125,14 @@ static void test_arena(void **state)
     w[0] = a + 48, w[1] = 0, w[2] = 4096 * 3, w[3] = 4096 * 2; /* size above mprotect_size */
     assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
                                           &end), 0);
-    w[3] = 4096 * 4; /* now a heap_info */
+    w[3] = 4096 * 4;
+    w[0] = a + 40; /* an arena not where a first heap keeps it */
+    assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
+                                          &end), 0);
+    w[0] = a + HEAP_MAX + 48, w[1] = a + HEAP_MAX; /* a later heap whose prev is none */
+    assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
+                                          &end), 0);
+    w[0] = a + 48, w[1] = 0; /* now a heap_info */
     assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
                                           &end), a);
     assert_int_equal(end, a + 4096 * 4);
