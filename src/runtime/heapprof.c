@@ -37,7 +37,7 @@ int heap_snapshot(heap_snapshot_t *s)
         r->temp_bytes = (int64_t)__atomic_load_n(&b->temp_bytes, __ATOMIC_RELAXED);
         r->pcs = b->pcs;
         r->depth = b->depth;
-        r->rate = b->rate;
+        r->rate = sampler_record_rate(b->rate);
     }
     return 0;
 }

@@ -1006,7 +1006,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         bucket_t *bk = buckets_get((uint32_t)i);
         r->pcs = bk->pcs;
         r->depth = bk->depth;
-        r->rate = bk->rate;
+        r->rate = sampler_record_rate(bk->rate);
         int64_t c, bytes, rate = heap_record_rate(out, r);
         if (reach[2 * i]) {
             ro += reach[2 * i];
