@@ -30,6 +30,7 @@
 #include "peak.h"
 #include "rt.h"
 #include "profwriter.h"
+#include "sampler.h"
 #include "buckets.h"
 #include "unwind.h"
 #include "threadprof.h"
@@ -78,7 +79,7 @@ static void fork_child(void)
     lockprof_fork_release();
     threadprof_fork_child(); /* the parent's other threads are gone */
     release();
-    rt_self.rng = 0; /* the child draws its own sample points */
+    sampler_fork_child(&rt_self);
 }
 
 /* After every other child handler (cpuprof's, ownheap's: registered

@@ -91,6 +91,13 @@ bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
     return true;
 }
 
+void sampler_fork_child(rt_thread_t *t)
+{
+    t->rng = 0;
+    t->gap_rate = 0;   /* no gap: the next allocation draws one */
+    t->next_sample = 0; /* and goes to sampler_slow to do so */
+}
+
 void sampler_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,
                 int64_t *bytes_out)
 {
