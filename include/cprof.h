@@ -29,7 +29,8 @@ typedef struct {
     uint64_t sampled_allocs;    /* allocations recorded in the profile */
     uint64_t sampled_frees;     /* frees of recorded allocations */
     uint64_t dropped_samples;   /* samples not recorded because a table was full */
-    uint64_t stack_buckets;     /* heap profile buckets: distinct (stack, size) recorded */
+    uint64_t stack_buckets;     /* heap profile buckets: distinct (stack, size, rate) recorded,
+                                 * one per stack at rate 1 */
     uint64_t profiler_bytes;    /* memory cprof itself holds (mapped for its tables) */
     uint64_t profiler_limit;    /* the bound on profiler_bytes */
 } cprof_stats_t;

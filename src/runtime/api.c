@@ -30,12 +30,14 @@
 #include "peak.h"
 #include "rt.h"
 #include "profwriter.h"
+#include "sampler.h"
 #include "buckets.h"
 #include "unwind.h"
 #include "unwfds.h"
 #include "threadprof.h"
 #include "trace.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -79,7 +81,7 @@ static void fork_child(void)
     lockprof_fork_release();
     threadprof_fork_child(); /* the parent's other threads are gone */
     release();
-    rt_self.rng = 0; /* the child draws its own sample points */
+    sampler_fork_child(&rt_self);
 }
 
 /* After every other child handler (cpuprof's, ownheap's: registered
@@ -90,6 +92,16 @@ static void fork_child_last(void)
     uint32_t g = rt_guard_enter();
     output_fork_child();
     rt_guard_leave(g);
+}
+
+/* Whether the program's malloc is this object's (preloaded or linked),
+ * not the libc one a dlopen (cprof attach) leaves global. */
+static bool hooks_global(void)
+{
+    Dl_info g, self;
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    return m && dladdr(m, &g) && dladdr((const void *)hooks_global, &self) &&
+           g.dli_fbase == self.dli_fbase;
 }
 
 /* libcprof.so is linked with -z initfirst: the loader runs this before
@@ -125,7 +137,11 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     } else {
         ready = true;
         pthread_atfork(fork_prepare, fork_parent, fork_child);
-        glibcheap_note_start(); /* before the first sampled block */
+        /* The early chunks matter only to a scan of a process sampled
+         * whole since its start (leaks.h): not otherwise worth a walk of
+         * the heap, nor under attach, where the heap is the program's. */
+        if (cfg.rate == 1 && hooks_global())
+            glibcheap_note_start(); /* before the first sampled block */
         leaks_note_rate(cfg.rate);
         leaks_set_suppressions(cfg.leak_suppress);
         sampler_set_rate(cfg.rate);

@@ -74,6 +74,11 @@ static bucket_t *find_stack_locked(uint64_t stack_hash, const uintptr_t *pcs, in
 bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t stack_hash, uint64_t size,
                          int64_t rate)
 {
+    /* At rate 1 (every allocation sampled) the scale is 1 whatever the
+     * size: the sizes of a stack just sum, in one bucket, so that a site
+     * of a million sizes does not fill the table. */
+    if (rate <= 1)
+        size = 0;
     /* The sizes of one stack spread over the chains, so that a stack
      * allocating many sizes does not make one long chain. */
     uint64_t h = hash_pcs_step(stack_hash ^ hash_mix64(size + 1), (uintptr_t)rate);

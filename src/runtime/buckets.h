@@ -9,7 +9,10 @@
  * stack were estimated at a few hundred objects. A bucket of one size is
  * scaled by its own probability (Go's scaleHeapSample), so every profile
  * built from the buckets (heap, temporaries, peak, leaks, debug=1 text) is
- * unbiased. At rate 1 the scale is 1 and a stack's sizes just sum. The
+ * unbiased. At rate 1 the scale is 1 and a stack's sizes just sum: in one
+ * bucket of size 0, so that a site allocating a million sizes (a string
+ * builder) takes one bucket, not the table; the writers' "bytes" label is
+ * then the bucket's average size, as for the overflow bucket. The
  * buckets of one stack share one copy of its return addresses: a further
  * size costs a bucket's counters, not the stack again.
  *
@@ -41,7 +44,8 @@ typedef struct bucket {
     const uintptr_t *pcs;       /* return addresses, leaf first: own_pcs of
                                  * the stack's first bucket */
     uint64_t hash;              /* of the stack, the size and the rate */
-    uint64_t size;              /* bytes asked for by each object here */
+    uint64_t size;              /* bytes asked for by each object here; 0
+                                 * at rate <= 1 (any sizes) */
     int64_t rate;               /* bytes; the sampling rate of its samples, 0
                                  * for the overflow bucket (any rate) */
     uint32_t index;             /* position in the table, for the live map */
@@ -52,7 +56,8 @@ typedef struct bucket {
 /* Maps the table. 0 or -ENOMEM. */
 int buckets_init(void);
 
-/* The bucket of this stack, object size and sampling rate, created if new;
+/* The bucket of this stack, object size and sampling rate (the size
+ * ignored at rate <= 1), created if new;
  * hash is the stack's hash_pcs (base/hash.h). The overflow bucket (size 0,
  * rate 0: any sizes and rates mixed) when the table is full. Never NULL
  * after a successful buckets_init. */

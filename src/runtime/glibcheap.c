@@ -46,11 +46,13 @@ static uintptr_t start_brk(long *threads)
 
 /* Walks the chunks of [lo, hi), which end with the top chunk at the
  * break: counts those in use into *n, and stores them while out has room
- * (*n on entry). False if they do not chain so. */
-static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
+ * (*n on entry). False if they do not chain so, or once more than
+ * EARLY_MAX are in use (the walk stops there: the table would not take
+ * them). *walked: the chunks read. */
+static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n, size_t *walked)
 {
     size_t k = 0;
-    for (uintptr_t c = lo; c + 16 <= hi;) {
+    for (uintptr_t c = lo; c + 16 <= hi; ++*walked) {
         uintptr_t size = ((const uintptr_t *)c)[1] & ~(uintptr_t)SIZE_BITS;
         if (size < MIN_CHUNK || size % 16 || size > hi - c)
             return false;
@@ -59,6 +61,8 @@ static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
             return true;
         }
         if (((const uintptr_t *)(c + size))[1] & PREV_INUSE) {
+            if (k == EARLY_MAX)
+                return false;
             if (out && k < *n)
                 out[k] = (early_t){c, size};
             k++;
@@ -68,27 +72,51 @@ static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n)
     return false;
 }
 
-void glibcheap_note_start(void)
+size_t glibcheap_note_start(void)
 {
     long threads;
+    size_t walked = 0;
     uintptr_t sb = start_brk(&threads), lo = (sb + 15) & ~(uintptr_t)15, hi = (uintptr_t)sbrk(0);
     if (!sb || hi == (uintptr_t)-1 || hi <= lo)
-        return;
+        return 0;
     /* Free chunks at start are left out: memory cprof's early work or a
      * library freed is reused by sampled blocks, then freed again. Only
      * while no other thread may shrink the heap under the walk (not so
      * under cprof attach), and for a table of bounded size. */
     size_t n = EARLY_MAX;
-    bool chained = threads == 1 && walk_start(lo, hi, NULL, &n);
+    bool chained = threads == 1 && walk_start(lo, hi, NULL, &n, &walked);
     if (chained && !n)
-        return;
-    if (chained && n <= EARLY_MAX && (early = arena_map(n * sizeof(*early)))) {
-        walk_start(lo, hi, early, &n);
+        return walked;
+    if (chained && (early = arena_map(n * sizeof(*early)))) {
+        walk_start(lo, hi, early, &n, &walked);
         nearly = n;
-        return;
+        return walked;
     }
     whole_lo = lo;
     whole_hi = hi;
+    return walked;
+}
+
+/* sizeof(heap_info): 4 words before glibc 2.35, 5 and a pad since
+ * (pagesize); the arena (malloc_state) follows it in an arena's first heap. */
+static bool arena_offset(uintptr_t off)
+{
+    return off == 32 || off == 48;
+}
+
+/* Whether the words at a are a heap_info: ar_ptr, prev, size, mprotect_size.
+ * An arena's first heap (prev 0) holds its arena right after; a later
+ * heap's prev is a heap_info of the same arena. */
+static bool heap_info_at(uintptr_t a, const uintptr_t w[4], glibcheap_read_t rd, void *arg)
+{
+    if (!w[0] || !arena_offset(w[0] & (HEAP_MAX - 1)) || w[1] % HEAP_MAX || !w[2] ||
+        w[2] % 4096 || w[3] % 4096 || w[2] > w[3] || w[3] > HEAP_MAX)
+        return false;
+    if (!w[1])
+        return w[0] - a == 32 || w[0] - a == 48;
+    uintptr_t p[4];
+    return w[1] != a && rd(arg, w[1], p, sizeof(p)) == sizeof(p) && p[0] == w[0] &&
+           p[2] && p[2] % 4096 == 0 && p[2] <= p[3] && p[3] <= HEAP_MAX;
 }
 
 uintptr_t glibcheap_next_arena(uintptr_t lo, uintptr_t hi, glibcheap_read_t rd, void *arg,
@@ -96,14 +124,8 @@ uintptr_t glibcheap_next_arena(uintptr_t lo, uintptr_t hi, glibcheap_read_t rd, 
 {
     for (uintptr_t a = (lo + HEAP_MAX - 1) & ~(HEAP_MAX - 1); a >= lo && a + 64 <= hi;
          a += HEAP_MAX) {
-        /* heap_info: ar_ptr, prev, size, mprotect_size. The arena follows
-         * the first heap's heap_info; later heaps point back to it. */
         uintptr_t w[4];
-        if (rd(arg, a, w, sizeof(w)) != sizeof(w))
-            continue;
-        uintptr_t off = w[0] & (HEAP_MAX - 1);
-        if (!w[0] || off < 32 || off > 64 || off % 8 || w[1] % HEAP_MAX || !w[2] || w[2] % 4096 ||
-            w[3] % 4096 || w[2] > w[3] || w[3] > HEAP_MAX)
+        if (rd(arg, a, w, sizeof(w)) != sizeof(w) || !heap_info_at(a, w, rd, arg))
             continue;
         *end = hi - a > w[3] ? a + w[3] : hi;
         return a;

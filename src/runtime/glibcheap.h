@@ -28,8 +28,10 @@ typedef size_t (*glibcheap_read_t)(void *arg, uintptr_t addr, void *buf, size_t 
 /* Notes the main heap's chunks in use so far (a table in arena memory);
  * its whole extent instead should the heap not chain, other threads run
  * (cprof attach: one could shrink the heap under the walk) or the table
- * grow past 65536 chunks. */
-void glibcheap_note_start(void);
+ * grow past 65536 chunks (the walk stops at the 65537th in use). Only
+ * worth its walk when every allocation from now on is sampled (CPROF_RATE=1
+ * from the start, never under attach). Returns the chunks read. */
+size_t glibcheap_note_start(void);
 
 /* The first arena heap (not the main one) that starts in [lo, hi), a
  * writable mapping: its start, and in *end the end of its writable part

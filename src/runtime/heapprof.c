@@ -37,7 +37,7 @@ int heap_snapshot(heap_snapshot_t *s)
         r->temp_bytes = (int64_t)__atomic_load_n(&b->temp_bytes, __ATOMIC_RELAXED);
         r->pcs = b->pcs;
         r->depth = b->depth;
-        r->rate = b->rate;
+        r->rate = sampler_record_rate(b->rate);
     }
     return 0;
 }
@@ -107,10 +107,16 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
 
 /* --- legacy text --------------------------------------------------------- */
 
+/* A record as the text writes it: its four counts. */
+typedef struct {
+    int64_t io, ib, ao, ab;
+    const heap_record_t *r;
+} text_rec_t;
+
 static int by_inuse_desc(const void *a, const void *b)
 {
-    const heap_record_t *x = *(const heap_record_t *const *)a, *y = *(const heap_record_t *const *)b;
-    return x->inuse_bytes > y->inuse_bytes ? -1 : x->inuse_bytes < y->inuse_bytes;
+    const text_rec_t *x = a, *y = b;
+    return x->ib > y->ib ? -1 : x->ib < y->ib;
 }
 
 static void stats_block(FILE *f)
@@ -137,20 +143,35 @@ static void stats_block(FILE *f)
 
 int heap_write_text(int fd, const heap_snapshot_t *s)
 {
-    const heap_record_t **order = malloc((s->n ? s->n : 1) * sizeof(*order));
+    text_rec_t *order = malloc((s->n ? s->n : 1) * sizeof(*order));
     if (!order)
         return -ENOMEM;
+    /* The text has one rate, its header's, by which the reader (pprof's
+     * legacy_profile.go, scaleHeapSample) unbiases every record. Records
+     * sampled at another rate (cprof_set_rate since, the overflow bucket)
+     * would be unbiased wrongly: then every record is written as its own
+     * estimate, under a header of rate 1, which no reader scales. */
+    bool estimates = false;
+    for (size_t i = 0; i < s->n; i++) {
+        const heap_record_t *r = &s->recs[i];
+        if ((r->alloc_objects || r->inuse_objects) && heap_record_rate(s, r) != s->rate)
+            estimates = true;
+    }
     size_t n = 0;
     int64_t io = 0, ib = 0, ao = 0, ab = 0;
     for (size_t i = 0; i < s->n; i++) {
         const heap_record_t *r = &s->recs[i];
         if (r->alloc_objects == 0 && r->inuse_objects == 0)
             continue;
-        order[n++] = r;
-        io += r->inuse_objects;
-        ib += r->inuse_bytes;
-        ao += r->alloc_objects;
-        ab += r->alloc_bytes;
+        text_rec_t *t = &order[n++];
+        int64_t rate = estimates ? heap_record_rate(s, r) : 1;
+        sampler_scale(r->inuse_objects, r->inuse_bytes, rate, &t->io, &t->ib);
+        sampler_scale(r->alloc_objects, r->alloc_bytes, rate, &t->ao, &t->ab);
+        t->r = r;
+        io += t->io;
+        ib += t->ib;
+        ao += t->ao;
+        ab += t->ab;
     }
     qsort(order, n, sizeof(*order), by_inuse_desc);
     char *text = NULL;
@@ -164,12 +185,17 @@ int heap_write_text(int fd, const heap_snapshot_t *s)
      * the alloc bytes are nudged; the header rate is twice the real one. */
     fprintf(f, "heap profile: %lld: %lld [%lld: %lld] @ heap/%lld\n", (long long)io,
             (long long)ib, (long long)ao, (long long)(ab == ib ? ab + 1 : ab),
-            (long long)(2 * s->rate));
+            (long long)(2 * (estimates ? 1 : s->rate)));
+    if (estimates)
+        fprintf(f, "# cprof: records sampled at several rates, each written as its estimate "
+                   "(sampling rate now %lld)\n",
+                (long long)s->rate);
     stacknames_t *names = stacknames_new();
     for (size_t i = 0; i < n; i++) {
-        const heap_record_t *r = order[i];
-        fprintf(f, "%lld: %lld [%lld: %lld] @", (long long)r->inuse_objects,
-                (long long)r->inuse_bytes, (long long)r->alloc_objects, (long long)r->alloc_bytes);
+        const text_rec_t *t = &order[i];
+        const heap_record_t *r = t->r;
+        fprintf(f, "%lld: %lld [%lld: %lld] @", (long long)t->io, (long long)t->ib,
+                (long long)t->ao, (long long)t->ab);
         for (uint32_t j = 0; j < r->depth; j++)
             fprintf(f, " %#lx", (unsigned long)r->pcs[j]);
         fputc('\n', f);

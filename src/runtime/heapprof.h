@@ -16,8 +16,9 @@
 typedef struct {
     const uintptr_t *pcs; /* return addresses, leaf first (bucket memory) */
     uint32_t depth;
-    int64_t rate;         /* bytes; the rate its samples were taken at, 0:
-                           * the snapshot's (the overflow bucket) */
+    int64_t rate;         /* bytes; the rate its samples were taken at (the
+                           * overflow bucket's: sampler_record_rate), 0:
+                           * the snapshot's */
     /* raw sampled numbers; bytes as the program asked */
     int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
     int64_t temp_objects, temp_bytes; /* temporaries (heap.c) */

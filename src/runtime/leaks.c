@@ -116,6 +116,8 @@ typedef struct {
     bool can_copy; /* process_vm_readv works on our own pid */
     bool careful;  /* some thread runs: read through process_vm_readv */
     bool over;     /* past PAUSE_BUDGET_US: nothing more is read */
+    int pagemap;   /* /proc/self/pagemap, or -1 */
+    uint64_t read; /* bytes of memory read as roots or reached objects */
     int64_t deadline;
     size_t words;  /* read since the clock was last looked at */
 } scan_t;
@@ -495,11 +497,13 @@ static void scan_words(scan_t *s, uintptr_t lo, uintptr_t hi)
         if (!s->careful) {
             for (uintptr_t p = lo; p < lo + len; p += 8)
                 consider(s, *(const uintptr_t *)p);
+            s->read += len;
             lo += len;
             out_of_time(s, len / 8);
             continue;
         }
         size_t got = copy_in(lo, buf, len) / 8;
+        s->read += got * 8;
         for (size_t i = 0; i < got; i++)
             consider(s, buf[i]);
         lo = got ? lo + got * 8 : (lo | 4095) + 1; /* past an unmapped page */
@@ -728,11 +732,83 @@ static bool mark_stack(scan_t *s, uintptr_t sp)
     return r != NULL;
 }
 
+/* Pagemap entries (Documentation/admin-guide/mm/pagemap.rst): a page ever
+ * populated is present or swapped. A page never touched reads as zeros (so
+ * holds no pointer, and reading it would allocate page tables for
+ * nothing); a userfaultfd range not filled is not present either (reading
+ * it would block). A guard region (MADV_GUARD_INSTALL, whose reading
+ * faults) is a swap-like marker: bit 58 since Linux 6.15, nothing to tell
+ * it before (then process_vm_readv steps past it, scan_mapping). */
+#define PM_PRESENT ((uint64_t)1 << 63)
+#define PM_SWAP ((uint64_t)1 << 62)
+#define PM_GUARD ((uint64_t)1 << 58)
+static bool pm_populated(uint64_t e)
+{
+    return (e & PM_PRESENT) || (e & (PM_SWAP | PM_GUARD)) == PM_SWAP;
+}
+
+/* Calls fn on each run of pages of [lo, hi) ever populated; pages are
+ * 4 KiB (x86-64 and arm64 with 4 KiB pages; a bigger page is 4 KiB entries
+ * alike in pagemap). False if pagemap cannot be read (then nothing). */
+static bool populated_runs(scan_t *s, uintptr_t lo, uintptr_t hi,
+                           void (*fn)(scan_t *, uintptr_t, uintptr_t))
+{
+    if (s->pagemap < 0)
+        return false;
+    uint64_t pm[512]; /* 2 MiB of memory per read */
+    uintptr_t run = 0; /* start of the current run, 0 if none */
+    for (uintptr_t pg = lo & ~(uintptr_t)4095; pg < hi && !out_of_time(s, 0);) {
+        size_t want = (hi - pg + 4095) / 4096;
+        want = want < 512 ? want : 512;
+        ssize_t n = pread(s->pagemap, pm, want * 8, (off_t)(pg / 4096 * 8));
+        if (n < 8)
+            break; /* unmapped meanwhile: the rest is gone */
+        for (size_t i = 0; i < (size_t)n / 8; i++, pg += 4096) {
+            if (pm_populated(pm[i])) {
+                if (!run)
+                    run = pg > lo ? pg : lo;
+            } else if (run) {
+                fn(s, run, pg);
+                run = 0;
+            }
+        }
+        out_of_time(s, (size_t)n); /* a read of pagemap costs as many words */
+    }
+    if (run && !s->over)
+        fn(s, run, hi);
+    return true;
+}
+
+/* A whole mapping's roots, only where it was ever populated (see
+ * pm_populated), read through process_vm_readv, which steps past a page
+ * that faults (a guard region pagemap does not tell). Without
+ * process_vm_readv, read directly only what pagemap says populated; without
+ * either, not read at all, as reading could kill the program. */
+static void scan_mapping(scan_t *s, uintptr_t lo, uintptr_t hi)
+{
+    bool careful = s->careful;
+    s->careful = s->can_copy;
+    if (!populated_runs(s, lo, hi, scan_unsampled) && s->can_copy)
+        scan_unsampled(s, lo, hi);
+    s->careful = careful;
+}
+
+/* Whether the page holding a was ever populated (see pm_populated). */
+static bool populated(const scan_t *s, uintptr_t a)
+{
+    uint64_t e;
+    return s->pagemap >= 0 && pread(s->pagemap, &e, 8, (off_t)(a / 4096 * 8)) == 8 &&
+           pm_populated(e);
+}
+
+/* For glibcheap.h's walks, which probe anywhere in a mapping. */
 static size_t read_mem(void *arg, uintptr_t a, void *buf, size_t len)
 {
     const scan_t *s = arg;
-    if (s->careful)
+    if (s->careful || s->can_copy)
         return copy_in(a, buf, len);
+    if (!len || !populated(s, a) || !populated(s, a + len - 1))
+        return 0;
     memcpy(buf, (const void *)a, len);
     return len;
 }
@@ -759,16 +835,16 @@ static void scan_anon(scan_t *s, size_t i)
 {
     uintptr_t lo = s->rw[i].lo, hi = s->rw[i].hi, a, end;
     if (!s->all_sampled) {
-        scan_unsampled(s, lo, hi);
+        scan_mapping(s, lo, hi);
     } else if (!rt_glibc_chunks) {
         if (!(s->rw_flags[i] & RW_BLOCKS))
-            scan_unsampled(s, lo, hi);
+            scan_mapping(s, lo, hi);
     } else if (s->rw_flags[i] & RW_HEAP) {
         glibcheap_early_chunks(lo, hi, read_mem, s, scan_early_chunk, s);
     } else {
         for (; (a = glibcheap_next_arena(lo, hi, read_mem, s, &end)); lo = end)
-            scan_unsampled(s, lo, a);
-        scan_unsampled(s, lo, hi);
+            scan_mapping(s, lo, a);
+        scan_mapping(s, lo, hi);
     }
 }
 
@@ -829,6 +905,8 @@ static void scan_free(scan_t *s)
     free(s->maps);
     free(s->rw);
     free(s->rw_flags);
+    if (s->pagemap >= 0)
+        close(s->pagemap);
 }
 
 /* Prepares, scans, and fills the snapshot: recs count the unreachable
@@ -840,6 +918,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     scan_t s;
     memset(&s, 0, sizeof(s));
     s.all_sampled = all_sampled == 1;
+    s.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     int64_t t0 = mono_us();
     dl_iterate_phdr(add_object, &s);
     int rc = read_tids(&s);
@@ -928,7 +1007,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         bucket_t *bk = buckets_get((uint32_t)i);
         r->pcs = bk->pcs;
         r->depth = bk->depth;
-        r->rate = bk->rate;
+        r->rate = sampler_record_rate(bk->rate);
         int64_t c, bytes, rate = heap_record_rate(out, r);
         if (reach[2 * i]) {
             ro += reach[2 * i];
@@ -972,12 +1051,12 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
              "cprof leaks: %lld unreachable sampled objects, %lld bytes (estimated %lld objects, "
              "%lld bytes); %lld suppressed; reachable: %lld sampled objects, %lld bytes "
              "(estimated %lld objects, %lld bytes); %s scan; %d threads stopped, %d missed; "
-             "paused %.1f ms, scan %.1f ms",
+             "%llu bytes read; paused %.1f ms, scan %.1f ms",
              (long long)lo, (long long)lb, (long long)elo, (long long)elb, (long long)so,
              (long long)ro, (long long)rb, (long long)ero, (long long)erb,
              all_sampled == 1 ? "exact (every allocation sampled)"
                               : "conservative (unsampled memory counted as roots)",
-             stopped, missed,
+             stopped, missed, (unsigned long long)s.read,
              (double)(t2 - t1) / 1000, (double)(mono_us() - t0) / 1000);
     return 0;
 }

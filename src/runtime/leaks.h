@@ -31,6 +31,12 @@
  * leaked sampled object that some other leaked or freed block still
  * points to.
  *
+ * Anonymous memory is read only where it was ever populated
+ * (/proc/self/pagemap: a huge reservation never touched costs nothing),
+ * through process_vm_readv where it works, which steps past a page whose
+ * reading faults (a guard region, MADV_GUARD_INSTALL); the profile's
+ * comment says how many bytes were read.
+ *
  * The scan stops the other threads (stopworld.h; none when there is no
  * other) only while it reads memory: everything it needs (the copy of the
  * live map, the mappings) is prepared before, and the profile is built

@@ -99,7 +99,7 @@ int peak_snapshot(heap_snapshot_t *s)
         r->inuse_bytes = r->alloc_bytes - fb;
         r->pcs = b->pcs;
         r->depth = b->depth;
-        r->rate = b->rate;
+        r->rate = sampler_record_rate(b->rate);
     }
     uint64_t live = peak_live;
     int64_t at = peak_ns;

@@ -6,12 +6,20 @@
 #include <time.h>
 
 int64_t sampler_rate;
+static int64_t last_rate; /* the last rate other than 0 */
 static uint64_t fixed_seed;
 static uint64_t thread_counter;
 
 void sampler_set_rate(int64_t rate)
 {
     __atomic_store_n(&sampler_rate, rate, __ATOMIC_RELAXED);
+    if (rate)
+        __atomic_store_n(&last_rate, rate, __ATOMIC_RELAXED);
+}
+
+int64_t sampler_record_rate(int64_t bucket_rate)
+{
+    return bucket_rate > 0 ? bucket_rate : __atomic_load_n(&last_rate, __ATOMIC_RELAXED);
 }
 
 void sampler_set_seed(uint64_t seed)
@@ -81,6 +89,13 @@ bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
     t->gap_rate = rate;
     t->next_sample = draw_gap(t, rate);
     return true;
+}
+
+void sampler_fork_child(rt_thread_t *t)
+{
+    t->rng = 0;
+    t->gap_rate = 0;   /* no gap: the next allocation draws one */
+    t->next_sample = 0; /* and goes to sampler_slow to do so */
 }
 
 void sampler_scale(int64_t count, int64_t bytes, int64_t rate, int64_t *count_out,

@@ -49,6 +49,16 @@ static inline bool sampler_take(rt_thread_t *t, size_t size)
 
 void sampler_set_rate(int64_t rate);
 
+/* In a fork child (its only thread t): forgets the parent's countdown and
+ * random state, so that the child's samples fall at points of its own,
+ * not where the parent's next one falls. */
+void sampler_fork_child(rt_thread_t *t);
+
+/* The rate a bucket's samples are scaled by: its own, or for the overflow
+ * bucket (rate 0: samples of any rate) the last rate other than 0, so that
+ * cprof_set_rate(0) leaves its estimate as it was. */
+int64_t sampler_record_rate(int64_t bucket_rate);
+
 /* Go's scaleHeapSample: divides a record's (count, bytes) by the
  * probability 1 - exp(-avg/rate) that an object of its average size is
  * sampled, truncating as Go does; unbiased when the record holds one size

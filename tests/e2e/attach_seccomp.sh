@@ -5,6 +5,8 @@
 # cprof would make are allowed cannot be known from outside. The program
 # runs on to its end with a plain run's output and exits 0 (it died of
 # SIGSYS in dlopen).
+# cprof detach, though, works on a process attached before it installed its
+# filter (attach_hostile late): detach loads nothing.
 # timeout: 300
 . "$(dirname "$0")/attach_common.inc"
 
@@ -23,4 +25,15 @@ grep -q "^TracerPid:[[:space:]]*0" "/proc/$PID/status" || fail "still traced aft
 finish sec
 cmp "$T/plain.out" "$T/sec.out" || { cat "$T/sec.out"; fail "output differs after a refused attach"; }
 [ -s "$T/sec.err" ] && { cat "$T/sec.err"; fail "unexpected stderr"; }
+
+start_prog late "$T/hostile" late
+attach_to "$PID"
+step late go filtered
+grep -q "^Seccomp:[[:space:]]*2" "/proc/$PID/status" || fail "late: the program has no seccomp filter"
+"$CPROF" detach "$PID" > "$T/d.out" 2> "$T/d.err" || { cat "$T/d.err"; fail "late: detach refused"; }
+grep -q "profiling of process $PID stopped" "$T/d.err" "$T/d.out" || { cat "$T/d.err"; fail "late: detach says '$(cat "$T/d.err")'"; }
+grep -q "^TracerPid:[[:space:]]*0" "/proc/$PID/status" || fail "late: still traced after the detach"
+finish late
+cmp "$T/plain.out" "$T/late.out" || { cat "$T/late.out"; fail "late: output differs after attach and detach"; }
+[ -s "$T/late.err" ] && { cat "$T/late.err"; fail "late: unexpected stderr"; }
 exit 0

@@ -56,8 +56,13 @@ for mode in mmap joined early threads rtsig freed; do
     { pprof_flat inuse_space "$T/$mode.leak" "$T/roots"; fail "$mode: leaks other than drop_blocks"; }
   note "$mode: $got leaked (objects bytes), as memcheck"
 done
-go tool pprof -raw "$T/threads.leak" 2>/dev/null | grep -q '^Comment: .* 50 missed;' ||
-  fail "threads: the 50 threads that block the signal are not the missed ones"
+# The 50 that block the signal are always missed; on a loaded machine some
+# of the other 150 may not answer within the stop's timeout either (they
+# are then scanned where they sleep, as the 50, and the leaks are the same).
+missed=$(go tool pprof -raw "$T/threads.leak" 2>/dev/null | sed -n 's/^Comment: .* \([0-9]*\) missed;.*/\1/p')
+[ -n "$missed" ] && [ "$missed" -ge 50 ] && [ "$missed" -le 200 ] ||
+  fail "threads: '$missed' missed; the 50 threads that block the signal are not all missed"
+note "threads: $missed missed (50 block the stop signal)"
 
 # Suppressions files that are none: refused at start, one line each.
 mkfifo "$T/fifo" || fail "cannot make a FIFO"

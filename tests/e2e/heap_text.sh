@@ -44,4 +44,41 @@ for idx in alloc_objects alloc_space inuse_objects inuse_space; do
   cmp -s "$T/proto.$idx" "$T/textbin.$idx" || fail "$idx: text form with binary differs"
 done
 grep -q '^keep_some 1228800$' "$T/proto.inuse_space" || fail "keep_some inuse_space"
+
+# Records sampled at several rates (CPROF_RATE=1, then cprof_set_rate): the
+# text, read by pprof, gives each its own estimate, as the protobuf does
+# (the text's one header rate unbiased all of them once: 32768 times the
+# bytes for the blocks kept at rate 1).
+cat > "$T/rates.c" <<'C'
+#include <cprof.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static void *E(void *p) { __asm__ volatile("" : : "g"(p) : "memory"); return p; }
+__attribute__((noinline)) void at_rate_1(void) { for (int i = 0; i < 1000; i++) E(malloc(16)); }
+__attribute__((noinline)) void at_rate_512k(void) { for (int i = 0; i < 40000; i++) E(malloc(64)); }
+__attribute__((noinline)) void big_512k(void) { for (int i = 0; i < 4; i++) E(malloc(1 << 20)); }
+int main(int argc, char **argv) {
+  (void)argc;
+  at_rate_1();
+  if (cprof_set_rate(524288)) return 1;
+  at_rate_512k(); big_512k();
+  int t = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int p = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (cprof_heap_profile_write_fd(t, 1) || cprof_heap_profile_write_fd(p, 0)) return 1;
+  printf("ok\n");
+  return close(t) || close(p);
+}
+C
+cc_prog "$T/rates" "$T/rates.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+CPROF_RATE=1 "$T/rates" "$T/r.txt" "$T/r.pb.gz" > "$T/r.out" || fail "rates: program failed"
+[ "$(cat "$T/r.out")" = ok ] || fail "rates: output '$(cat "$T/r.out")'"
+for idx in alloc_objects alloc_space inuse_objects inuse_space; do
+  pprof_flat $idx "$T/r.pb.gz" "$T/rates" | grep -E '^(at_rate_1|at_rate_512k|big_512k) ' | sort > "$T/rproto.$idx"
+  pprof_flat $idx "$T/r.txt" "$T/rates" | grep -E '^(at_rate_1|at_rate_512k|big_512k) ' | sort > "$T/rtext.$idx"
+  cmp -s "$T/rproto.$idx" "$T/rtext.$idx" || { cat "$T/rproto.$idx" "$T/rtext.$idx"; fail "rates: $idx: text form differs"; }
+done
+grep -q '^at_rate_1 16000$' "$T/rproto.inuse_space" || { cat "$T/rproto.inuse_space"; fail "rates: at_rate_1 inuse_space"; }
+note "several rates: the text gives each record its estimate, as the protobuf"
 exit 0

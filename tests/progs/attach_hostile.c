@@ -3,6 +3,9 @@
  *                                 safe point and gives up)
  *   attach_hostile DIR seccomp    a seccomp filter kills the process on
  *                                 mmap(PROT_EXEC), as dlopen does
+ *   attach_hostile DIR late       the same filter installed only once
+ *                                 DIR/go appears (after an attach), then
+ *                                 DIR/filtered written: detach must work
  * It writes DIR/ready, then computes the same floating-point sums (double
  * on SSE, long double on x87) round after round until DIR/finish appears,
  * and prints the first round's sums and how many rounds differed from it:
@@ -86,7 +89,7 @@ static void kill_exec_mmap(void)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: attach_hostile DIR sigblock|seccomp\n");
+        fprintf(stderr, "usage: attach_hostile DIR sigblock|seccomp|late\n");
         return 2;
     }
     dir = argv[1];
@@ -96,13 +99,19 @@ int main(int argc, char **argv)
         sigprocmask(SIG_BLOCK, &all, NULL);
     } else if (strcmp(argv[2], "seccomp") == 0) {
         kill_exec_mmap();
-    } else {
+    } else if (strcmp(argv[2], "late") != 0) {
         fprintf(stderr, "unknown mode %s\n", argv[2]);
         return 2;
     }
     double d0 = sse_sum();
     long double l0 = x87_sum();
     touch("ready");
+    if (strcmp(argv[2], "late") == 0) {
+        while (!exists("go"))
+            usleep(10000);
+        kill_exec_mmap();
+        touch("filtered");
+    }
     long bad = 0;
     do {
         if (sse_sum() != d0 || x87_sum() != l0)

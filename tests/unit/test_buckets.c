@@ -61,11 +61,32 @@ static void test_rate(void **state)
     assert_ptr_equal(r1->pcs, rd->pcs);
 }
 
+/* At rate 1 the scale is 1: a stack's sizes share one bucket (size 0), so
+ * that a stack of a million sizes takes one bucket, not the table. */
+static void test_rate_1_one_bucket(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uintptr_t d[2] = {0x6000, 0x7000};
+    uint64_t h = hash_pcs(d, 2);
+    uint32_t before = buckets_count();
+    bucket_t *b = buckets_intern(d, 2, h, 16, 1);
+    for (uint64_t s = 1; s <= 100000; s++)
+        assert_ptr_equal(buckets_intern(d, 2, h, s, 1), b);
+    assert_int_equal(b->size, 0);
+    assert_int_equal(b->rate, 1);
+    assert_int_equal(buckets_count(), before + 1);
+    /* At another rate the sizes are apart again. */
+    assert_ptr_not_equal(buckets_intern(d, 2, h, 16, 512 * 1024), buckets_intern(d, 2, h, 17, 512 * 1024));
+    assert_int_equal(buckets_count(), before + 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stack_and_size),
         cmocka_unit_test(test_rate),
+        cmocka_unit_test(test_rate_1_one_bucket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

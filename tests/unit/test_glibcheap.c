@@ -125,11 +125,42 @@ static void test_arena(void **state)
     w[0] = a + 48, w[1] = 0, w[2] = 4096 * 3, w[3] = 4096 * 2; /* size above mprotect_size */
     assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
                                           &end), 0);
-    w[3] = 4096 * 4; /* now a heap_info */
+    w[3] = 4096 * 4;
+    w[0] = a + 40; /* an arena not where a first heap keeps it */
+    assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
+                                          &end), 0);
+    w[0] = a + HEAP_MAX + 48, w[1] = a + HEAP_MAX; /* a later heap whose prev is none */
+    assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
+                                          &end), 0);
+    w[0] = a + 48, w[1] = 0; /* now a heap_info */
     assert_int_equal(glibcheap_next_arena((uintptr_t)m, (uintptr_t)m + len, read_direct, NULL,
                                           &end), a);
     assert_int_equal(end, a + 4096 * 4);
     munmap(m, len);
+}
+
+/* More chunks in use than the table takes (65536): the walk stops at the
+ * first one past it rather than reading the whole heap, and the heap is
+ * then a root whole. */
+static void test_walk_bounded(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    void **p = malloc(N * sizeof(*p));
+    assert_non_null(p);
+    for (int i = 0; i < N; i++)
+        assert_non_null(p[i] = malloc(24));
+    size_t walked = glibcheap_note_start();
+    assert_true(walked >= 65536);
+    assert_true(walked < 65536 + 1000);
+    uintptr_t lo, hi;
+    assert_true(mapping(0, "[heap]", &lo, &hi));
+    seen_t s = {.n = 0};
+    glibcheap_early_chunks(lo, hi, read_direct, NULL, collect, &s);
+    assert_int_equal(s.n, 1); /* the whole heap at start */
+    for (int i = 0; i < N; i++)
+        free(p[i]);
+    free(p);
 }
 
 int main(void)
@@ -141,6 +172,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_early_chunks),
         cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_walk_bounded), /* last: it leaves the whole heap noted */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,8 +165,12 @@ static int precheck(const opts_t *o, const char *cmd)
     }
     /* A filter may kill the process on a call ours make (dlopen's
      * mmap(PROT_EXEC), the server's socket...) and cannot be read from
-     * outside to tell: only an unfiltered process is known safe. */
-    long seccomp = status_field(pid, "Seccomp", NULL);
+     * outside to tell: only an unfiltered process is known safe to attach
+     * to. Detach loads nothing (a writable scratch mapping, dlopen
+     * RTLD_NOLOAD, cprof's own stop, which its threads' calls since the
+     * attach have survived): a process filtered after its attach must
+     * still be detachable. */
+    long seccomp = o->detach ? 0 : status_field(pid, "Seccomp", NULL);
     if (seccomp > 0) {
         long filters = status_field(pid, "Seccomp_filters", NULL);
         char nf[32] = "";
