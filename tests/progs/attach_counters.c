@@ -14,38 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "phases.h"
+
 #define KEEP 1000      /* 1000-byte blocks allocated while attached */
 #define CHURN 100000   /* malloc/free pairs on each side */
 #define LATER 300      /* blocks allocated while detached, kept */
 #define PRE 2000       /* 10000-byte blocks from before the attach */
 #define BIG 3          /* 4 MiB blocks: sampled at the default rate */
 
-static const char *dir;
 static char *kept[KEEP], *later[LATER], *pre[PRE], *big[BIG];
 static unsigned long sum;
-
-static int exists(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
-}
-
-static void touch(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (!f || fclose(f) != 0)
-        exit(3);
-}
-
-static void wait_for(const char *name)
-{
-    struct timespec ts = {0, 10000000};
-    while (!exists(name))
-        nanosleep(&ts, NULL);
-}
 
 static char *block(size_t n, int v)
 {
@@ -71,7 +49,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: attach_counters DIR\n");
         return 2;
     }
-    dir = argv[1];
+    phase_dir = argv[1];
     for (int i = 0; i < PRE; i++)
         pre[i] = block(10000, i);
     touch("ready");

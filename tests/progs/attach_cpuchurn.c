@@ -15,33 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "phases.h"
+
 #define NOINLINE __attribute__((noinline))
 
-static const char *dir;
 static volatile int done;
-
-static int exists(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
-}
-
-static void touch(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (f)
-        fclose(f);
-}
-
-static void wait_for(const char *name)
-{
-    struct timespec ts = {0, 10000000};
-    while (!exists(name))
-        nanosleep(&ts, NULL);
-}
 
 /* Frees and mallocs in a ring of 64 blocks of mixed sizes (the arena's
  * bins, unlinks and consolidation, with its lock held). */
@@ -79,7 +57,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: attach_cpuchurn DIR\n");
         return 2;
     }
-    dir = argv[1];
+    phase_dir = argv[1];
     pthread_t old;
     pthread_create(&old, NULL, old_thread, NULL);
     touch("ready");

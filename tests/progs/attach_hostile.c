@@ -26,25 +26,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "phases.h"
+
 #define TERMS 200000
 
-static const char *dir;
-
-static int exists(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
-}
-
-static void touch(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (!f || fclose(f) != 0)
-        exit(3);
-}
 
 /* Inexact at every term: traps as soon as MXCSR unmasks it. */
 static double sse_sum(void)
@@ -92,7 +77,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: attach_hostile DIR sigblock|seccomp|late\n");
         return 2;
     }
-    dir = argv[1];
+    phase_dir = argv[1];
     if (strcmp(argv[2], "sigblock") == 0) {
         sigset_t all;
         sigfillset(&all);

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "phases.h"
+
 #define NOINLINE __attribute__((noinline))
 #define OLD 2000    /* blocks kept from before the attach */
 #define THREADS 4
@@ -32,36 +34,12 @@ static inline void *E(void *p)
     return p;
 }
 
-static const char *dir;
 static char *old[OLD];
 static char *kept[THREADS][KEEP];
 static unsigned long checksum;
 static pthread_mutex_t sum_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fight_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int finished;
-
-static int exists(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
-}
-
-static void touch(const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (f)
-        fclose(f);
-}
-
-static void wait_for(const char *name)
-{
-    struct timespec ts = {0, 10000000};
-    while (!exists(name))
-        nanosleep(&ts, NULL);
-}
 
 NOINLINE static void before_attach(void)
 {
@@ -155,7 +133,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: attach_prog DIR [LIB]\n");
         return 2;
     }
-    dir = argv[1];
+    phase_dir = argv[1];
     before_attach();
     pthread_t sl[2];
     for (int i = 0; i < 2; i++) {
