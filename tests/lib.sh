@@ -46,3 +46,32 @@ check_truth() {
     i=$((i+1))
   done
 }
+
+# fifo_reader FIFO OUT: a background reader that copies FIFO to OUT until
+# its writer closes it; returns once the reader holds FIFO open (a writer's
+# O_NONBLOCK open then finds a reader), with $reader its pid. A reader
+# merely started may not have opened it yet when the writer looks.
+fifo_reader() {
+  rm -f "$T/fifo_reader.ready"
+  python3 -c '
+import os, select, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)  # never waits for a writer
+open(sys.argv[3], "w").close()
+p = select.poll(); p.register(fd, select.POLLIN)  # no hang-up before a writer came
+with open(sys.argv[2], "wb") as out:
+    while True:
+        p.poll()
+        try:
+            b = os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+        if not b:
+            break
+        out.write(b)
+' "$1" "$2" "$T/fifo_reader.ready" &
+  reader=$!
+  until [ -e "$T/fifo_reader.ready" ]; do
+    kill -0 $reader 2>/dev/null || fail "fifo_reader: the reader of $1 died"
+    sleep 0.01
+  done
+}

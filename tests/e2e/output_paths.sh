@@ -71,8 +71,7 @@ for v in $vars; do
   fi
   # a FIFO with a reader: the profile goes through it
   mkfifo "$d/fifo"
-  cat "$d/fifo" > "$d/fifo.got" &
-  reader=$!
+  fifo_reader "$d/fifo" "$d/fifo.got"
   run $v "$d/fifo" $(extra $v)
   wait $reader
   [ -p "$d/fifo" ] || fail "$v: the FIFO was replaced"
@@ -135,8 +134,7 @@ rec "$T/rec.link"
 [ -L "$T/rec.link" ] || fail "record: the symlink was replaced"
 loads CPROF_HEAP_PROFILE "$T/rec.target"
 mkfifo "$T/rec.fifo"
-cat "$T/rec.fifo" > "$T/rec.got" &
-reader=$!
+fifo_reader "$T/rec.fifo" "$T/rec.got"
 rec "$T/rec.fifo"
 wait $reader
 [ -p "$T/rec.fifo" ] || fail "record: the FIFO was replaced"
