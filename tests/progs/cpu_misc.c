@@ -3,9 +3,12 @@
  *   cpu_misc fork          parent_burn, then a fork child runs child_burn
  *                          and exits; the parent waits and runs
  *                          parent_after (preloaded, CPROF_CPU_PROFILE)
- *   cpu_misc distinct      3 s of CPU spread over a great many distinct
- *                          stacks (random recursion through two
- *                          functions), to grow the profiler's stack table
+ *   cpu_misc distinct HZ   CPU spread over a great many distinct stacks
+ *                          (random recursion through two functions), to
+ *                          grow the profiler's stack table: runs until a
+ *                          bare timer of HZ on its CPU clock (ktimer.h)
+ *                          got 250 signals and 1 s passed, and prints
+ *                          "signals <n> periods <n> cpu <ms>"
  *   cpu_misc chain PROF    (linked) the program's own SIGPROF handler and
  *                          setitimer(ITIMER_PROF) run before and during
  *                          cprof_cpu_start(PROF)...cprof_cpu_stop(): prints
@@ -26,6 +29,7 @@
 #ifdef LINKED
 #include <cprof.h>
 #endif
+#include "ktimer.h"
 
 static volatile unsigned long sink;
 
@@ -103,11 +107,23 @@ __attribute__((noinline)) static void right(int n)
     __asm__ volatile("" ::: "memory");
 }
 
-static int distinct(void)
+/* Every cprof timer signal makes one distinct stack, and the kernel
+ * delivers it at the same ticks as the witness's: counting the witness's
+ * signals, not seconds, makes the number of stacks known on a loaded
+ * machine too (where one signal stands for several periods). */
+static int distinct(int hz)
 {
-    double t0 = thread_cpu();
-    while (thread_cpu() - t0 < 3.0)
+    double t0 = thread_cpu(), t;
+    if (hz <= 0 || ktimer_start(1000000000L / hz) < 0) {
+        perror("ktimer_start");
+        return 1;
+    }
+    do {
         left(250);
+        t = thread_cpu();
+    } while (ktimer_signals < 250 || t - t0 < 1.0);
+    ktimer_stop();
+    printf("signals %ld periods %ld cpu %.0f\n", ktimer_signals, ktimer_periods, (t - t0) * 1000);
     return 0;
 }
 
@@ -176,14 +192,14 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "fork") == 0)
         return do_fork();
-    if (argc == 2 && strcmp(argv[1], "distinct") == 0)
-        return distinct();
+    if (argc == 3 && strcmp(argv[1], "distinct") == 0)
+        return distinct(atoi(argv[2]));
 #ifdef LINKED
     if (argc == 3 && strcmp(argv[1], "chain") == 0)
         return chain(argv[2]);
     if (argc == 3 && strcmp(argv[1], "replace") == 0)
         return replace(argv[2]);
 #endif
-    fprintf(stderr, "usage: %s fork | distinct | chain PROFILE | replace PROFILE\n", argv[0]);
+    fprintf(stderr, "usage: %s fork | distinct HZ | chain PROFILE | replace PROFILE\n", argv[0]);
     return 2;
 }
