@@ -42,6 +42,10 @@ static int ktimer_start(long period_ns)
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = ktimer_handler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    /* Both timers expire at the same tick: with SIGPROF blocked here, a
+     * profiler's signal waits for this handler's return and stops the
+     * program where it was, not at this handler's first instruction. */
+    sigfillset(&sa.sa_mask);
     if (sigaction(KTIMER_SIG, &sa, NULL) < 0)
         return -1;
     struct sigevent sev;
