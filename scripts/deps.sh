@@ -7,7 +7,7 @@ PKGS="gcc g++ make pkg-config clang binutils elfutils
  libmicrohttpd-dev libcurl4-openssl-dev libedit-dev libcmocka-dev libpcre2-dev libpcre2-8-0
  golang-go graphviz curl
  libjemalloc2 libtcmalloc-minimal4 google-perftools
- python3 sqlite3 jq libxml2-utils
+ python3 sqlite3 jq libxml2-utils xz-utils
  chromium nodejs"
 missing=""
 for p in $PKGS; do
