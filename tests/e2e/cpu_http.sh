@@ -40,25 +40,13 @@ EOF
 grep -Ei 'MHD_|microhttpd|libcprof-http|drain|cpuring' "$T/go.top" && fail "the profiler's own threads are in the profile"
 note "go tool pprof -seconds 2: serve_hot ${s}% of serve_hot + serve_cold"
 
-# session_is 1|0: waits (up to 20 s) until a CPU profile session runs, or
-# none does, in $PID: its drain thread ("cprof-cpu") lives from the start
-# to the end of the stop.
-session_is() {
-  i=0
-  while [ "$(cat /proc/"$PID"/task/*/comm 2>/dev/null | grep -cx cprof-cpu)" != "$1" ]; do
-    i=$((i + 1))
-    [ $i -gt 200 ] && return 1
-    sleep 0.1
-  done
-}
-
 # --- one at a time ---------------------------------------------------------------------
 curl -s -o "$T/first.body" -D "$T/first.raw" -w '%{http_code}' --max-time 30 \
   "$URL/debug/pprof/profile?seconds=3" > "$T/first.status" &
 CURL=$!
 # Until the first session holds the profiler (a fixed second was a race
 # on a loaded machine).
-session_is 1 || fail "the first session did not start within 20 s"
+cpu_session_is 1 || fail "the first session did not start within 20 s"
 req second "$URL/debug/pprof/profile?seconds=1"
 expect_error second 500 "Could not enable CPU profiling: cpu profiling already in use"
 wait $CURL
@@ -74,9 +62,8 @@ note "a second request while one runs: Go's 500"
 
 # --- a client that goes away ------------------------------------------------------------
 curl -s -o /dev/null --max-time 1 "$URL/debug/pprof/profile?seconds=2"
-# The server notices when the wait ends; a start while it stops the
-# session waits for the stop.
-session_is 0 || fail "the abandoned session did not end within 20 s"
+# The server notices when the wait ends.
+cpu_session_is 0 || fail "the abandoned session did not end within 20 s"
 req after "$URL/debug/pprof/profile?seconds=1"
 expect after 200 "application/octet-stream"
 note "profiling free again after a client left"
