@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,11 +186,29 @@ static const threadhook_client_t client = {
     .on_start = on_start,
 };
 
+/* A fork child profiles nothing (cpuprof.h) and may exec: its mask
+ * becomes the program's own again, SIGPROF included, until a profile of
+ * its own starts. */
+static void fork_child(void)
+{
+    __atomic_store_n(&enabled, 0, __ATOMIC_RELAXED);
+    if (self.open && self.want) {
+        sigset_t prof;
+        sigemptyset(&prof);
+        sigaddset(&prof, SIGPROF);
+        next_pthread_sigmask(SIG_BLOCK, &prof, NULL);
+        self.open = 0;
+    }
+}
+
 int sigmask_init(void)
 {
     resolve(&next_pthread_sigmask, "pthread_sigmask");
     resolve(&next_sigprocmask, "sigprocmask");
-    return threadhook_register(&client);
+    int rc = threadhook_register(&client);
+    if (rc == 0 && pthread_atfork(NULL, NULL, fork_child) != 0)
+        rc = -ENOMEM;
+    return rc;
 }
 
 void sigmask_enable(void)

@@ -14,10 +14,12 @@
  * from cprof's handler (sigmask_redirect_sigsafe): it stays pending, as
  * sigpending shows, until the program unblocks it. What remains unseen:
  * threads that blocked SIGPROF before the first profile started and have
- * not set a mask since (cpuprof.c measures their CPU time), masks set by
- * raw system calls, and, while SIGPROF is thus deliverable, a program's own
- * SIGPROF that it meant to take with sigwait or signalfd from a thread
- * that wants it blocked waits there until that thread unblocks it.
+ * not set a mask since (cpuprof.c measures their CPU time), and masks set
+ * by raw system calls. What differs: a program's own SIGPROF that it
+ * meant to take with sigwait or signalfd on another thread stays pending
+ * on the thread it reached; a child of posix_spawn (without
+ * POSIX_SPAWN_SETSIGMASK) or vfork starts with SIGPROF deliverable. A fork
+ * child gets the program's mask back (it profiles nothing).
  *
  * Threads and signals: all per-thread state is the thread's own
  * (initial-exec TLS); the interposed functions are async-signal-safe, as

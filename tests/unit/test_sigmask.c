@@ -4,7 +4,8 @@
  * never blocks SIGPROF while the program reads back what it set (through
  * pthread_sigmask and sigprocmask, SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK),
  * errors stay the program's, a thread created under an all-blocking mask
- * starts with SIGPROF deliverable and believes it blocked, and a SIGPROF
+ * starts with SIGPROF deliverable and believes it blocked, a fork child
+ * (which may exec) gets the program's mask back for real, and a SIGPROF
  * of the program's own sent while it "blocks" SIGPROF stays pending
  * (sigpending) until unblocked, then reaches its handler once. */
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/cpuring.h"
@@ -126,6 +128,26 @@ static void test_thread(void **state)
     assert_int_equal(got[2], 1); /* the rest inherited */
 }
 
+static void test_fork(void **state)
+{
+    (void)state;
+    sigmask_enable();
+    sigset_t all, old;
+    sigfillset(&all);
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, &all, &old), 0);
+    assert_false(kernel_blocks(SIGPROF));
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(kernel_blocks(SIGPROF) && reads_blocked(SIGPROF) ? 0 : 1);
+    assert_true(pid > 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_false(kernel_blocks(SIGPROF)); /* the parent's stays deliverable */
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+}
+
 static volatile sig_atomic_t handled;
 
 static void program_handler(int sig)
@@ -170,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_before_enable),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_thread),
+        cmocka_unit_test(test_fork),
         cmocka_unit_test(test_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
