@@ -589,7 +589,13 @@ static int start_locked(session_t *s)
     rt_lock(&timers_lock);
     __atomic_store_n(&timers_on, 1, __ATOMIC_RELEASE);
     uncovered = 0;
+    bool internal = is_internal_locked((int32_t)gettid());
     rt_unlock(&timers_lock);
+    /* The thread starting the profile (the main thread, under
+     * CPROF_CPU_PROFILE) lets SIGPROF through from now on, whatever mask
+     * it inherited. */
+    if (!internal)
+        sigmask_open_self();
     cover_all();
     return 0;
 }

@@ -3,7 +3,8 @@
 # tests/progs/cpu_sigblock.c runs threads that block every signal and
 # compute: created so by a creator that blocks every signal around
 # pthread_create (liblzma's way: inherit_work) or blocking them
-# themselves (self_work). Each runs a witness timer (tests/progs/ktimer.h)
+# themselves (self_work), and a main thread that inherits SIGPROF blocked
+# from its parent (main_work). Each runs a witness timer (tests/progs/ktimer.h)
 # on its CPU clock, the signal it lets through: the profile must give each
 # function what the kernel delivered, within the two timers' phases (3
 # periods), and each thread must still read back the mask it set. Linked:
@@ -51,6 +52,24 @@ while read -r tag fn cpu kernel; do
   note "preload: $fn ${got}ms, the kernel delivered ${kernel}ms, CPU ${cpu}ms"
 done < "$T/pre.out"
 grep -q cprof_sigprof_blocked "$T/pre.top" && { cat "$T/pre.top"; fail "preload: time without stacks"; }
+
+# --- preloaded: a main thread that inherits SIGPROF blocked -------------------------------
+# The profile starts on that thread (CPROF_CPU_PROFILE): it lets SIGPROF
+# through from then on.
+python3 -c '
+import signal, subprocess, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPROF, signal.SIGINT})
+sys.exit(subprocess.run(sys.argv[1:]).returncode)
+' env CPROF_CPU_PROFILE="$T/main.pb.gz" LD_PRELOAD="$LIB" "$T/sb" $UNIT main > "$T/main.out" 2> "$T/main.err" ||
+  { cat "$T/main.err"; fail "main: the program failed"; }
+[ -s "$T/main.err" ] && { cat "$T/main.err"; fail "main: stderr not empty"; }
+read -r tag fn cpu kernel < "$T/main.out"
+[ "$tag $fn" = "TRUTH main_work" ] || { cat "$T/main.out"; fail "main: output"; }
+cum main "$T/main.pb.gz"
+got=$(ms_of main main_work)
+near "$got" "$kernel" $((3 * PERIOD)) ||
+  { cat "$T/main.top"; fail "main: main_work ${got}ms, the kernel delivered ${kernel}ms (CPU ${cpu}ms)"; }
+note "main: main_work ${got}ms, the kernel delivered ${kernel}ms, CPU ${cpu}ms"
 
 # --- linked: threads that blocked SIGPROF before the start ------------------------------
 "$T/sb_linked" $UNIT "$T/linked.pb.gz" > "$T/linked.out" 2> "$T/linked.err" ||

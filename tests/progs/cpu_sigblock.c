@@ -7,6 +7,10 @@
  *                            inherit_work, then two threads that block
  *                            every signal themselves run self_work, MS ms
  *                            of CPU each
+ *   cpu_sigblock MS main     (preloaded) the main thread runs main_work,
+ *                            MS ms of CPU, with the mask it inherited
+ *                            (the test's parent blocks SIGPROF and SIGINT),
+ *                            making no mask call before it
  *   cpu_sigblock MS PROFILE  (built with -DLINKED) the program's own
  *                            SIGPROF handler, then two such threads made
  *                            before cprof_cpu_start(PROFILE) run
@@ -43,8 +47,8 @@
 static volatile unsigned long sink;
 static double unit_s;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static double cpu_ms[3];
-static long witness_ms[3];
+static double cpu_ms[4];
+static long witness_ms[4];
 
 static double thread_cpu(void)
 {
@@ -99,6 +103,9 @@ static void spin(int slot)
 #ifndef LINKED
 __attribute__((noinline)) static void inherit_work(void) { prepare(); spin(0); }
 __attribute__((noinline)) static void self_work(void) { prepare(); spin(1); }
+/* No mask call before the work: the witness's signal is not blocked here,
+ * and cprof must reach this thread without one. */
+__attribute__((noinline)) static void main_work(void) { spin(3); check_view(); }
 #else
 __attribute__((noinline)) static void early_work(void) { spin(2); }
 #endif
@@ -242,6 +249,12 @@ int main(int argc, char **argv)
     printf("RUSAGE %.0f\n", cpu);
     printf("pending ok\n");
 #else
+    if (argc == 3 && strcmp(argv[2], "main") == 0) {
+        main_work();
+        printf("TRUTH main_work %.0f %ld\n", cpu_ms[3], witness_ms[3]);
+        printf("RUSAGE %.0f\n", rusage_ms());
+        return 0;
+    }
     pair(inherit_main, t);
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
