@@ -1,8 +1,11 @@
 /* cpu_misc.c — the CPU profile's corner cases, one per mode:
  *
- *   cpu_misc fork          parent_burn, then a fork child runs child_burn
+ *   cpu_misc fork [HZ]     parent_burn, then a fork child runs child_burn
  *                          and exits; the parent waits and runs
- *                          parent_after (preloaded, CPROF_CPU_PROFILE)
+ *                          parent_after (preloaded, CPROF_CPU_PROFILE);
+ *                          with HZ, a bare timer of HZ on the parent's CPU
+ *                          clock (ktimer.h) runs meanwhile and it prints
+ *                          "witness <ms>": what the kernel delivered
  *   cpu_misc distinct HZ   CPU spread over a great many distinct stacks
  *                          (random recursion through two functions), to
  *                          grow the profiler's stack table: runs until a
@@ -12,8 +15,10 @@
  *   cpu_misc chain PROF    (linked) the program's own SIGPROF handler and
  *                          setitimer(ITIMER_PROF) run before and during
  *                          cprof_cpu_start(PROF)...cprof_cpu_stop(): prints
- *                          "own <n> timer <m>": its handler's calls, and
- *                          how many of them carried cprof's SI_TIMER
+ *                          "own <n> timer <m> witness <ms>": its handler's
+ *                          calls, how many of them carried cprof's
+ *                          SI_TIMER, and what a bare 100 Hz timer on its
+ *                          CPU clock got meanwhile
  *   cpu_misc replace PROF  (linked) the program installs a SIGPROF handler
  *                          while cprof's profile runs
  */
@@ -55,8 +60,12 @@ __attribute__((noinline)) static void parent_burn(void) { spin(0.3); }
 __attribute__((noinline)) static void parent_after(void) { spin(0.2); }
 __attribute__((noinline)) static void child_burn(void) { spin(0.3); }
 
-static int do_fork(void)
+static int do_fork(int hz)
 {
+    if (hz > 0 && ktimer_start(1000000000L / hz) < 0) {
+        perror("ktimer_start");
+        return 1;
+    }
     parent_burn();
     pid_t pid = fork();
     if (pid == 0) {
@@ -69,6 +78,10 @@ static int do_fork(void)
         return 1;
     }
     parent_after();
+    if (hz > 0) {
+        ktimer_stop();
+        printf("witness %ld\n", ktimer_periods * 1000 / hz);
+    }
     return 0;
 }
 
@@ -162,7 +175,12 @@ static int chain(const char *prof)
         fprintf(stderr, "cprof_cpu_start: %s\n", strerror(-rc));
         return 1;
     }
+    if (ktimer_start(10000000L) < 0) {
+        perror("ktimer_start");
+        return 1;
+    }
     chained_burn();
+    ktimer_stop();
     rc = cprof_cpu_stop();
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_PROF, &off, NULL);
@@ -170,7 +188,7 @@ static int chain(const char *prof)
         fprintf(stderr, "cprof_cpu_stop: %s\n", strerror(-rc));
         return 1;
     }
-    printf("own %d timer %d\n", (int)own, (int)timer);
+    printf("own %d timer %d witness %ld\n", (int)own, (int)timer, ktimer_periods * 10);
     return 0;
 }
 
@@ -190,8 +208,8 @@ static int replace(const char *prof)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "fork") == 0)
-        return do_fork();
+    if ((argc == 2 || argc == 3) && strcmp(argv[1], "fork") == 0)
+        return do_fork(argc == 3 ? atoi(argv[2]) : 0);
     if (argc == 3 && strcmp(argv[1], "distinct") == 0)
         return distinct(atoi(argv[2]));
 #ifdef LINKED
@@ -200,6 +218,6 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "replace") == 0)
         return replace(argv[2]);
 #endif
-    fprintf(stderr, "usage: %s fork | distinct HZ | chain PROFILE | replace PROFILE\n", argv[0]);
+    fprintf(stderr, "usage: %s fork [HZ] | distinct HZ | chain PROFILE | replace PROFILE\n", argv[0]);
     return 2;
 }
