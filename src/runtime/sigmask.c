@@ -101,13 +101,12 @@ static int opened(mask_fn next, bool (*ok)(int), int how, const sigset_t *set, s
 }
 
 /* The interposed call: cprof's own calls (guard set: its threads block
- * SIGPROF) and every call before the first CPU profile go through as
- * they are. */
+ * SIGPROF) and every call before the first CPU profile (or in a fork
+ * child) go through as they are; one that may block SIGPROF leaves the
+ * thread's state unknown. */
 static int masked(mask_fn next, bool (*ok)(int), int how, const sigset_t *set, sigset_t *old)
 {
-    if (!__atomic_load_n(&enabled, __ATOMIC_RELAXED))
-        return next(how, set, old);
-    if (rt_self.guard) {
+    if (!__atomic_load_n(&enabled, __ATOMIC_RELAXED) || rt_self.guard) {
         int rc = next(how, set, old);
         if (ok(rc) && set && how != SIG_UNBLOCK && sigismember(set, SIGPROF) == 1)
             self.open = 0;
