@@ -237,6 +237,11 @@ check: deps
 	$(MAKE) -j$$(nproc 2>/dev/null || echo 2) tests
 	@sh tests/run.sh
 
+# The suite beside two busy loops, as on a loaded CI machine.
+check-stress: deps
+	$(MAKE) -j$$(nproc 2>/dev/null || echo 2) tests
+	@STRESS=2 sh tests/run.sh
+
 demo: deps
 	$(MAKE) -j$$(nproc 2>/dev/null || echo 2) all
 	@sh examples/demo.sh
@@ -255,5 +260,5 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests deps check demo install clean fuzz
+.PHONY: all tests deps check check-stress demo install clean fuzz
 .SECONDARY:

@@ -15,8 +15,10 @@
 #include "cprof.h"
 #include "profile/profile.h"
 #include "rt.h"
+#include "procmaps.h"
 #include "profwriter.h"
 #include "session.h"
+#include "sigmask.h"
 #include "threadhook.h"
 #include "trace.h"
 
@@ -35,6 +37,7 @@
 
 #define TIMERS_CAP (1u << 14)  /* threads with a timer at once */
 #define INTERNAL_MAX 32        /* cprof's own threads remembered */
+#define BLIND_MAX 256          /* threads measured that block SIGPROF at start */
 #define DRAIN_PERIOD_MS 100    /* as Go's profileWriter */
 
 static int hz = 100;
@@ -57,6 +60,13 @@ static int timers_on; /* threads starting now make their own timer */
 static uint64_t rng = 0x2545f4914f6cdd1dull; /* under timers_lock */
 static uint64_t uncovered; /* threads that got no timer: not profiled */
 
+/* The kernel's encoding of a thread's CPU clock, as glibc's
+ * pthread_getcpuclockid makes it (CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED). */
+static clockid_t thread_clock(int32_t tid)
+{
+    return (clockid_t)((~(uint32_t)tid << 3) | 6u);
+}
+
 static uint32_t tslot(int32_t tid)
 {
     return ((uint32_t)tid * 2654435761u) & (TIMERS_CAP - 1);
@@ -77,11 +87,8 @@ static int timer_for_locked(int32_t tid, int32_t *out)
     sev.sigev_signo = SIGPROF;
     sev.sigev_value.sival_ptr = cpuring_cookie();
     sev._sigev_un._tid = tid; /* sigev_notify_thread_id */
-    /* The kernel's encoding of a thread's CPU clock, as glibc's
-     * pthread_getcpuclockid makes it (CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED). */
-    clockid_t clock = (clockid_t)((~(uint32_t)tid << 3) | 6u);
     int id;
-    if (syscall(SYS_timer_create, clock, &sev, &id) < 0)
+    if (syscall(SYS_timer_create, thread_clock(tid), &sev, &id) < 0)
         return -errno;
     int64_t period = 1000000000LL / hz;
     rng ^= rng << 13;
@@ -164,6 +171,56 @@ static void cover_locked(int32_t tid, bool replace)
     ntimers++;
 }
 
+/* --- threads that block SIGPROF ------------------------------------------------ */
+
+/* Threads whose mask blocked SIGPROF when the session started, which
+ * sigmask.h could not reach: their timer's signal waits, standing for
+ * every period since, until the program sets a mask (the signal then
+ * arrives with its periods, without a stack) or the thread exits (it opens
+ * itself then, on_exit_). Those still blocking it at the stop have their
+ * CPU time since the start measured instead. Start and stop only. */
+static struct {
+    int32_t tid;
+    int64_t cpu0; /* ns of its CPU clock at the start */
+} blind[BLIND_MAX];
+static uint32_t nblind;
+static uint64_t blind_unmeasured; /* beyond BLIND_MAX */
+
+static int64_t now_ns(clockid_t c);
+
+static void blind_note(int32_t tid)
+{
+    int r = procmaps_task_signal(tid, SIGPROF);
+    if (r < 0 || !(r & PROCMAPS_SIG_BLOCKED))
+        return;
+    if (nblind == BLIND_MAX) {
+        blind_unmeasured++;
+        return;
+    }
+    blind[nblind].tid = tid;
+    blind[nblind].cpu0 = now_ns(thread_clock(tid));
+    nblind++;
+}
+
+/* CPU ns of the threads that still block SIGPROF, since the start; *n: how
+ * many. */
+static int64_t blind_measure(uint32_t *n)
+{
+    int64_t ns = 0;
+    *n = 0;
+    for (uint32_t i = 0; i < nblind; i++) {
+        int r = procmaps_task_signal(blind[i].tid, SIGPROF);
+        if (r < 0 || !(r & PROCMAPS_SIG_BLOCKED))
+            continue;
+        int64_t d = now_ns(thread_clock(blind[i].tid)) - blind[i].cpu0;
+        if (d > 0) {
+            ns += d;
+            ++*n;
+        }
+    }
+    return ns;
+}
+
 /* Every thread listed in /proc/self/task. Threads created meanwhile either
  * appear in the list or see timers_on as they start. */
 static void cover_all(void)
@@ -177,6 +234,11 @@ static void cover_all(void)
         long tid = strtol(de->d_name, &end, 10);
         if (*end || tid <= 0)
             continue;
+        rt_lock(&timers_lock);
+        bool internal = is_internal_locked((int32_t)tid);
+        rt_unlock(&timers_lock);
+        if (!internal)
+            blind_note((int32_t)tid);
         rt_lock(&timers_lock);
         cover_locked((int32_t)tid, false);
         rt_unlock(&timers_lock);
@@ -239,6 +301,9 @@ static void on_exit_(void *cookie, bool internal)
     }
     if (!__atomic_load_n(&timers_on, __ATOMIC_ACQUIRE))
         return;
+    /* A timer signal held back by a blocked SIGPROF stands for periods of
+     * this thread: received now, or lost with its timer. */
+    sigmask_open_self();
     rt_lock(&timers_lock);
     tentry_t *e = timers ? timer_find_locked(tid) : NULL;
     if (e)
@@ -267,6 +332,7 @@ typedef struct {
     size_t pool_len, pool_cap;
     int64_t lost;      /* periods dropped with the ring full */
     int64_t full;      /* periods not kept: the table could not grow */
+    int64_t blocked;   /* periods spent with SIGPROF blocked: no stacks */
 } ctable_t;
 
 static ctable_t tab;
@@ -354,7 +420,9 @@ static void drain(ctable_t *t)
     while (cpuring_peek(&s)) {
         if (s.depth > 0)
             table_add(t, s.pcs, s.depth, s.count);
-        if (s.ts)
+        else
+            t->blocked += s.count;
+        if (s.ts && s.depth > 0)
             trace_cpu_sample(s.ts, s.thread, s.pcs, (int)s.depth);
         cpuring_release();
     }
@@ -362,11 +430,13 @@ static void drain(ctable_t *t)
 }
 
 static int drain_stop;
+static int drain_started; /* it has run threadhook's on_start: it is internal */
 
 static void *drain_main(void *arg)
 {
     (void)arg;
     rt_self.guard = 1; /* for its whole life: nothing it does is the program's */
+    __atomic_store_n(&drain_started, 1, __ATOMIC_RELEASE);
     for (;;) {
         /* Read before draining: once set, every sample is published. */
         bool last = __atomic_load_n(&drain_stop, __ATOMIC_ACQUIRE);
@@ -428,6 +498,12 @@ static int build(profwriter_t *b, const ctable_t *t, int64_t time_ns, int64_t du
         rc = add_marker(p, "cprof_lost_samples", t->lost, period);
     if (rc == 0)
         rc = add_marker(p, "cprof_stack_table_full", t->full, period);
+    if (rc == 0)
+        rc = add_marker(p, "cprof_sigprof_blocked", t->blocked, period);
+    if (rc == 0 && t->blocked > 0 &&
+        profile_add_comment(p, "cprof_sigprof_blocked: CPU time of threads that blocked SIGPROF "
+                               "since before the profile started; their stacks are not known") < 0)
+        rc = -ENOMEM;
     return rc;
 }
 
@@ -474,6 +550,10 @@ static int start_drain(void)
     if (rc != 0)
         return -rc;
     pthread_setname_np(run.drain, "cprof-cpu");
+    /* Until it is known internal, cover_all would take it for one of the
+     * program's threads (one that blocks SIGPROF). */
+    while (!__atomic_load_n(&drain_started, __ATOMIC_ACQUIRE))
+        sched_yield();
     return 0;
 }
 
@@ -486,6 +566,9 @@ static int start_locked(session_t *s)
     int rc = cpuring_init(depth);
     if (rc < 0)
         return rc;
+    sigmask_enable(); /* cprof's handler is in place */
+    nblind = 0;
+    blind_unmeasured = 0;
     static bool told;
     if (cpuring_chained() && !told) {
         told = true;
@@ -497,6 +580,7 @@ static int start_locked(session_t *s)
     cpuring_reset();
     memset(&tab, 0, sizeof(tab));
     __atomic_store_n(&drain_stop, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&drain_started, 0, __ATOMIC_RELAXED);
     if ((rc = start_drain()) < 0)
         return rc;
     run.start_real_ns = now_ns(CLOCK_REALTIME);
@@ -505,7 +589,13 @@ static int start_locked(session_t *s)
     rt_lock(&timers_lock);
     __atomic_store_n(&timers_on, 1, __ATOMIC_RELEASE);
     uncovered = 0;
+    bool internal = is_internal_locked((int32_t)gettid());
     rt_unlock(&timers_lock);
+    /* The thread starting the profile (the main thread, under
+     * CPROF_CPU_PROFILE) lets SIGPROF through from now on, whatever mask
+     * it inherited. */
+    if (!internal)
+        sigmask_open_self();
     cover_all();
     return 0;
 }
@@ -513,6 +603,8 @@ static int start_locked(session_t *s)
 /* Ends the running session and writes its profile (session.h's stop). */
 static int stop_locked(session_t *s, bool discard)
 {
+    uint32_t nstill;
+    int64_t still_ns = blind_measure(&nstill); /* before their timers go */
     cpuring_enable(false);
     uncover_all();
     cpuring_quiesce();
@@ -520,6 +612,16 @@ static int stop_locked(session_t *s, bool discard)
     cpuring_wake();
     pthread_join(run.drain, NULL);
     int64_t duration = now_ns(CLOCK_MONOTONIC) - run.start_mono_ns;
+    int64_t period = 1000000000LL / hz;
+    tab.blocked += (still_ns + period / 2) / period;
+    if (tab.blocked > 0)
+        rt_warn("%lld ms of CPU time were spent by threads that blocked SIGPROF since before the "
+                "CPU profile started (%u still did at its end): in the profile as "
+                "cprof_sigprof_blocked, without their stacks",
+                (long long)(tab.blocked * period / 1000000), nstill);
+    if (blind_unmeasured)
+        rt_warn("%llu more threads blocked SIGPROF when the CPU profile started: their CPU time "
+                "may be missing from it", (unsigned long long)blind_unmeasured);
     if (uncovered)
         rt_warn("%llu threads could not have a CPU timer (RLIMIT_SIGPENDING?) and are "
                 "missing from the CPU profile", (unsigned long long)uncovered);
@@ -557,6 +659,7 @@ static void fork_child(void)
         memset(timers, 0, TIMERS_CAP * sizeof(*timers));
     ntimers = 0;
     memset(internal_tids, 0, sizeof(internal_tids));
+    nblind = 0;
     if (session_fork_child(&sess))
         table_free(&tab);
     rt_unlock(&timers_lock);
@@ -574,7 +677,12 @@ int cpu_init(int rate_hz, int max_depth)
     if (!rng)
         rng = 1;
     cpuring_prepare();
-    int rc = threadhook_register(&client);
+    /* Before cpuprof's client: a new thread lets SIGPROF through before
+     * its timer exists. */
+    int rc = sigmask_init();
+    if (rc < 0)
+        return rc;
+    rc = threadhook_register(&client);
     if (rc < 0)
         return rc;
     pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -3,6 +3,7 @@
 
 #include "arena.h"
 #include "rt.h"
+#include "sigmask.h"
 #include "unwfds.h"
 #include "trace.h"
 
@@ -31,7 +32,7 @@
 typedef struct {
     uint64_t seq;   /* == position: free for the producer at that position;
                        == position + 1: published for the consumer */
-    uint32_t depth;
+    uint32_t depth;  /* 0: periods spent with SIGPROF blocked, no stack */
     uint32_t count;
     int64_t ts;      /* CLOCK_MONOTONIC ns while a trace runs, else 0 */
     uint64_t thread; /* trace_thread_sigsafe() */
@@ -220,7 +221,9 @@ static void record_sigsafe(const siginfo_t *info, ucontext_t *uc)
         s->ts = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
         s->thread = trace_thread_sigsafe();
     }
-    s->depth = (uint32_t)capture_sigsafe(uc, s->pcs, max_depth);
+    /* A signal held back while the thread blocked SIGPROF arrives as the
+     * program unblocks it: here is not where its periods were spent. */
+    s->depth = sigmask_catchup_sigsafe() ? 0 : (uint32_t)capture_sigsafe(uc, s->pcs, max_depth);
     publish_sigsafe(s, pos);
 }
 
@@ -239,7 +242,13 @@ static void chain_sigsafe(int sig, siginfo_t *info, void *uc)
 static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
 {
     if (!info || info->si_code != SI_TIMER || info->si_value.sival_ptr != &cookie) {
-        chain_sigsafe(sig, info, uc);
+        /* The program's own SIGPROF, on a thread that blocks it in all but
+         * cprof's reality: pending until unblocked, as without cprof. */
+        int saved = errno;
+        bool held = info && sigmask_redirect_sigsafe(info, uc);
+        errno = saved;
+        if (!held)
+            chain_sigsafe(sig, info, uc);
         return;
     }
     int saved = errno;

@@ -14,10 +14,11 @@
  *   thread makes its frame cache with mmap and a pthread_setspecific on a
  *   key made at start, which glibc stores without allocating), before
  *   it unwfds_ok_sigsafe (system calls: libunwind's pipe is still its
- *   own, else the leaf alone is recorded), the
- *   futex wake of the drain thread (a system call), and while a trace
- *   runs clock_gettime and trace_thread_sigsafe (reads of the thread's
- *   own trace record).
+ *   own, else the leaf alone is recorded), the futex wake of the drain
+ *   thread (a system call), while a trace runs clock_gettime and
+ *   trace_thread_sigsafe (reads of the thread's own trace record), and
+ *   sigmask.h's *_sigsafe functions (reads of the thread's own mask
+ *   record; rt_tgsigqueueinfo).
  * - If the signal interrupted libunwind on this thread (a heap sample being
  *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
  *   per-thread caches may be half updated: the sample is then recorded
@@ -43,7 +44,9 @@
  * timer cookie (si_code SI_TIMER); any other SIGPROF (setitimer's
  * ITIMER_PROF, kill) goes to the handler the program had installed
  * before, or is dropped if there was none (instead of killing the
- * process). A program that installs its own SIGPROF handler while
+ * process) — unless the program blocks SIGPROF on that thread, which only
+ * sigmask.h keeps deliverable: it is then held pending as the kernel
+ * would have. A program that installs its own SIGPROF handler while
  * profiling runs takes the signals over (cprof does not interpose
  * sigaction); the next start installs cprof's in front of it again. */
 #ifndef CPROF_CPURING_H
@@ -58,7 +61,8 @@ typedef struct {
     const uintptr_t *pcs; /* leaf first; the leaf is the interrupted PC + 1,
                              callers are return addresses, so that every
                              entry names its instruction when decremented */
-    uint32_t depth;
+    uint32_t depth;       /* 0: periods the thread spent with SIGPROF
+                             blocked (sigmask.h), where is not known */
     uint32_t count;       /* timer periods it stands for: 1 + overruns */
     int64_t ts;           /* when, if an execution trace ran (trace.h), else 0 */
     uint64_t thread;      /* the trace's thread (trace_thread_sigsafe) */

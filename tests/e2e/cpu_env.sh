@@ -35,35 +35,51 @@ done
 note "bad values: one line each"
 
 # --- CPROF_CPU_HZ sets the period ------------------------------------------------------------
-CPROF_CPU_HZ=250 CPROF_CPU_PROFILE="$T/hz250.pb.gz" LD_PRELOAD="$LIB" "$T/misc" fork || fail "hz250: the program failed"
+# The total against what a bare timer of the same period got on the same
+# thread (tests/progs/ktimer.h; 0.5 s of CPU, but the expiries the kernel
+# has not noticed when a timer stops are lost, more on a loaded machine):
+# within the two timers' phases, 3 periods.
+CPROF_CPU_HZ=250 CPROF_CPU_PROFILE="$T/hz250.pb.gz" LD_PRELOAD="$LIB" "$T/misc" fork 250 > "$T/hz250.out" ||
+  fail "hz250: the program failed"
+read -r _ w < "$T/hz250.out"
 go tool pprof -raw "$T/hz250.pb.gz" 2>/dev/null | grep -q '^Period: 4000000$' || fail "hz250: period is not 4 ms"
 t=$(total_ms "$T/hz250.pb.gz")
-awk -v t="$t" 'BEGIN { exit !(t >= 450 && t <= 550) }' || fail "hz250: total ${t}ms, want 500 +- 50"
-note "CPROF_CPU_HZ=250: period 4 ms, total ${t}ms"
+awk -v t="$t" -v w="${w:-0}" 'BEGIN { d = t - w; exit !(w >= 250 && d >= -12 && d <= 12) }' ||
+  fail "hz250: total ${t}ms, the kernel delivered ${w}ms of 500"
+note "CPROF_CPU_HZ=250: period 4 ms, total ${t}ms, the kernel delivered ${w}ms"
 
 # --- fork: the child profiles nothing and writes nothing -----------------------------------
 mkdir "$T/fork"
-CPROF_CPU_PROFILE="$T/fork/cpu.%p.pb.gz" LD_PRELOAD="$LIB" "$T/misc" fork 2> "$T/fork.err" || fail "fork: the program failed"
+# The parent keeps being profiled after the fork: its total is what a
+# bare timer on its thread got (beside four busy loops, the kernel once
+# delivered nothing of parent_after's 0.2 s after the parent's wait, to
+# either timer: a function's presence is not a test).
+CPROF_CPU_PROFILE="$T/fork/cpu.%p.pb.gz" LD_PRELOAD="$LIB" "$T/misc" fork 100 > "$T/fork.out" 2> "$T/fork.err" ||
+  fail "fork: the program failed"
 [ -s "$T/fork.err" ] && { cat "$T/fork.err"; fail "fork: stderr not empty"; }
+read -r _ w < "$T/fork.out"
 set -- "$T"/fork/*
 [ $# -eq 1 ] || fail "fork: want the parent's profile only, have: $*"
 go tool pprof -top -nodefraction=0 "$1" 2>/dev/null > "$T/fork.top"
-grep -q ' parent_burn$' "$T/fork.top" && grep -q ' parent_after$' "$T/fork.top" ||
-  { cat "$T/fork.top"; fail "fork: the parent's functions are missing"; }
+t=$(total_ms "$1")
+awk -v t="${t:-0}" -v w="${w:-0}" 'BEGIN { d = t - w; exit !(w > 0 && d >= -30 && d <= 30) }' ||
+  { cat "$T/fork.top"; fail "fork: total ${t}ms, the kernel delivered ${w}ms to the parent"; }
 grep -q ' child_burn$' "$T/fork.top" && { cat "$T/fork.top"; fail "fork: the child's CPU in the parent's profile"; }
-note "fork: the parent's profile only"
+note "fork: the parent's profile only, ${t}ms (the kernel delivered ${w}ms)"
 
 # --- the program's own SIGPROF handler -----------------------------------------------------
 "$T/misc_linked" chain "$T/chain.pb.gz" > "$T/chain.out" 2> "$T/chain.err" || { cat "$T/chain.err"; fail "chain: the program failed"; }
 grep -q "^cprof: the program has its own SIGPROF handler" "$T/chain.err" || { cat "$T/chain.err"; fail "chain: no notice"; }
-read -r _ own _ timer < "$T/chain.out"
+read -r _ own _ timer _ witness < "$T/chain.out"
 [ "$timer" -eq 0 ] || fail "chain: the program's handler got $timer of cprof's timer signals"
 # setitimer's process-wide SIGPROF carries no overrun count: on a busy
 # machine several periods fold into one signal. It must still arrive.
 [ "$own" -ge 10 ] && [ "$own" -le 150 ] || fail "chain: the program's handler ran $own times for 1 s of CPU at 100 Hz"
 t=$(total_ms "$T/chain.pb.gz")
-awk -v t="$t" 'BEGIN { exit !(t >= 900 && t <= 1100) }' || fail "chain: total ${t}ms, want 1000 +- 100"
-note "chain: the program's handler ran $own times, none for cprof; profile ${t}ms"
+# 1 s of CPU; what a bare 100 Hz timer got on the thread, within 3 periods.
+awk -v t="$t" -v w="${witness:-0}" 'BEGIN { d = t - w; exit !(w >= 500 && d >= -30 && d <= 30) }' ||
+  fail "chain: total ${t}ms, the kernel delivered ${witness}ms of 1000"
+note "chain: the program's handler ran $own times, none for cprof; profile ${t}ms, the kernel delivered ${witness}ms"
 
 "$T/misc_linked" replace "$T/replace.pb.gz" > "$T/replace.out" 2> "$T/replace.err" || fail "replace: the program failed"
 grep -q "^stop 0 " "$T/replace.out" || { cat "$T/replace.out"; fail "replace: stop failed"; }
@@ -73,18 +89,25 @@ note "replace: warned"
 
 # --- many distinct stacks -------------------------------------------------------------------
 # Stacks of ~255 frames: the table's frame pool (16384 words at first)
-# must grow after ~64 stacks, and again after ~128.
-CPROF_DEPTH=256 CPROF_CPU_HZ=1000 CPROF_CPU_PROFILE="$T/distinct.pb.gz" LD_PRELOAD="$LIB" "$T/misc" distinct ||
-  fail "distinct: the program failed"
+# must grow after ~64 stacks, and again after ~128. Every stack is distinct
+# (2^250 paths), so their number is the number of cprof's timer signals,
+# which the kernel sends only at a clock tick that finds the thread
+# running: one signal may stand for several periods, 3 s of CPU gave 87 to
+# 750 signals by load. So the program runs until a bare timer of the same
+# period on its CPU clock (tests/progs/ktimer.h) got 250 signals; cprof's
+# timer is checked at the same ticks, its other phase costing a signal
+# now and then (238-254 stacks seen beside two busy loops): 200 are past
+# both growths. The total must be the witness's periods, up to a few
+# periods of phase at each end.
+CPROF_DEPTH=256 CPROF_CPU_HZ=1000 CPROF_CPU_PROFILE="$T/distinct.pb.gz" LD_PRELOAD="$LIB" "$T/misc" distinct 1000 \
+  > "$T/distinct.out" || fail "distinct: the program failed"
+read -r w1 signals w2 periods w3 cpu < "$T/distinct.out"
+[ "$w1 $w2 $w3" = "signals periods cpu" ] && [ "$signals" -ge 250 ] || { cat "$T/distinct.out"; fail "distinct: output"; }
 go tool pprof -traces "$T/distinct.pb.gz" 2>/dev/null | grep -c -- '-----------+' > "$T/distinct.n"
+n=$(cat "$T/distinct.n")
 t=$(total_ms "$T/distinct.pb.gz")
-awk -v t="$t" 'BEGIN { exit !(t >= 2700 && t <= 3300) }' || fail "distinct: total ${t}ms, want 3000 +- 300"
-# The kernel checks CPU timers at its tick (CONFIG_HZ, 250 on Debian),
-# and only when the thread is running then: one signal may stand for
-# several periods, so 3 s give 3 * 250 signals on an idle machine but
-# fewer than half of that on a loaded one (329 seen; 185 with two busy
-# loops and a test suite beside it). Every stack is distinct (2^250
-# paths), so the count is the number of signals: 140 is past both growths.
-[ "$(cat "$T/distinct.n")" -ge 140 ] || fail "distinct: only $(cat "$T/distinct.n") stacks"
-note "distinct: $(cat "$T/distinct.n") stacks, ${t}ms"
+awk -v t="$t" -v p="$periods" 'BEGIN { d = t - p; exit !(d >= -5 - p / 100 && d <= 5 + p / 100) }' ||
+  fail "distinct: total ${t}ms, the witness timer ${periods} periods of 1 ms (CPU ${cpu}ms)"
+[ "$n" -ge 200 ] || fail "distinct: only $n stacks for the witness's $signals signals"
+note "distinct: $n stacks (witness: $signals signals), ${t}ms (witness: ${periods}ms, CPU ${cpu}ms)"
 exit 0

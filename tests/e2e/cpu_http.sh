@@ -44,7 +44,9 @@ note "go tool pprof -seconds 2: serve_hot ${s}% of serve_hot + serve_cold"
 curl -s -o "$T/first.body" -D "$T/first.raw" -w '%{http_code}' --max-time 30 \
   "$URL/debug/pprof/profile?seconds=3" > "$T/first.status" &
 CURL=$!
-sleep 1
+# Until the first session holds the profiler (a fixed second was a race
+# on a loaded machine).
+cpu_session_is 1 || fail "the first session did not start within 20 s"
 req second "$URL/debug/pprof/profile?seconds=1"
 expect_error second 500 "Could not enable CPU profiling: cpu profiling already in use"
 wait $CURL
@@ -60,7 +62,8 @@ note "a second request while one runs: Go's 500"
 
 # --- a client that goes away ------------------------------------------------------------
 curl -s -o /dev/null --max-time 1 "$URL/debug/pprof/profile?seconds=2"
-sleep 2 # the server notices when the wait ends
+# The server notices when the wait ends.
+cpu_session_is 0 || fail "the abandoned session did not end within 20 s"
 req after "$URL/debug/pprof/profile?seconds=1"
 expect after 200 "application/octet-stream"
 note "profiling free again after a client left"

@@ -52,8 +52,10 @@ run libunwind "$T/stress"
 run fp "$T/stress_fp" CPROF_UNWIND=fp
 
 # --- sessions over HTTP, started and stopped while threads churn --------------------
+# The program runs until the sessions are done ($T/stop): a fixed life of
+# 10 s ended before the fifth session on a loaded machine.
 timeout -k 5 60 env TMPDIR="$T" CPROF_RATE=1 CPROF_CPU_HZ=1000 CPROF_HTTP=127.0.0.1:0 \
-  CPROF_HTTP_ADDR_FILE="$T/http.addr" LD_PRELOAD="$LIB" "$T/stress" 10 > "$T/http.out" 2> "$T/http.err" &
+  CPROF_HTTP_ADDR_FILE="$T/http.addr" LD_PRELOAD="$LIB" "$T/stress" 4 "$T/stop" > "$T/http.out" 2> "$T/http.err" &
 PID=$!
 PIDS="$PIDS $PID"
 wait_file "$T/http.addr" || { cat "$T/http.err"; fail "http: no address file"; }
@@ -71,6 +73,7 @@ while [ $i -lt 5 ]; do
   req http$i "$URL/debug/pprof/profile?seconds=1"
   expect http$i 200 "application/octet-stream"
 done
+touch "$T/stop"
 wait $PID
 rc=$?
 wait $DUMPS

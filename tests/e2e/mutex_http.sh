@@ -12,8 +12,20 @@ CPROF=$BUILD/cprof
 
 cc_prog "$T/mf" "$PROGS/mutex_fight.c"
 start_server mf "$T/mf" CPROF_MUTEX_RATE=1 CPROF_BLOCK_RATE=1
-# Let both threads fight through every kind of lock at least once.
-sleep 2
+# Until both threads have fought through every kind of lock (a fixed 2 s
+# was not always enough on a loaded machine).
+# has KIND FN...: every FN is a frame of /debug/pprof/KIND?debug=1.
+has() {
+  k=$1; shift
+  curl -s --max-time 10 "$URL/debug/pprof/$k?debug=1" > "$T/has.$k" || return 1
+  for fn; do grep -q "	$fn+" "$T/has.$k" || return 1; done
+}
+i=0
+until has mutex fight fight_rw fight_timed && has block cond_waiter fight fight_rw fight_timed; do
+  i=$((i + 1))
+  [ $i -gt 600 ] && { cat "$T/has.mutex" "$T/has.block"; fail "not every kind of lock contended within 60 s"; }
+  sleep 0.1
+done
 
 nonzero() { awk '$2 != 0 { print $1 }' | sort | tr '\n' ' '; }
 

@@ -1,16 +1,24 @@
 /* cpu_misc.c — the CPU profile's corner cases, one per mode:
  *
- *   cpu_misc fork          parent_burn, then a fork child runs child_burn
+ *   cpu_misc fork [HZ]     parent_burn, then a fork child runs child_burn
  *                          and exits; the parent waits and runs
- *                          parent_after (preloaded, CPROF_CPU_PROFILE)
- *   cpu_misc distinct      3 s of CPU spread over a great many distinct
- *                          stacks (random recursion through two
- *                          functions), to grow the profiler's stack table
+ *                          parent_after (preloaded, CPROF_CPU_PROFILE);
+ *                          with HZ, a bare timer of HZ on the parent's CPU
+ *                          clock (ktimer.h) runs meanwhile and it prints
+ *                          "witness <ms>": what the kernel delivered
+ *   cpu_misc distinct HZ   CPU spread over a great many distinct stacks
+ *                          (random recursion through two functions), to
+ *                          grow the profiler's stack table: runs until a
+ *                          bare timer of HZ on its CPU clock (ktimer.h)
+ *                          got 250 signals and 1 s passed, and prints
+ *                          "signals <n> periods <n> cpu <ms>"
  *   cpu_misc chain PROF    (linked) the program's own SIGPROF handler and
  *                          setitimer(ITIMER_PROF) run before and during
  *                          cprof_cpu_start(PROF)...cprof_cpu_stop(): prints
- *                          "own <n> timer <m>": its handler's calls, and
- *                          how many of them carried cprof's SI_TIMER
+ *                          "own <n> timer <m> witness <ms>": its handler's
+ *                          calls, how many of them carried cprof's
+ *                          SI_TIMER, and what a bare 100 Hz timer on its
+ *                          CPU clock got meanwhile
  *   cpu_misc replace PROF  (linked) the program installs a SIGPROF handler
  *                          while cprof's profile runs
  */
@@ -26,6 +34,7 @@
 #ifdef LINKED
 #include <cprof.h>
 #endif
+#include "ktimer.h"
 
 static volatile unsigned long sink;
 
@@ -51,8 +60,12 @@ __attribute__((noinline)) static void parent_burn(void) { spin(0.3); }
 __attribute__((noinline)) static void parent_after(void) { spin(0.2); }
 __attribute__((noinline)) static void child_burn(void) { spin(0.3); }
 
-static int do_fork(void)
+static int do_fork(int hz)
 {
+    if (hz > 0 && ktimer_start(1000000000L / hz) < 0) {
+        perror("ktimer_start");
+        return 1;
+    }
     parent_burn();
     pid_t pid = fork();
     if (pid == 0) {
@@ -65,6 +78,10 @@ static int do_fork(void)
         return 1;
     }
     parent_after();
+    if (hz > 0) {
+        ktimer_stop();
+        printf("witness %ld\n", ktimer_periods * 1000 / hz);
+    }
     return 0;
 }
 
@@ -103,11 +120,23 @@ __attribute__((noinline)) static void right(int n)
     __asm__ volatile("" ::: "memory");
 }
 
-static int distinct(void)
+/* Every cprof timer signal makes one distinct stack, and the kernel
+ * delivers it at the same ticks as the witness's: counting the witness's
+ * signals, not seconds, makes the number of stacks known on a loaded
+ * machine too (where one signal stands for several periods). */
+static int distinct(int hz)
 {
-    double t0 = thread_cpu();
-    while (thread_cpu() - t0 < 3.0)
+    double t0 = thread_cpu(), t;
+    if (hz <= 0 || ktimer_start(1000000000L / hz) < 0) {
+        perror("ktimer_start");
+        return 1;
+    }
+    do {
         left(250);
+        t = thread_cpu();
+    } while (ktimer_signals < 250 || t - t0 < 1.0);
+    ktimer_stop();
+    printf("signals %ld periods %ld cpu %.0f\n", ktimer_signals, ktimer_periods, (t - t0) * 1000);
     return 0;
 }
 
@@ -146,7 +175,12 @@ static int chain(const char *prof)
         fprintf(stderr, "cprof_cpu_start: %s\n", strerror(-rc));
         return 1;
     }
+    if (ktimer_start(10000000L) < 0) {
+        perror("ktimer_start");
+        return 1;
+    }
     chained_burn();
+    ktimer_stop();
     rc = cprof_cpu_stop();
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_PROF, &off, NULL);
@@ -154,7 +188,7 @@ static int chain(const char *prof)
         fprintf(stderr, "cprof_cpu_stop: %s\n", strerror(-rc));
         return 1;
     }
-    printf("own %d timer %d\n", (int)own, (int)timer);
+    printf("own %d timer %d witness %ld\n", (int)own, (int)timer, ktimer_periods * 10);
     return 0;
 }
 
@@ -174,16 +208,16 @@ static int replace(const char *prof)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "fork") == 0)
-        return do_fork();
-    if (argc == 2 && strcmp(argv[1], "distinct") == 0)
-        return distinct();
+    if ((argc == 2 || argc == 3) && strcmp(argv[1], "fork") == 0)
+        return do_fork(argc == 3 ? atoi(argv[2]) : 0);
+    if (argc == 3 && strcmp(argv[1], "distinct") == 0)
+        return distinct(atoi(argv[2]));
 #ifdef LINKED
     if (argc == 3 && strcmp(argv[1], "chain") == 0)
         return chain(argv[2]);
     if (argc == 3 && strcmp(argv[1], "replace") == 0)
         return replace(argv[2]);
 #endif
-    fprintf(stderr, "usage: %s fork | distinct | chain PROFILE | replace PROFILE\n", argv[0]);
+    fprintf(stderr, "usage: %s fork [HZ] | distinct HZ | chain PROFILE | replace PROFILE\n", argv[0]);
     return 2;
 }

@@ -1,11 +1,13 @@
 /* cpu_share.c — CPU-bound threads with known shares, for the CPU profile
  * tests. Each function measures the CPU time it used on its own thread's
- * CPU clock, and the program prints it as the truth:
+ * CPU clock, and the program prints it as the truth, with what a bare
+ * kernel timer of 100 Hz on that clock delivered meanwhile (ktimer.h: the
+ * periods of its signals, in ms), which is all a CPU-timer profiler can see:
  *
- *   TRUTH hot_three <ms>     thread A: 3 units of CPU
- *   TRUTH cold_one <ms>      thread B: 1 unit, then the thread exits
- *   TRUTH late_half <ms>     thread C, created after profiling started:
- *                            half a unit
+ *   TRUTH hot_three <ms> <kernel ms>   thread A: 3 units of CPU
+ *   TRUTH cold_one <ms> <kernel ms>    thread B: 1 unit, then the thread exits
+ *   TRUTH late_half <ms> <kernel ms>   thread C, created after profiling
+ *                                      started: half a unit
  *   RUSAGE <ms>              the process's user + system CPU time
  *
  *   cpu_share UNIT_MS              (preloaded, CPROF_CPU_PROFILE)
@@ -27,10 +29,14 @@
 #ifdef LINKED
 #include <cprof.h>
 #endif
+#include "ktimer.h"
+
+#define KTIMER_PERIOD_NS 10000000L /* cprof's default CPROF_CPU_HZ, 100 */
 
 static volatile unsigned long sink;
 static double unit_s;
 static double truth[3];
+static long kernel_periods[3];
 static pthread_barrier_t ready;
 
 static double thread_cpu(void)
@@ -41,9 +47,14 @@ static double thread_cpu(void)
 }
 
 /* The work: about a millisecond of arithmetic per round, then a look at
- * the clock, until `seconds` of this thread's CPU are used. */
+ * the clock, until `seconds` of this thread's CPU are used; the witness
+ * timer runs meanwhile. */
 #define SPIN(seconds, slot)                                                     \
     do {                                                                        \
+        if (ktimer_start(KTIMER_PERIOD_NS) < 0) {                               \
+            perror("ktimer_start");                                             \
+            exit(1);                                                            \
+        }                                                                       \
         double t0_ = thread_cpu(), t_;                                          \
         unsigned long x_ = sink;                                                \
         do {                                                                    \
@@ -51,7 +62,9 @@ static double thread_cpu(void)
                 x_ = x_ * 6364136223846793005ul + 1442695040888963407ul;        \
             sink = x_;                                                          \
         } while ((t_ = thread_cpu()) - t0_ < (seconds));                        \
+        ktimer_stop();                                                          \
         truth[slot] = t_ - t0_;                                                 \
+        kernel_periods[slot] = ktimer_periods;                                  \
     } while (0)
 
 __attribute__((noinline)) static void hot_three(void)
@@ -198,9 +211,10 @@ int main(int argc, char **argv)
         return 1;
     }
 #endif
-    printf("TRUTH hot_three %.0f\n", truth[0] * 1000);
-    printf("TRUTH cold_one %.0f\n", truth[1] * 1000);
-    printf("TRUTH late_half %.0f\n", truth[2] * 1000);
+    static const char *const names[3] = {"hot_three", "cold_one", "late_half"};
+    for (int i = 0; i < 3; i++)
+        printf("TRUTH %s %.0f %ld\n", names[i], truth[i] * 1000,
+               kernel_periods[i] * (KTIMER_PERIOD_NS / 1000000));
     printf("RUSAGE %.0f\n", cpu * 1000);
     return 0;
 }

@@ -13,7 +13,11 @@
  *   - a fork: a child that allocates and exits while all this runs.
  * Every system call that fails with EINTR is counted and retried.
  *
- *   cpu_stress SECONDS
+ *   cpu_stress SECONDS [STOPFILE]
+ *
+ * runs SECONDS, the fork half-way; with STOPFILE, after the fork it runs on
+ * until that file exists (a test's requests then decide how long it runs,
+ * not the speed of a loaded machine).
  *
  * Prints "pipe <bytes> <sum>" from both ends (they must match), the
  * number of blocks verified, "eintr <call> <count>" lines and "ok"; exits
@@ -258,10 +262,11 @@ static void *storm(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || atof(argv[1]) <= 0) {
-        fprintf(stderr, "usage: %s SECONDS\n", argv[0]);
+    if (argc < 2 || argc > 3 || atof(argv[1]) <= 0) {
+        fprintf(stderr, "usage: %s SECONDS [STOPFILE]\n", argv[0]);
         return 2;
     }
+    const char *stopfile = argc == 3 ? argv[2] : NULL;
     double seconds = atof(argv[1]);
     dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     if (pipe(pipefd) < 0)
@@ -291,8 +296,13 @@ int main(int argc, char **argv)
         bad = 1;
     }
     half = (struct timespec){(time_t)(seconds / 2), (long)((seconds / 2 - (time_t)(seconds / 2)) * 1e9)};
-    while (nanosleep(&half, &half) < 0 && errno == EINTR)
-        count_eintr(E_NANOSLEEP);
+    if (stopfile)
+        half = (struct timespec){0, 50000000};
+    do {
+        while (nanosleep(&half, &half) < 0 && errno == EINTR)
+            count_eintr(E_NANOSLEEP);
+        half = (struct timespec){0, 50000000};
+    } while (stopfile && access(stopfile, F_OK) != 0);
 
     stop = 1;
     for (int i = 0; i < NMALLOC; i++)

@@ -1,4 +1,4 @@
-// links: src/runtime/cpuring.c src/runtime/unwfds.c src/runtime/arena.c src/runtime/rt.c
+// links: src/runtime/cpuring.c src/runtime/unwfds.c src/runtime/sigmask.c src/runtime/threadhook.c src/runtime/stackbounds.c src/runtime/arena.c src/runtime/rt.c
 /* test_cpuring.c — the SIGPROF handler and its ring, driven by real
  * per-thread CPU timers carrying the ring's cookie: samples are captured
  * with the interrupted PC as the leaf and the caller chain behind it,
