@@ -174,7 +174,7 @@ $(B)/asan/cprof: $(ASAN_LAYER_LIBS)
 	$(CC) $(SAN) -o $@ $(ASAN_LAYER_LIBS) $(TOOL_LIBS)
 
 # libcprof.so under UBSan, for runtime_ubsan.sh (the multi-threaded e2e tests
-# run with it preloaded). ASan and TSan cannot wrap it: see README, Testing.
+# run with it preloaded). ASan and TSan cannot wrap it: see CONTRIBUTING.md, Testing notes.
 UBSAN := -fsanitize=undefined -fno-sanitize-recover=all
 # clang links its sanitizer runtime into executables only: a shared object
 # takes the shared runtime, found through an rpath to clang's own folder.

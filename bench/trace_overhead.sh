@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trace_overhead.sh — what the execution trace costs (README, "Execution
+# trace_overhead.sh — what the execution trace costs (docs/trace.md, "Execution
 # trace"): bench/workloads/tracework.c's
 #   lock     4 threads sharing one mutex (lock-heavy, some contention),
 #   handoff  2 threads passing a token through a condition variable: every

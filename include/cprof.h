@@ -58,9 +58,10 @@ int cprof_heap_profile_write_fd(int fd, int debug);
  * the exact live bytes were at their highest since the start or the last
  * cprof_peak_reset — the sampled objects live at that moment, scaled as in
  * the heap profile; a comment gives the exact peak bytes and its time.
- * Exact at CPROF_RATE=1 in a single-threaded program (README: how close it
- * is otherwise). write: path patterns as cprof_heap_profile_write; write_fd:
- * debug 0 gzipped profile.proto, 1 the legacy text. reset: the peak becomes
+ * Exact at CPROF_RATE=1 in a single-threaded program
+ * (docs/peak-temporaries-leaks.md: how close it is otherwise). write:
+ * path patterns as cprof_heap_profile_write; write_fd: debug 0 gzipped
+ * profile.proto, 1 the legacy text. reset: the peak becomes
  * the heap now. */
 int cprof_peak_profile_write(const char *path);
 int cprof_peak_profile_write_fd(int fd, int debug);
@@ -73,9 +74,9 @@ int cprof_peak_reset(void);
  * memory is read. Go's heap profile layout: alloc_* and inuse_* both count
  * the unreachable objects (scaled as in the heap profile); a comment counts
  * the reachable ones and says how the scan went. CPROF_LEAK_SUPPRESS applies.
- * README says what is exact and what is conservative. write: path patterns
- * as cprof_heap_profile_write; write_fd: debug 0 gzipped profile.proto, 1
- * the legacy text. */
+ * docs/peak-temporaries-leaks.md says what is exact and what is
+ * conservative. write: path patterns as cprof_heap_profile_write;
+ * write_fd: debug 0 gzipped profile.proto, 1 the legacy text. */
 int cprof_leak_profile_write(const char *path);
 int cprof_leak_profile_write_fd(int fd, int debug);
 
@@ -95,7 +96,8 @@ int cprof_cpu_stop(void);
 
 /* Threads profile (Go's goroutine profile, for threads): every thread of
  * the program with its stack, name and state, each stack taken by the
- * thread itself in a handler of a real-time signal (see README). debug=0
+ * thread itself in a handler of a real-time signal (see
+ * docs/threads-and-locks.md). debug=0
  * gzipped profile.proto (sample type goroutine/count, label thread=NAME),
  * 1 the grouped text "goroutine profile: total N", 2 one block per thread
  * ("thread TID "NAME" [STATE]:", frames, "created by"). Threads that block

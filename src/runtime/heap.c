@@ -1,8 +1,8 @@
 /* heap.c — recording sampled allocations and their frees (see heap.h).
  *
- * Temporary allocations (heaptrack's idea, not its counts: see README): a
- * block freed by the thread that allocated it before that thread
- * allocated anything else. Only sampled blocks are judged, so the common
+ * Temporary allocations (heaptrack's idea, not its counts: see
+ * docs/peak-temporaries-leaks.md): a block freed by the thread that
+ * allocated it before that thread allocated anything else. Only sampled blocks are judged, so the common
  * path pays nothing: a sampled allocation notes its address and the
  * thread's allocation count (counters.h, which counts every allocation);
  * a free of a sampled block on the same thread with the count unchanged

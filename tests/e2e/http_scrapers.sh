@@ -1,6 +1,6 @@
 #!/bin/sh
 # The requests fleet scrapers make, against a cprof process, and the
-# answers they need. What they send (read from their sources, see README
+# answers they need. What they send (read from their sources, see docs/http.md,
 # "Fleets"): Grafana Alloy's pyroscope.scrape and Parca both GET
 #   /debug/pprof/allocs, /block, /goroutine, /mutex (cumulative profiles)
 #   /debug/pprof/profile?seconds=N (CPU; N = interval-1 s for Alloy, the

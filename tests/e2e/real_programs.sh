@@ -186,7 +186,7 @@ check() {
   cmp -s "$ref.err" "$d.err" || fail "stderr differs: $(diff "$ref.err" "$d.err" | head -c 300)"
   # Every process that exited wrote the heap, peak and leak profiles (the
   # same exit path); the CPU profile and the trace are not continued in a
-  # forked child (README), so at least one of each. go tool pprof loads
+  # forked child (docs/cpu.md, docs/trace.md), so at least one of each. go tool pprof loads
   # every profile; at rate 1 the heap has samples.
   pids=$(ls "$d" | sed -n 's/^heap\.\([0-9]*\)\.pb\.gz$/\1/p')
   [ -n "$pids" ] || fail "no heap profile written"
@@ -256,7 +256,7 @@ have valgrind || note "valgrind is not installed: no massif or memcheck checks"
 # massif counts the bytes asked for (--heap-admin=0) and takes its peak
 # snapshot exactly (--peak-inaccuracy=0); cprof's peak profile is the live
 # set when the live usable sizes were highest, its samples the bytes asked
-# for (README, "Peak profile").
+# for (docs/peak-temporaries-leaks.md, "Peak profile").
 massif_peak() {
   p=$1
   have valgrind || skip "no valgrind"

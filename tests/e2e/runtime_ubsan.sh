@@ -6,7 +6,7 @@
 # frame-pointer walk (heap_threads, heap_stress), thread and lock profiles
 # (threads_profile), and handlers allocating in signal handlers
 # (heap_sighandler). The tests' own checks hold as with the plain build.
-# (ASan and TSan cannot wrap a malloc interposer: see README, Testing.)
+# (ASan and TSan cannot wrap a malloc interposer: see CONTRIBUTING.md, Testing notes.)
 # timeout: 600
 . "$(dirname "$0")/../lib.sh"
 

@@ -43,7 +43,7 @@ mkdir "$T/snap"
 CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/snap/heap.pb.gz" CPROF_HEAP_PROFILE_EVERY=0.2 LD_PRELOAD="$LIB" "$T/leak" ||
   fail "the leaking program failed"
 
-# the demo program (examples/leak.c), for the screenshots of the README
+# the demo program (examples/leak.c), for the screenshots of README.md and docs/viewing.md
 cc_prog "$T/demo" "$TOP/examples/leak.c"
 (cd "$T" && CPROF_HEAP_PROFILE="$T/demo.pb.gz" LD_PRELOAD="$LIB" ./demo > /dev/null) || fail "the demo failed"
 
