@@ -1,16 +1,16 @@
 /* heap.c — recording sampled allocations and their frees (see heap.h).
  *
- * Temporary allocations (heaptrack's idea, not its counts: see docs/peak-
- * temporaries-leaks.md): a block freed by the thread that allocated it
- * before that thread allocated anything else. Only sampled blocks are
- * judged, so the common path pays nothing: a sampled allocation notes its
- * address and the thread's allocation count (counters.h, which counts
- * every allocation); a free of a sampled block on the same thread with the
- * count unchanged is a temporary. A block is sampled independently of how
- * long it lives, so scaling the sampled temporaries as the allocations are
- * scaled gives an unbiased estimate; at rate 1 the count is exact. realloc
- * is not a free in this sense: growing a block just made is not wasted
- * work. */
+ * Temporary allocations (heaptrack's idea, not its counts: see
+ * docs/peak-temporaries-leaks.md): a block freed by the thread that
+ * allocated it before that thread allocated anything else. Only sampled
+ * blocks are judged, so the common path pays nothing: a sampled allocation
+ * notes its address and the thread's allocation count (counters.h, which
+ * counts every allocation); a free of a sampled block on the same thread
+ * with the count unchanged is a temporary. A block is sampled
+ * independently of how long it lives, so scaling the sampled temporaries
+ * as the allocations are scaled gives an unbiased estimate; at rate 1 the
+ * count is exact. realloc is not a free in this sense: growing a block
+ * just made is not wasted work. */
 #include "heap.h"
 
 #include "arena.h"
