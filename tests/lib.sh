@@ -50,6 +50,25 @@ PY
   done
 }
 
+# gen_inputs DIR: the real programs' inputs, made by the tests: DIR/data.json
+# (5000 records for jq) and DIR/script.sql (4000 rows and three queries for
+# sqlite3).
+gen_inputs() {
+  awk 'BEGIN { printf "["
+    for (i = 0; i < 5000; i++) { if (i) printf ","
+      printf "{\"id\":%d,\"name\":\"n%d\",\"tags\":[\"a\",\"b%d\"],\"v\":%d}", i, i, i % 7, i % 13 }
+    print "]" }' > "$1/data.json"
+  awk 'BEGIN { q = sprintf("%c", 39)
+    print "create table t(id integer primary key, name text, v real);"
+    print "create index t_v on t(v);"
+    print "begin;"
+    for (i = 0; i < 4000; i++) printf "insert into t(name, v) values(%sn%d%s, %d.5);\n", q, i, q, i % 97
+    print "commit;"
+    print "select count(*), sum(v), max(name) from t where v > 10;"
+    print "select name from t order by v desc, id limit 3;"
+    print "select v, count(*) from t group by v order by 2 desc, 1 limit 2;" }' > "$1/script.sql"
+}
+
 # cc_prog OUT SRC [FLAGS...]: builds a test program with DWARF.
 cc_prog() {
   out=$1; src=$2; shift 2

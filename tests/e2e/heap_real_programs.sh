@@ -22,19 +22,7 @@ rows = sorted(d.items(), key=lambda kv: -kv[1][0])[:3]
 s = set(v[1] for v in d.values() if v[0] % 3 == 0)
 print(len(d), [k for k, _ in rows], len(s), sum(v[0] for v in d.values()))
 EOF
-awk 'BEGIN { q = sprintf("%c", 39)
-  print "create table t(id integer primary key, name text, v real);"
-  print "create index t_v on t(v);"
-  print "begin;"
-  for (i = 0; i < 4000; i++) printf "insert into t(name, v) values(%sn%d%s, %d.5);\n", q, i, q, i % 97
-  print "commit;"
-  print "select count(*), sum(v), max(name) from t where v > 10;"
-  print "select name from t order by v desc, id limit 3;"
-  print "select v, count(*) from t group by v order by 2 desc, 1 limit 2;" }' > script.sql
-awk 'BEGIN { printf "["
-  for (i = 0; i < 5000; i++) { if (i) printf ","
-    printf "{\"id\":%d,\"name\":\"n%d\",\"tags\":[\"a\",\"b%d\"],\"v\":%d}", i, i, i % 7, i % 13 }
-  print "]" }' > data.json
+gen_inputs .
 cc_prog "$T/stl" "$PROGS/real_stlchurn.cc"
 
 PY=$(command -v python3) && PY=$(python3 -c 'import sys; print(sys.executable)') || PY=

@@ -24,18 +24,7 @@ export HOME="$T" GIT_CONFIG_NOSYSTEM=1 LC_ALL=C
 export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 PYTHONHASHSEED=0
 
 # ---- inputs --------------------------------------------------------------
-awk 'BEGIN { printf "["
-  for (i = 0; i < 5000; i++) { if (i) printf ","
-    printf "{\"id\":%d,\"name\":\"n%d\",\"tags\":[\"a\",\"b%d\"],\"v\":%d}", i, i, i % 7, i % 13 }
-  print "]" }' > data.json
-awk 'BEGIN { q = sprintf("%c", 39)
-  print "create table t(id integer primary key, name text, v real);"
-  print "create index t_v on t(v);"
-  print "begin;"
-  for (i = 0; i < 4000; i++) printf "insert into t(name, v) values(%sn%d%s, %d.5);\n", q, i, q, i % 97
-  print "commit;"
-  print "select count(*), sum(v), max(name) from t where v > 10;"
-  print "select name from t order by v desc, id limit 3;" }' > script.sql
+gen_inputs .
 cat > script.py <<'EOF'
 import json, re
 d = {}
