@@ -40,6 +40,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -411,6 +412,17 @@ static void cut(conn_t *c)
     ncut++;
 }
 
+/* Whether the client sent bytes MHD has not read yet: then the wait is the
+ * server's (busy with another request), not the client's, and the client
+ * must not lose its place for it; MHD's next run reads them. */
+static bool unread(const conn_t *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int n = 0;
+    return ci && ioctl(ci->connect_fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* Cuts off connections whose headers are not in after SERVER_HEADER_S, or
  * whose whole request is not in after SERVER_REQUEST_S. */
 static void cut_slow(int64_t now)
@@ -423,13 +435,14 @@ static void cut_slow(int64_t now)
 }
 
 /* The connection still waiting for its request that has waited longest;
- * NULL if none. Connections whose request is in are never chosen. */
+ * NULL if none. Connections whose request is in, or whose bytes wait
+ * unread, are never chosen. */
 static conn_t *longest_waiting(void)
 {
     conn_t *old = NULL;
     for (conn_t *c = conns; c; c = c->next)
         if (c->receiving_since && !c->cut &&
-            (!old || c->receiving_since < old->receiving_since))
+            (!old || c->receiving_since < old->receiving_since) && !unread(c))
             old = c;
     return old;
 }

@@ -31,6 +31,7 @@
 #include "rt.h"
 #include "profwriter.h"
 #include "sampler.h"
+#include "stackbounds.h"
 #include "buckets.h"
 #include "unwind.h"
 #include "unwfds.h"
@@ -123,6 +124,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     }
     uint32_t g = rt_guard_enter();
     rt_warn_init();
+    stackbounds_init();
     config_read(&cfg);
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);

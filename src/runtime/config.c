@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,8 +132,24 @@ static bool parse_seconds(const char *s, double min, double max, double *out)
     return true;
 }
 
+/* In a setuid or setgid program (AT_SECURE), settings come from the user
+ * who ran it, not from its owner: secure_getenv hides them all, lest a
+ * user have root write profiles where they choose. Said once, if any was
+ * set, so a silent absence of profiles has its reason. */
+static void warn_if_secure(void)
+{
+    if (!getauxval(AT_SECURE) || !environ)
+        return;
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, "CPROF_", 6) == 0) {
+            rt_warn("the program runs setuid or setgid: CPROF_* settings are ignored");
+            return;
+        }
+}
+
 void config_read(rt_config_t *c)
 {
+    warn_if_secure();
     *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_CFI, .depth = 64,
                     .memory_limit = 1ull << 30, .cpu_hz = 100, .trace_buffer = 16u << 20};
     static const char heap_off[] = "heap profiling is off";
@@ -140,7 +157,7 @@ void config_read(rt_config_t *c)
     const char *v;
     uint64_t u;
 
-    if ((v = getenv("CPROF_RATE"))) {
+    if ((v = secure_getenv("CPROF_RATE"))) {
         if (parse_u64(v, 0, INT64_MAX, false, &u)) {
             c->rate = (int64_t)u;
         } else {
@@ -149,7 +166,7 @@ void config_read(rt_config_t *c)
             c->rate = 0;
         }
     }
-    if ((v = getenv("CPROF_UNWIND"))) {
+    if ((v = secure_getenv("CPROF_UNWIND"))) {
         if (strcmp(v, "fp") == 0) {
             c->unwinder = UNWIND_FP;
         } else if (strcmp(v, "cfi") == 0) {
@@ -161,13 +178,13 @@ void config_read(rt_config_t *c)
             c->rate = 0;
         }
     }
-    if ((v = getenv("CPROF_UNWIND_CHECK"))) {
+    if ((v = secure_getenv("CPROF_UNWIND_CHECK"))) {
         if (strcmp(v, "1") == 0)
             c->unwind_check = true;
         else if (strcmp(v, "0") != 0)
             bad("CPROF_UNWIND_CHECK", v, "expected 0 or 1", "no check");
     }
-    if ((v = getenv("CPROF_DEPTH"))) {
+    if ((v = secure_getenv("CPROF_DEPTH"))) {
         if (parse_u64(v, 1, UNWIND_MAX_DEPTH, false, &u)) {
             c->depth = (int)u;
         } else {
@@ -175,7 +192,7 @@ void config_read(rt_config_t *c)
             c->rate = 0;
         }
     }
-    if ((v = getenv("CPROF_MEMORY_LIMIT"))) {
+    if ((v = secure_getenv("CPROF_MEMORY_LIMIT"))) {
         if (parse_u64(v, 4u << 20, UINT64_MAX, true, &u)) {
             c->memory_limit = u;
         } else {
@@ -184,16 +201,16 @@ void config_read(rt_config_t *c)
             c->rate = 0;
         }
     }
-    if ((v = getenv("CPROF_SEED")) && !parse_u64(v, 1, UINT64_MAX, false, &c->seed))
+    if ((v = secure_getenv("CPROF_SEED")) && !parse_u64(v, 1, UINT64_MAX, false, &c->seed))
         bad("CPROF_SEED", v, "expected a whole number > 0", "sampling is seeded from the clock");
-    if ((v = getenv("CPROF_HEAP_PROFILE"))) {
+    if ((v = secure_getenv("CPROF_HEAP_PROFILE"))) {
         if (config_check_pattern(v) == 0)
             c->heap_profile = absolute(v, heap_buf, sizeof(heap_buf));
         else
             bad("CPROF_HEAP_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no heap profile is written");
     }
-    if ((v = getenv("CPROF_CPU_HZ"))) {
+    if ((v = secure_getenv("CPROF_CPU_HZ"))) {
         if (parse_u64(v, 1, 10000, false, &u)) {
             c->cpu_hz = (int)u;
         } else {
@@ -202,7 +219,7 @@ void config_read(rt_config_t *c)
             c->cpu_hz = 0;
         }
     }
-    if ((v = getenv("CPROF_CPU_PROFILE"))) {
+    if ((v = secure_getenv("CPROF_CPU_PROFILE"))) {
         if (config_check_pattern(v) == 0 && c->cpu_hz > 0)
             c->cpu_profile = absolute(v, cpu_buf, sizeof(cpu_buf));
         else if (c->cpu_hz > 0)
@@ -210,28 +227,28 @@ void config_read(rt_config_t *c)
                 "%t time, %n sequence, %% percent", "no CPU profile is written");
     }
     static char mutex_buf[4096], block_buf[4096];
-    if ((v = getenv("CPROF_MUTEX_RATE"))) {
+    if ((v = secure_getenv("CPROF_MUTEX_RATE"))) {
         if (parse_u64(v, 0, INT64_MAX, false, &u))
             c->mutex_rate = (int64_t)u;
         else
             bad("CPROF_MUTEX_RATE", v, "expected a whole number >= 0: one in N lock "
                 "contentions is recorded (0 = off, 1 = every one)", "mutex profiling is off");
     }
-    if ((v = getenv("CPROF_BLOCK_RATE"))) {
+    if ((v = secure_getenv("CPROF_BLOCK_RATE"))) {
         if (parse_u64(v, 0, INT64_MAX, false, &u))
             c->block_rate = (int64_t)u;
         else
             bad("CPROF_BLOCK_RATE", v, "expected nanoseconds blocked per sample, a whole "
                 "number >= 0 (0 = off, 1 = every blocking event)", "block profiling is off");
     }
-    if ((v = getenv("CPROF_MUTEX_PROFILE"))) {
+    if ((v = secure_getenv("CPROF_MUTEX_PROFILE"))) {
         if (config_check_pattern(v) == 0)
             c->mutex_profile = absolute(v, mutex_buf, sizeof(mutex_buf));
         else
             bad("CPROF_MUTEX_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no mutex profile is written");
     }
-    if ((v = getenv("CPROF_BLOCK_PROFILE"))) {
+    if ((v = secure_getenv("CPROF_BLOCK_PROFILE"))) {
         if (config_check_pattern(v) == 0)
             c->block_profile = absolute(v, block_buf, sizeof(block_buf));
         else
@@ -239,35 +256,35 @@ void config_read(rt_config_t *c)
                 "%t time, %n sequence, %% percent", "no block profile is written");
     }
     static char peak_buf[4096], leak_buf[4096], supp_buf[4096];
-    if ((v = getenv("CPROF_PEAK_PROFILE"))) {
+    if ((v = secure_getenv("CPROF_PEAK_PROFILE"))) {
         if (config_check_pattern(v) == 0)
             c->peak_profile = absolute(v, peak_buf, sizeof(peak_buf));
         else
             bad("CPROF_PEAK_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no peak profile is written");
     }
-    if ((v = getenv("CPROF_LEAK_PROFILE"))) {
+    if ((v = secure_getenv("CPROF_LEAK_PROFILE"))) {
         if (config_check_pattern(v) == 0)
             c->leak_profile = absolute(v, leak_buf, sizeof(leak_buf));
         else
             bad("CPROF_LEAK_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no leak profile is written");
     }
-    if ((v = getenv("CPROF_LEAK_SUPPRESS")) && *v)
+    if ((v = secure_getenv("CPROF_LEAK_SUPPRESS")) && *v)
         c->leak_suppress = absolute(v, supp_buf, sizeof(supp_buf));
     static char trace_buf[4096];
-    if ((v = getenv("CPROF_TRACE"))) {
+    if ((v = secure_getenv("CPROF_TRACE"))) {
         if (config_check_pattern(v) == 0)
             c->trace = absolute(v, trace_buf, sizeof(trace_buf));
         else
             bad("CPROF_TRACE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no trace is written");
     }
-    if ((v = getenv("CPROF_TRACE_BUFFER")) &&
+    if ((v = secure_getenv("CPROF_TRACE_BUFFER")) &&
         !parse_u64(v, 64u << 10, 1ull << 30, true, &c->trace_buffer))
         bad("CPROF_TRACE_BUFFER", v, "expected bytes from 64K to 1G, optionally with K, M or G",
             "the trace buffers are 16M");
-    if ((v = getenv("CPROF_HEAP_PROFILE_EVERY"))) {
+    if ((v = secure_getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         double d;
         if (parse_seconds(v, 0.01, 1e7, &d) && c->heap_profile) {
             c->every = d;

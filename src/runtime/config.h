@@ -1,7 +1,9 @@
 /* config.h — the CPROF_* environment variables, read once at start.
  * Every value is validated; a bad one prints one line naming the variable
  * and what it accepts, and turns off what that variable controls (never
- * the program). getenv only: safe before main and inside the constructor. */
+ * the program). secure_getenv only: safe before main and inside the
+ * constructor; a setuid or setgid program (AT_SECURE) reads none of them
+ * (nor does httpctl's CPROF_HTTP*), with one line if any was set. */
 #ifndef CPROF_CONFIG_H
 #define CPROF_CONFIG_H
 

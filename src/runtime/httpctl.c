@@ -272,7 +272,7 @@ static void bad(const char *name, const char *value, const char *accepts)
 /* CPROF_HTTP_TOKEN: NULL if unset; -EINVAL (after one line) if bad. */
 static int read_token(const char **out)
 {
-    const char *v = getenv("CPROF_HTTP_TOKEN");
+    const char *v = secure_getenv("CPROF_HTTP_TOKEN");
     *out = NULL;
     if (!v)
         return 0;
@@ -290,7 +290,7 @@ static int read_token(const char **out)
 
 static int read_addr_file(const char **out)
 {
-    const char *v = getenv("CPROF_HTTP_ADDR_FILE");
+    const char *v = secure_getenv("CPROF_HTTP_ADDR_FILE");
     *out = NULL;
     if (!v)
         return 0;
@@ -403,7 +403,7 @@ static int start(const char *addr, const char *token, bool announce)
 void httpctl_start_from_env(void)
 {
     find_module();
-    const char *v = getenv("CPROF_HTTP");
+    const char *v = secure_getenv("CPROF_HTTP");
     if (!v)
         return;
     addr_t a;

@@ -51,6 +51,8 @@ typedef struct {
     uint8_t exited;       /* thread-exit destructors ran: no new stats block */
     uint8_t unwinding;    /* inside libunwind (unwind_capture): a SIGPROF
                              handler must not unwind this thread (cpuring.h) */
+    uint8_t stack_once;   /* stack_lo/hi are those of a mapping that is not
+                             its own stack: for one walk (stackbounds.h) */
     uintptr_t temp_cand;  /* ~address of this thread's last sampled allocation
                            * (inverted: a leak scan must not take it for a
                            * pointer), and this thread's allocation count */

@@ -10,6 +10,7 @@
 
 extern void *__libc_stack_end; /* ld.so: the top of the main thread's stack */
 
+
 /* The mapping of /proc/self/maps holding addr ([*lo, *hi)) and the end of
  * the one before it (*below, 0 if none), streamed through a small buffer:
  * only each line's two addresses are parsed. */
@@ -53,25 +54,54 @@ static bool find_mapping(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, uintptr_t
     return found;
 }
 
+/* The main thread's descriptor, taken at start-up on it (0: cprof started
+ * on another thread, as under attach; then "tid == pid" tells). A child
+ * forked from another thread is not its main thread, though its tid is
+ * its pid: its only thread runs on the forking thread's stack. */
+static uintptr_t main_self;
+
+void stackbounds_init(void)
+{
+    if (syscall(SYS_gettid) == getpid())
+        main_self = (uintptr_t)pthread_self();
+}
+
+static bool on_main_thread(void)
+{
+    return main_self ? (uintptr_t)pthread_self() == main_self : syscall(SYS_gettid) == getpid();
+}
+
 bool stackbounds_learn(rt_thread_t *t)
 {
     int saved = errno;
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = 0, hi = 0, below = 0;
-    if (syscall(SYS_gettid) == getpid() && find_mapping((uintptr_t)__libc_stack_end, &lo, &hi, &below)) {
+    bool kept = false;
+    if (on_main_thread() && find_mapping((uintptr_t)__libc_stack_end, &lo, &hi, &below)) {
         /* The main stack grows down on demand: from its top as far as
-         * the limit, and never into the mapping below. */
+         * the limit, and never into the mapping below. Its bounds stay
+         * the same wherever this walk runs (walks elsewhere go to
+         * libunwind). */
         struct rlimit rl;
         lo = below;
         if (syscall(SYS_prlimit64, 0, RLIMIT_STACK, NULL, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
             rl.rlim_cur < hi && hi - rl.rlim_cur > lo)
             lo = hi - rl.rlim_cur;
+        kept = true;
+    } else if (find_mapping(sp, &lo, &hi, &below)) {
+        /* Another thread: the mapping it runs on is its own stack, to
+         * keep, only if it also holds its descriptor, which glibc puts at
+         * the top of every thread's stack (its own or the program's,
+         * pthread_attr_setstack). Else it runs on a coroutine's stack or a
+         * sigaltstack, which may be unmapped and its range reused by a
+         * smaller one: those bounds hold for this walk only, and the next
+         * walk reads the maps again (a cost only while a thread cprof did
+         * not see start has not yet been sampled on its own stack). */
+        uintptr_t self = (uintptr_t)pthread_self();
+        kept = self >= lo && self < hi;
     }
-    /* The main thread's bounds stay its stack's even when this first walk
-     * runs elsewhere (a makecontext stack, a sigaltstack handler: walks
-     * there go to libunwind); another thread's are those of the mapping it
-     * runs on. */
-    if (!hi && !find_mapping(sp, &lo, &hi, &below))
+    if (!hi)
         lo = hi = 1; /* unknown: an empty range, not asked again */
+    t->stack_once = !kept && hi > lo;
     errno = saved;
     t->stack_lo = lo;
     t->stack_hi = hi;

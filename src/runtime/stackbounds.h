@@ -13,7 +13,12 @@
  *     no cancellation point, errno kept): the main thread's is the mapping
  *     holding __libc_stack_end, as far down as RLIMIT_STACK or the mapping
  *     below allows (glibc's own rule); another's the mapping holding its
- *     stack pointer.
+ *     stack pointer if that also holds its descriptor (pthread_self: its
+ *     own stack). A mapping that does not (a coroutine's stack, a
+ *     sigaltstack) is not kept: it may be unmapped and its range reused
+ *     by a smaller one, so it bounds one walk, and the next asks again.
+ * A child forked from a thread other than the main one keeps that
+ * thread's bounds, or learns them as for any other thread.
  * Safe in a hook and in a signal handler that interrupted one. */
 #ifndef CPROF_STACKBOUNDS_H
 #define CPROF_STACKBOUNDS_H
@@ -25,14 +30,18 @@
 /* stackbounds_get's first call on a thread. */
 bool stackbounds_learn(rt_thread_t *t);
 
-/* Fills t's bounds on first use (t is this thread's rt_self); false if
- * they cannot be known (then the range is empty and stays so). */
+/* Fills t's bounds on first use, or for this walk while it runs off its
+ * own stack (t is this thread's rt_self); false if they cannot be known
+ * (then the range is empty). */
 static inline bool stackbounds_get(rt_thread_t *t)
 {
-    if (RT_UNLIKELY(!t->stack_hi))
+    if (RT_UNLIKELY(!t->stack_hi || t->stack_once))
         return stackbounds_learn(t);
     return t->stack_hi > t->stack_lo;
 }
+
+/* At start-up, on the thread that runs cprof's constructor. */
+void stackbounds_init(void);
 
 /* In a new thread's start wrapper, guarded: its bounds from
  * pthread_getattr_np, before any hook needs them. */

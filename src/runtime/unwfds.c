@@ -13,6 +13,13 @@ static int fds[2] = {-1, -1}; /* libunwind's read and write ends; -1: unknown */
 static dev_t pipe_dev;
 static ino_t pipe_ino;        /* the pipe's inode: both ends share it */
 
+/* Once a reopen has failed, the kernel hands the lowest free numbers out
+ * below libunwind's (a daemon closed 0-2): every later try would take and
+ * give back those numbers on each walk, under the program's open() that
+ * expects them. So one try only; then the pipe is lost for good. */
+enum { PIPE_KEPT, PIPE_REOPENING, PIPE_LOST };
+static int pipe_state = PIPE_KEPT;
+
 /* Whether fd is the pipe with that inode: one fstat, the check on every
  * libunwind walk. */
 static bool same_pipe(int fd, dev_t dev, ino_t ino)
@@ -56,14 +63,12 @@ static bool reopen(void)
     int p[2];
     if (syscall(SYS_pipe2, p, O_CLOEXEC | O_NONBLOCK) != 0)
         return false;
-    if (p[0] != fds[0] || p[1] != fds[1]) {
+    struct stat st;
+    if (p[0] != fds[0] || p[1] != fds[1] || syscall(SYS_fstat, p[0], &st) != 0) {
         syscall(SYS_close, p[0]);
         syscall(SYS_close, p[1]);
         return false;
     }
-    struct stat st;
-    if (syscall(SYS_fstat, p[0], &st) != 0)
-        return false;
     __atomic_store_n(&pipe_dev, st.st_dev, __ATOMIC_RELAXED);
     __atomic_store_n(&pipe_ino, st.st_ino, __ATOMIC_RELAXED);
     return true;
@@ -73,12 +78,21 @@ bool unwfds_ok_sigsafe(void)
 {
     if (__atomic_load_n(&fds[1], __ATOMIC_ACQUIRE) < 0)
         return true;
+    if (__atomic_load_n(&pipe_state, __ATOMIC_ACQUIRE) != PIPE_KEPT)
+        return false; /* lost, or another walk is reopening it */
     int saved = errno;
     dev_t dev = __atomic_load_n(&pipe_dev, __ATOMIC_RELAXED);
     ino_t ino = __atomic_load_n(&pipe_ino, __ATOMIC_RELAXED);
     bool ok = same_pipe(fds[0], dev, ino) && same_pipe(fds[1], dev, ino);
-    if (!ok && syscall(SYS_fcntl, fds[0], F_GETFD) < 0 && syscall(SYS_fcntl, fds[1], F_GETFD) < 0)
+    int kept = PIPE_KEPT;
+    if (!ok && syscall(SYS_fcntl, fds[0], F_GETFD) < 0 && syscall(SYS_fcntl, fds[1], F_GETFD) < 0 &&
+        __atomic_compare_exchange_n(&pipe_state, &kept, PIPE_REOPENING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED)) {
+        /* One walker at a time: a second pipe2 beside the first would get
+         * other numbers and call the pipe lost. */
         ok = reopen();
+        __atomic_store_n(&pipe_state, ok ? PIPE_KEPT : PIPE_LOST, __ATOMIC_RELEASE);
+    }
     errno = saved;
     return ok;
 }

@@ -12,8 +12,11 @@
  * before each of its walks with libunwind: unwfds_ok_sigsafe says whether
  * they still are that pipe; if both were closed and nothing took them, it
  * opens a pipe there again (only if the kernel hands out exactly those
- * numbers: never over a descriptor of the program). Otherwise libunwind
- * must not run: callers walk another way or keep fewer frames.
+ * numbers: never over a descriptor of the program), once: if the kernel
+ * hands out others (lower numbers are free), the pipe is lost for good,
+ * rather than taking the program's lowest free numbers on every walk.
+ * Otherwise libunwind must not run: callers walk another way or keep
+ * fewer frames.
  *
  * unwfds_init runs once, at start-up, before any other use of libunwind:
  * it has libunwind open its pipe and learns it. Should libunwind have
