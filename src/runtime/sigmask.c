@@ -27,6 +27,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +43,19 @@ typedef int (*pending_fn)(sigset_t *);
 static void *next_pthread_sigmask, *next_sigprocmask, *next_sigpending;
 static int enabled;
 
+/* What a held signal keeps of its siginfo_t: the header and the union's
+ * first 16 bytes, which kill, sigqueue and timers fill (the sender's pid
+ * and uid or the timer's id and overrun, then si_value). Kept short: a
+ * libcprof.so dlopened late (attach.h) takes its TLS from glibc's small
+ * static surplus. */
+#define HELD_BYTES (offsetof(siginfo_t, si_value) + sizeof(union sigval))
+
 static __thread struct {
     uint8_t want;    /* the program blocks SIGPROF */
     uint8_t open;    /* the real mask lets SIGPROF through */
     uint8_t catchup; /* inside the call that may open it */
     uint8_t held;    /* a program's SIGPROF waits in held_info */
-    siginfo_t held_info;
+    unsigned char held_info[HELD_BYTES];
 } self __attribute__((tls_model("initial-exec")));
 
 static void *resolve(void **slot, const char *name)
@@ -86,7 +94,9 @@ static void release_held(void)
 {
     if (!self.held)
         return;
-    siginfo_t si = self.held_info;
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    memcpy(&si, self.held_info, HELD_BYTES);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     self.held = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -222,7 +232,7 @@ bool sigmask_redirect_sigsafe(const siginfo_t *info)
     /* One SIGPROF pending at most, as the kernel keeps a standard
      * signal: a second one while the first waits is merged into it. */
     if (!self.held) {
-        self.held_info = *info;
+        memcpy(self.held_info, info, HELD_BYTES);
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         self.held = 1;
     }
