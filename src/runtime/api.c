@@ -31,6 +31,7 @@
 #include "rt.h"
 #include "profwriter.h"
 #include "sampler.h"
+#include "sigmask.h"
 #include "stackbounds.h"
 #include "buckets.h"
 #include "unwind.h"
@@ -130,6 +131,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     sampler_set_seed(cfg.seed);
     counters_init();
     unwfds_init(); /* before any other use of libunwind */
+    sigmask_resolve(); /* no dlsym at a first call in a signal handler */
     bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
     bool traced = trace_init(cfg.trace_buffer) == 0;
     unwind_init(cfg.unwinder, cfg.depth, cfg.unwind_check);

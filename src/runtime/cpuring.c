@@ -245,7 +245,7 @@ static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
         /* The program's own SIGPROF, on a thread that blocks it in all but
          * cprof's reality: pending until unblocked, as without cprof. */
         int saved = errno;
-        bool held = info && sigmask_redirect_sigsafe(info, uc);
+        bool held = info && sigmask_redirect_sigsafe(info);
         errno = saved;
         if (!held)
             chain_sigsafe(sig, info, uc);

@@ -17,8 +17,8 @@
  *   own, else the leaf alone is recorded), the futex wake of the drain
  *   thread (a system call), while a trace runs clock_gettime and
  *   trace_thread_sigsafe (reads of the thread's own trace record), and
- *   sigmask.h's *_sigsafe functions (reads of the thread's own mask
- *   record; rt_tgsigqueueinfo).
+ *   sigmask.h's *_sigsafe functions (reads and writes of the thread's
+ *   own mask record).
  * - If the signal interrupted libunwind on this thread (a heap sample being
  *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
  *   per-thread caches may be half updated: the sample is then recorded
@@ -45,8 +45,8 @@
  * ITIMER_PROF, kill) goes to the handler the program had installed
  * before, or is dropped if there was none (instead of killing the
  * process) — unless the program blocks SIGPROF on that thread, which only
- * sigmask.h keeps deliverable: it is then held pending as the kernel
- * would have. A program that installs its own SIGPROF handler while
+ * sigmask.h keeps deliverable: sigmask.h then holds it pending for the
+ * program, as the kernel would have. A program that installs its own SIGPROF handler while
  * profiling runs takes the signals over (cprof does not interpose
  * sigaction); the next start installs cprof's in front of it again. */
 #ifndef CPROF_CPURING_H

@@ -12,8 +12,13 @@
 # after are beyond reach: their time is in the profile as
 # cprof_sigprof_blocked (with a comment) and said on stderr; and a SIGPROF
 # of the program's own handler, sent while the thread blocks SIGPROF,
-# stays pending until unblocked. Last, a real program: `xz -T2`, whose
-# liblzma workers block every signal.
+# stays pending until unblocked. Held: tests/progs/cpu_sigheld.c blocks
+# SIGPROF, computes (cprof's unwinder, libunwind, masks every signal
+# meanwhile), then holds a SIGPROF of its own across mask calls that keep
+# it blocked while it computes again: a thread it creates reads SIGPROF
+# blocked, the signal stays pending until unblocked, and both works are
+# in the profile. Last, a real program: `xz -T2`, whose liblzma workers
+# block every signal.
 # timeout: 240
 . "$(dirname "$0")/../lib.sh"
 command -v go >/dev/null 2>&1 || skip "skip: go (golang-go) not installed"
@@ -22,6 +27,7 @@ UNIT=500   # ms of CPU per thread
 PERIOD=10  # ms, at cprof's default CPROF_CPU_HZ (the witness's too)
 cc_prog "$T/sb" "$PROGS/cpu_sigblock.c"
 cc_prog "$T/sb_linked" "$PROGS/cpu_sigblock.c" -DLINKED -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+cc_prog "$T/sh" "$PROGS/cpu_sigheld.c" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD" -lm
 
 # cum NAME PROFILE: "function ms" per function (cumulative).
 cum() {
@@ -88,6 +94,21 @@ go tool pprof -raw "$T/linked.pb.gz" 2>/dev/null | grep -q 'cprof_sigprof_blocke
 grep -q "^cprof: [0-9]* ms of CPU time were spent by threads that blocked SIGPROF since before the CPU profile started (1 still did at its end)" "$T/linked.err" ||
   { cat "$T/linked.err"; fail "linked: no warning"; }
 note "linked: cprof_sigprof_blocked ${got}ms, the kernel delivered ${kernel}ms, CPU ${cpu}ms"
+
+# --- linked: a SIGPROF of the program's own held while it computes ----------------------
+"$T/sh" $UNIT "$T/held.pb.gz" > "$T/held.out" 2> "$T/held.err" ||
+  { cat "$T/held.err"; fail "held: the program failed"; }
+grep -v '^cprof: the program has its own SIGPROF handler' "$T/held.err" && fail "held: stderr"
+[ "$(grep -c '^TRUTH ' "$T/held.out")" = 2 ] && grep -qx 'held ok' "$T/held.out" ||
+  { cat "$T/held.out"; fail "held: output"; }
+cum held "$T/held.pb.gz"
+while read -r tag fn cpu kernel; do
+  [ "$tag" = TRUTH ] || continue
+  got=$(ms_of held "$fn")
+  near "$got" "$kernel" $((3 * PERIOD)) ||
+    { cat "$T/held.top"; fail "held: $fn ${got}ms, the kernel delivered ${kernel}ms (CPU ${cpu}ms)"; }
+  note "held: $fn ${got}ms, the kernel delivered ${kernel}ms, CPU ${cpu}ms"
+done < "$T/held.out"
 
 # --- xz -T2: liblzma's workers --------------------------------------------------------------
 command -v xz >/dev/null 2>&1 || skip "skip: xz (xz-utils) not installed"

@@ -5,8 +5,8 @@
 # its own operators is preloaded after cprof), pthread_create and the pthread
 # lock, condition-variable, semaphore and join waits (thread and lock
 # profiles), dlclose (the unwind rules of unloaded code are dropped),
-# pthread_sigmask and sigprocmask (SIGPROF kept deliverable for the CPU
-# profile) and the cprof_ API; it
+# pthread_sigmask, sigprocmask and sigpending (SIGPROF kept deliverable
+# for the CPU profile) and the cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
 # locks must stay invisible to a program's or cprof's mutex interposers).
 # timeout: 30
@@ -24,7 +24,7 @@ for s in $exports; do
     pthread_cond_wait|pthread_cond_timedwait|pthread_cond_clockwait|pthread_join) ;;
     sem_wait|sem_timedwait|sem_clockwait) ;;
     dlclose) ;; # cfi.c: unwind rules of unloaded code must go
-    pthread_sigmask|sigprocmask) ;; # sigmask.c: SIGPROF stays deliverable
+    pthread_sigmask|sigprocmask|sigpending) ;; # sigmask.c: SIGPROF stays deliverable
     cprof_*) ;;
     *) fail "unexpected export: $s" ;;
   esac

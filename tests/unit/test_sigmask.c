@@ -7,7 +7,11 @@
  * starts with SIGPROF deliverable and believes it blocked, a fork child
  * (which may exec) gets the program's mask back for real, and a SIGPROF
  * of the program's own sent while it "blocks" SIGPROF stays pending
- * (sigpending) until unblocked, then reaches its handler once. */
+ * (sigpending) until unblocked, then reaches its handler once — across
+ * queries and other mask calls that keep it blocked, without blocking
+ * SIGPROF for real (the thread stays in the CPU profile). cprof's own
+ * calls (guard set, as libunwind's around its searches) change none of
+ * what the program set. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "runtime/cpuring.h"
+#include "runtime/rt.h"
 #include "runtime/sigmask.h"
 #include "runtime/trace.h"
 
@@ -156,6 +161,19 @@ static void program_handler(int sig)
     handled++;
 }
 
+static bool pending(int sig)
+{
+    sigset_t pend;
+    assert_int_equal(sigpending(&pend), 0);
+    return sigismember(&pend, sig) == 1;
+}
+
+/* A SIGPROF of the program's own, sent to this thread. */
+static void send_prof(void)
+{
+    syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGPROF);
+}
+
 static void test_pending(void **state)
 {
     (void)state;
@@ -165,24 +183,85 @@ static void test_pending(void **state)
     assert_int_equal(sigaction(SIGPROF, &sa, NULL), 0);
     assert_int_equal(cpuring_init(64), 0); /* in front of the program's */
     sigmask_enable();
-    sigset_t prof, pend;
+    handled = 0;
+    sigset_t prof, usr1, cur;
     sigemptyset(&prof);
     sigaddset(&prof, SIGPROF);
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
     assert_int_equal(pthread_sigmask(SIG_BLOCK, &prof, NULL), 0);
     assert_false(kernel_blocks(SIGPROF));
-    syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGPROF);
+    send_prof();
+    send_prof(); /* merged into the first, as the kernel does */
     assert_int_equal(handled, 0);
-    assert_int_equal(sigpending(&pend), 0);
-    assert_int_equal(sigismember(&pend, SIGPROF), 1);
-    assert_true(kernel_blocks(SIGPROF)); /* held back for the program */
+    assert_true(pending(SIGPROF));
+    assert_false(kernel_blocks(SIGPROF)); /* the CPU profile still sees it */
+    /* Calls that keep SIGPROF blocked keep the signal pending. */
     assert_true(reads_blocked(SIGPROF));
+    assert_int_equal(sigprocmask(SIG_BLOCK, &usr1, NULL), 0);
+    assert_int_equal(sigprocmask(SIG_BLOCK, NULL, &cur), 0);
+    assert_int_equal(sigprocmask(SIG_SETMASK, &cur, NULL), 0);
+    assert_int_equal(pthread_sigmask(SIG_UNBLOCK, &usr1, NULL), 0);
+    assert_int_equal(handled, 0);
+    assert_true(pending(SIGPROF));
+    assert_false(kernel_blocks(SIGPROF));
     assert_int_equal(pthread_sigmask(SIG_UNBLOCK, &prof, NULL), 0);
     assert_int_equal(handled, 1);
-    assert_int_equal(sigpending(&pend), 0);
-    assert_int_equal(sigismember(&pend, SIGPROF), 0);
+    assert_false(pending(SIGPROF));
     /* Not blocked: straight to the program's handler. */
     raise(SIGPROF);
     assert_int_equal(handled, 2);
+    /* Unblocked by SIG_SETMASK too. */
+    assert_int_equal(sigprocmask(SIG_SETMASK, &prof, &cur), 0);
+    send_prof();
+    assert_int_equal(handled, 2);
+    assert_int_equal(sigprocmask(SIG_SETMASK, &cur, NULL), 0);
+    assert_int_equal(handled, 3);
+}
+
+/* As libunwind around dwarf_find_proc_info: cprof's own call blocks every
+ * signal and restores the mask. */
+static void cprof_blocks_all(void)
+{
+    uint32_t g = rt_guard_enter();
+    sigset_t all, old;
+    sigfillset(&all);
+    assert_int_equal(sigprocmask(SIG_SETMASK, &all, &old), 0);
+    assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+    rt_guard_leave(g);
+}
+
+static void *reads_prof(void *arg)
+{
+    *(int *)arg = reads_blocked(SIGPROF);
+    return NULL;
+}
+
+static void test_guarded(void **state)
+{
+    (void)state;
+    sigmask_enable();
+    handled = 0;
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    assert_int_equal(pthread_sigmask(SIG_BLOCK, &prof, NULL), 0);
+    /* A thread created next inherits the program's block. */
+    cprof_blocks_all();
+    int got = -1;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, reads_prof, &got), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(got, 1);
+    assert_false(kernel_blocks(SIGPROF));
+    assert_true(reads_blocked(SIGPROF));
+    /* The program's SIGPROF is held, not handled. */
+    cprof_blocks_all();
+    send_prof();
+    assert_int_equal(handled, 0);
+    assert_true(pending(SIGPROF));
+    assert_int_equal(pthread_sigmask(SIG_UNBLOCK, &prof, NULL), 0);
+    assert_int_equal(handled, 1);
 }
 
 int main(void)
@@ -194,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_thread),
         cmocka_unit_test(test_fork),
         cmocka_unit_test(test_pending),
+        cmocka_unit_test(test_guarded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
