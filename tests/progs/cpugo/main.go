@@ -1,5 +1,7 @@
 // cpugo writes a Go CPU profile of two hot loops (about 2:1) run under
-// goroutine labels, for the differential tests of cprof.
+// goroutine labels, for the differential tests of cprof. It runs until it
+// has used MILLISECONDS of CPU time, not of wall time: on a loaded machine
+// a wall-time run could get so few samples that hotLoopB had none.
 //
 //	cpugo OUT.pb.gz [MILLISECONDS]
 package main
@@ -9,6 +11,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -28,9 +31,18 @@ func hotLoopB(n int) {
 	}
 }
 
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func work(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
+	end := cpuTime() + d
+	for cpuTime() < end {
 		pprof.Do(context.Background(), pprof.Labels("phase", "a"), func(context.Context) {
 			hotLoopA(200000)
 		})
