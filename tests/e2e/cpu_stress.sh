@@ -71,6 +71,9 @@ i=0
 while [ $i -lt 5 ]; do
   i=$((i + 1))
   req http$i "$URL/debug/pprof/profile?seconds=1"
+  [ "$STATUS" = 200 ] || {
+    kill -0 $PID 2>/dev/null && echo "# http$i: the program still runs" || { wait $PID; echo "# http$i: the program exited with status $?"; }
+    cat "$T/http.err"; }
   expect http$i 200 "application/octet-stream"
 done
 touch "$T/stop"
