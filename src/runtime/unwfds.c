@@ -46,7 +46,17 @@ void unwfds_init(void)
         return;
     close(probe[0]);
     close(probe[1]);
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); /* starts libunwind */
+    /* Starts libunwind, with no cache of unwind rules. The global cache
+     * holds a mutex (every signal blocked) across dl_iterate_phdr, so a
+     * handler that unwinds (CPU sample, thread dump) would hold it while
+     * waiting for the loader's lock: a thread that holds that lock (in a
+     * dl_iterate_phdr callback: cprof's cfi walk, a C++ throw) and takes
+     * a signal then waits for the mutex, and neither moves again.
+     * UNW_CACHE_PER_THREAD would take no mutex, but a libunwind built
+     * without per-thread caches (Debian's 1.6) silently turns it into
+     * UNW_CACHE_GLOBAL. unw_backtrace's per-thread frame cache, which
+     * takes no lock, still spares most lookups. */
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
     struct stat st;
     if (fstat(probe[0], &st) != 0 || !same_pipe(probe[1], st.st_dev, st.st_ino) ||
         !pipe_end(probe[0], O_RDONLY) || !pipe_end(probe[1], O_WRONLY))

@@ -85,12 +85,10 @@ void unwind_init(int which, int depth, bool check_each)
     learned = true;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     skip_symbols();
-    /* Per-thread caches: the global cache takes a lock across
-     * dl_iterate_phdr, a known deadlock with allocating threads. None
-     * for the check: its reference must not reuse what an unload made
-     * stale. */
-    unw_set_caching_policy(unw_local_addr_space,
-                           check_each ? UNW_CACHE_NONE : UNW_CACHE_PER_THREAD);
+    /* No cache of unwind rules (unwfds.c set it so at the start; kept
+     * here too, as the check's reference must not reuse what an unload
+     * made stale). */
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 }
 
 static bool skipped(uintptr_t pc)
