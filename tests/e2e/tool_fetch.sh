@@ -22,7 +22,7 @@ unset PPROF_BINARY_PATH DEBUGINFOD_URLS CPROF_RATE CPROF_HEAP_PROFILE LD_PRELOAD
 export HOME="$T/home" PPROF_TMPDIR="$T/saved"
 mkdir -p "$HOME"
 PIDS=""
-trap 'for p in $PIDS; do kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+trap 'for p in $PIDS; do pkill -9 -P "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
 
 wait_file() { # FILE [SECONDS]
   i=0

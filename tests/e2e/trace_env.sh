@@ -13,7 +13,7 @@
 command -v curl >/dev/null 2>&1 || skip "skip: curl not installed"
 unset http_proxy HTTP_PROXY no_proxy NO_PROXY
 PIDS=""
-trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+trap 'for p in $PIDS; do pkill -9 -P "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
 
 cc_prog "$T/tp" "$PROGS/trace_prog.c" -ldl
 CPROF_TRACE="$T/run.%p.trace" CPROF_CPU_PROFILE="$T/cpu.pb.gz" LD_PRELOAD="$LIB" \
