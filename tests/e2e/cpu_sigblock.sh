@@ -43,20 +43,27 @@ near() {
   awk -v g="$1" -v w="$2" -v s="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= s) }'
 }
 
+# check_truths LABEL NAME: each "TRUTH fn cpu kernel" line of NAME.out
+# against fn's time in NAME.pb.gz: within 3 periods of what the kernel
+# delivered to a bare timer on the same thread.
+check_truths() {
+  cum "$2" "$T/$2.pb.gz"
+  while read -r tag fn cpu kernel; do
+    [ "$tag" = TRUTH ] || continue
+    got=$(ms_of "$2" "$fn")
+    near "$got" "$kernel" $((3 * PERIOD)) ||
+      { cat "$T/$2.top"; fail "$1: $fn ${got}ms, the kernel delivered ${kernel}ms (CPU ${cpu}ms)"; }
+    note "$1: $fn ${got}ms, the kernel delivered ${kernel}ms, CPU ${cpu}ms"
+  done < "$T/$2.out"
+}
+
 # --- preloaded: threads that block every signal, made during the profile -------------
 CPROF_CPU_PROFILE="$T/pre.pb.gz" LD_PRELOAD="$LIB" "$T/sb" $UNIT > "$T/pre.out" 2> "$T/pre.err" ||
   { cat "$T/pre.err"; fail "preload: the program failed"; }
 [ -s "$T/pre.err" ] && { cat "$T/pre.err"; fail "preload: stderr not empty"; }
 [ "$(grep -c '^TRUTH ' "$T/pre.out")" = 2 ] && grep -q '^RUSAGE ' "$T/pre.out" ||
   { cat "$T/pre.out"; fail "preload: output"; }
-cum pre "$T/pre.pb.gz"
-while read -r tag fn cpu kernel; do
-  [ "$tag" = TRUTH ] || continue
-  got=$(ms_of pre "$fn")
-  near "$got" "$kernel" $((3 * PERIOD)) ||
-    { cat "$T/pre.top"; fail "preload: $fn ${got}ms, the kernel delivered ${kernel}ms (CPU ${cpu}ms)"; }
-  note "preload: $fn ${got}ms, the kernel delivered ${kernel}ms, CPU ${cpu}ms"
-done < "$T/pre.out"
+check_truths preload pre
 grep -q cprof_sigprof_blocked "$T/pre.top" && { cat "$T/pre.top"; fail "preload: time without stacks"; }
 
 # --- preloaded: a main thread that inherits SIGPROF blocked -------------------------------
@@ -101,14 +108,7 @@ note "linked: cprof_sigprof_blocked ${got}ms, the kernel delivered ${kernel}ms, 
 grep -v '^cprof: the program has its own SIGPROF handler' "$T/held.err" && fail "held: stderr"
 [ "$(grep -c '^TRUTH ' "$T/held.out")" = 2 ] && grep -qx 'held ok' "$T/held.out" ||
   { cat "$T/held.out"; fail "held: output"; }
-cum held "$T/held.pb.gz"
-while read -r tag fn cpu kernel; do
-  [ "$tag" = TRUTH ] || continue
-  got=$(ms_of held "$fn")
-  near "$got" "$kernel" $((3 * PERIOD)) ||
-    { cat "$T/held.top"; fail "held: $fn ${got}ms, the kernel delivered ${kernel}ms (CPU ${cpu}ms)"; }
-  note "held: $fn ${got}ms, the kernel delivered ${kernel}ms, CPU ${cpu}ms"
-done < "$T/held.out"
+check_truths held held
 
 # --- xz -T2: liblzma's workers --------------------------------------------------------------
 command -v xz >/dev/null 2>&1 || skip "skip: xz (xz-utils) not installed"
