@@ -10,12 +10,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -81,11 +79,6 @@ static inline slot_t *slot_at(uint64_t pos)
 
 /* --- the handler ------------------------------------------------------------- */
 
-static inline void futex_wake_sigsafe(int *word)
-{
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 /* Reserves the slot for the next sample; NULL when the ring is full. */
 static slot_t *reserve_sigsafe(uint64_t *pos_out)
 {
@@ -114,7 +107,7 @@ static void publish_sigsafe(slot_t *s, uint64_t pos)
     uint64_t fill = pos + 1 - __atomic_load_n(&ring.head, __ATOMIC_RELAXED);
     if (fill >= nslots / 2 && !__atomic_exchange_n(&ring.wake_sent, 1, __ATOMIC_RELAXED)) {
         __atomic_add_fetch(&ring.wake_seq, 1, __ATOMIC_RELEASE);
-        futex_wake_sigsafe(&ring.wake_seq);
+        rt_futex_wake(&ring.wake_seq, 1);
     }
 }
 
@@ -216,9 +209,7 @@ static void record_sigsafe(const siginfo_t *info, ucontext_t *uc)
     s->ts = 0;
     s->thread = 0;
     if (trace_on()) { /* the execution trace shows the sample too */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        s->ts = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        s->ts = rt_now_ns();
         s->thread = trace_thread_sigsafe();
     }
     /* A signal held back while the thread blocked SIGPROF arrives as the
@@ -442,12 +433,11 @@ void cpuring_wait(int timeout_ms)
     uint64_t fill = __atomic_load_n(&ring.tail, __ATOMIC_RELAXED) - ring.head;
     if (fill >= nslots / 2)
         return;
-    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
-    syscall(SYS_futex, &ring.wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+    rt_futex_wait(&ring.wake_seq, (uint32_t)seq, (int64_t)timeout_ms * 1000000);
 }
 
 void cpuring_wake(void)
 {
     __atomic_add_fetch(&ring.wake_seq, 1, __ATOMIC_RELEASE);
-    futex_wake_sigsafe(&ring.wake_seq);
+    rt_futex_wake(&ring.wake_seq, 1);
 }

@@ -439,9 +439,7 @@ static __attribute__((noinline)) bool program_frame(const scan_t *s, uintptr_t *
 
 static int64_t mono_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return rt_now_ns() / 1000;
 }
 
 /* Counts n words read; true once the pause is over its budget. */

@@ -124,13 +124,6 @@ static inline bool profiling(int64_t *mr, int64_t *br)
            !rt_self.guard && !rt_self.unwinding;
 }
 
-static inline int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* --- the contended path --------------------------------------------------- */
 
 typedef struct {
@@ -168,7 +161,7 @@ static __attribute__((noinline)) bool wait_begin(wait_t *w, int64_t mr, int64_t 
         wait_trace(w, TRACE_BLOCK_SYNC);
     if (!w->mutex_sampled && br <= 0 && !w->traced)
         return false;
-    w->t0 = now_ns();
+    w->t0 = rt_now_ns();
     return true;
 }
 
@@ -176,7 +169,7 @@ static __attribute__((noinline)) bool wait_begin(wait_t *w, int64_t mr, int64_t 
  * mutex profile counts only waits that ended with the lock). */
 static __attribute__((noinline)) void wait_end(wait_t *w, bool acquired, int64_t br)
 {
-    int64_t delay = now_ns() - w->t0;
+    int64_t delay = rt_now_ns() - w->t0;
     rt_self.guard++;
     if (w->traced)
         trace_unblock();
@@ -312,7 +305,7 @@ CLOCK_HOOK(pthread_rwlock_clockwrlock, clockwrlock, trywrlock, rwlock_free_now, 
         w.traced = false;                                                                       \
         if (trace_on())                                                                         \
             wait_trace(&w, kind);                                                               \
-        w.t0 = now_ns();                                                                        \
+        w.t0 = rt_now_ns();                                                                        \
         int rc = nx.field args;                                                                 \
         int saved = errno;                                                                      \
         wait_end(&w, false, br);                                                                \

@@ -26,9 +26,7 @@ static uint64_t next_random(void)
 {
     uint64_t x = rng;
     if (RT_UNLIKELY(x == 0)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uintptr_t)&rng;
+        x = ((uint64_t)rt_now_ns() << 20) ^ (uintptr_t)&rng;
         x = x ? x : 0x9e3779b97f4a7c15ull;
     }
     x ^= x >> 12;

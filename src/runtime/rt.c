@@ -1,4 +1,4 @@
-/* rt.c — the runtime's lock slow paths and its one-line warnings. */
+/* rt.c — the runtime's futex, its lock slow paths and its one-line warnings. */
 #include "rt.h"
 
 #include <errno.h>
@@ -30,12 +30,23 @@ void rt_lock_slow(rt_lock_t *l)
     }
     /* Drepper's "futexes are tricky" mutex #3. */
     while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0)
-        syscall(SYS_futex, &l->state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+        rt_futex_wait(&l->state, 2, -1);
 }
 
 void rt_unlock_wake(rt_lock_t *l)
 {
-    syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    rt_futex_wake(&l->state, 1);
+}
+
+void rt_futex_wait(void *w, uint32_t v, int64_t timeout_ns)
+{
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+    syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, timeout_ns < 0 ? NULL : &ts, NULL, 0);
+}
+
+void rt_futex_wake(void *w, int n)
+{
+    syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
 /* The copy of the program's stderr taken at start: a high number, out of

@@ -17,6 +17,7 @@
 #include <string.h> /* RT_WARN_VALUE */
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -125,6 +126,22 @@ static inline size_t rt_usable_size(void *p)
     size_t n = rt_next.malloc_usable_size(p);
     rt_self.guard--;
     return n;
+}
+
+/* --- futex and clock: the runtime's one copy of each ------------------- */
+
+/* Sleeps while the 32-bit word at w holds v, at most timeout_ns (< 0: no
+ * limit); returns on a wake, a change, a signal or the timeout (callers
+ * re-check their condition). Private futexes; both async-signal-safe. */
+void rt_futex_wait(void *w, uint32_t v, int64_t timeout_ns);
+void rt_futex_wake(void *w, int n); /* wakes up to n waiters (INT32_MAX: all) */
+
+/* CLOCK_MONOTONIC in nanoseconds (the vDSO: no syscall, signal-safe). */
+static inline int64_t rt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* --- lock: a futex lock (uncontended: one atomic exchange) ------------- */

@@ -63,11 +63,8 @@ bool sampler_slow(rt_thread_t *t, size_t size, int64_t rate)
          * mcache, so the first allocation is not always sampled. */
         uint64_t n = __atomic_add_fetch(&thread_counter, 1, __ATOMIC_RELAXED);
         uint64_t seed = fixed_seed;
-        if (!seed) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uintptr_t)t;
-        }
+        if (!seed)
+            seed = (uint64_t)rt_now_ns() ^ (uintptr_t)t;
         t->rng = splitmix64(seed + n) | 1;
     }
     if (rate == 1) {

@@ -6,10 +6,8 @@
 #include "rt.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,13 +18,12 @@ enum { OFF, STARTING, RUNNING, STOPPING };
 static void set_state(session_t *s, int st)
 {
     __atomic_store_n(&s->state, st, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &s->state, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    rt_futex_wake(&s->state, INT32_MAX);
 }
 
 static void wait_state(session_t *s, int st)
 {
-    struct timespec ts = {0, 10000000};
-    syscall(SYS_futex, &s->state, FUTEX_WAIT_PRIVATE, st, &ts, NULL, 0);
+    rt_futex_wait(&s->state, (uint32_t)st, 10000000);
 }
 
 /* out for a file session (fd is its descriptor), else NULL. */

@@ -10,7 +10,6 @@
 #include "rt.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -69,10 +68,10 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
             s->tp = (uintptr_t)pthread_self();
             __atomic_store_n(&s->tag, tag_sigsafe(gen, STOPPED), __ATOMIC_RELEASE);
             __atomic_add_fetch(&answers, 1, __ATOMIC_RELEASE);
-            syscall(SYS_futex, &answers, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+            rt_futex_wake(&answers, 1);
             uint32_t r;
             while ((int32_t)((r = __atomic_load_n(&released, __ATOMIC_ACQUIRE)) - (uint32_t)gen) < 0)
-                syscall(SYS_futex, &released, FUTEX_WAIT_PRIVATE, r, NULL, NULL, 0);
+                rt_futex_wait(&released, r, -1);
         }
     }
     errno = saved_errno;
@@ -97,13 +96,6 @@ static int install_locked(void)
             return stop_sig = s;
     }
     return -EAGAIN;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Room for n slots; a bigger table replaces the old one, which stays
@@ -162,21 +154,20 @@ int stopworld_stop(const pid_t *tids, size_t n, int timeout_ms)
         else
             __atomic_store_n(&s->tag, tag_sigsafe(gen, IDLE), __ATOMIC_RELEASE);
     }
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = rt_now_ns() / 1000000 + timeout_ms;
     for (;;) {
         int seen = __atomic_load_n(&answers, __ATOMIC_ACQUIRE);
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - rt_now_ns() / 1000000;
         if (seen - start >= expected || left <= 0)
             break;
-        struct timespec ts = {0, (left < 10 ? left : 10) * 1000000L};
-        syscall(SYS_futex, &answers, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+        rt_futex_wait(&answers, (uint32_t)seen, (left < 10 ? left : 10) * 1000000L);
     }
     /* Withdraw the requests still pending; a handler caught writing
      * finishes in microseconds unless preempted: waited for a bounded
      * time, then left to finish alone (its answer counts if it lands before
      * stopworld_slot is asked; resume releases it either way). */
     int stopped = 0;
-    int64_t give_up = now_ms() + WRITING_WAIT_MS;
+    int64_t give_up = rt_now_ns() / 1000000 + WRITING_WAIT_MS;
     for (size_t i = 0; i < n; i++) {
         sw_slot_t *s = &slots[i];
         uint64_t expect = tag_sigsafe(gen, PENDING);
@@ -184,7 +175,7 @@ int stopworld_stop(const pid_t *tids, size_t n, int timeout_ms)
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             continue;
         while (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag_sigsafe(gen, WRITING) &&
-               now_ms() < give_up)
+               rt_now_ns() / 1000000 < give_up)
             sched_yield();
         stopped += __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag_sigsafe(gen, STOPPED);
     }
@@ -200,7 +191,7 @@ const sw_slot_t *stopworld_slot(size_t i)
 void stopworld_resume(void)
 {
     __atomic_store_n(&released, (uint32_t)generation, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &released, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    rt_futex_wake(&released, INT32_MAX);
     rt_unlock(&stop_lock);
 }
 

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -126,7 +125,7 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
             }
             __atomic_store_n(&s->tag, tag_sigsafe(v >> IDX_BITS, DONE), __ATOMIC_RELEASE);
             __atomic_add_fetch(&answers, 1, __ATOMIC_RELEASE);
-            syscall(SYS_futex, &answers, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+            rt_futex_wake(&answers, 1);
         }
     }
     __atomic_sub_fetch(&in_handler, 1, __ATOMIC_RELEASE);
@@ -237,13 +236,6 @@ static slot_t *slot_get(size_t idx)
     return &(*c)[idx % CHUNK_SLOTS];
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Queues the request for slot idx to tid; 0 or -errno. */
 static int ask(pid_t pid, uid_t uid, pid_t tid, int sig, uint64_t gen, size_t idx)
 {
@@ -299,7 +291,7 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
     pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
     uid_t uid = getuid();
     size_t next = 0, expected = 0, ngraced = 0;
-    int64_t start_ms = now_ms();
+    int64_t start_ms = rt_now_ns() / 1000000;
     for (size_t i = 0; i < n; i++) {
         if (th[i].tid == self)
             continue;
@@ -372,11 +364,10 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
             if (open_ == open_graced && deadline > start_ms + GRACE_MS)
                 deadline = start_ms + GRACE_MS;
         }
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - rt_now_ns() / 1000000;
         if (left <= 0)
             break;
-        struct timespec ts = {0, (left < 10 ? left : 10) * 1000000L};
-        syscall(SYS_futex, &answers, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+        rt_futex_wait(&answers, (uint32_t)seen, (left < 10 ? left : 10) * 1000000L);
     }
 
     /* Take the answers; withdraw the requests still pending. */

@@ -24,13 +24,11 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -116,24 +114,6 @@ static struct {
     pthread_t writer;
 } run;
 static int writer_stop, writer_wake;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void futex_wait(int *w, int v, int64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-    syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
-}
-
-static void futex_wake(int *w)
-{
-    syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
 
 /* --- strings: interned for the whole process, ids for every trace --------------- */
 
@@ -279,7 +259,7 @@ static bool room(trec_t *r, uint32_t need, int64_t ts)
     rt_unlock(&pool_lock);
     if (wake) {
         __atomic_add_fetch(&writer_wake, 1, __ATOMIC_RELEASE);
-        futex_wake(&writer_wake);
+        rt_futex_wake(&writer_wake, INT32_MAX);
     }
     r->buf = b;
     if (!b) {
@@ -408,7 +388,7 @@ bool trace_block(int kind, const uintptr_t *pcs, int depth)
     if (!r)
         return false;
     bool ok = false;
-    int64_t ts = now_ns();
+    int64_t ts = rt_now_ns();
     if (!my_internal && begin(r, ts, pcs, depth) && room(r, EV_MAX, ts)) {
         uint64_t a[1] = {stack_id(pcs, depth)};
         put_ev(r->buf, (uint8_t)kind, ts, a, 1);
@@ -424,7 +404,7 @@ void trace_unblock(void)
     trec_t *r = enter();
     if (!r)
         return;
-    int64_t ts = now_ns();
+    int64_t ts = rt_now_ns();
     if (r->state == G_WAITING && room(r, 2 * EV_MAX, ts))
         wake(r, ts); /* if dropped, the thread's next event wakes it */
     leave(r);
@@ -435,7 +415,7 @@ void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int 
     trec_t *r = enter();
     if (!r)
         return;
-    int64_t ts = now_ns();
+    int64_t ts = rt_now_ns();
     if (ts_ns >= run.t0 && room(r, EV_MAX, ts)) {
         /* [timestamp, real timestamp, P (-1: none), goroutine, stack] */
         uint64_t goid = (uint32_t)thread;
@@ -470,7 +450,7 @@ static void *on_create(bool internal)
     if (!r)
         return NULL;
     void *cookie = NULL;
-    int64_t ts = now_ns();
+    int64_t ts = rt_now_ns();
     if (!my_internal && begin(r, ts, pcs, depth) && room(r, EV_MAX, ts)) {
         uint64_t id = __atomic_add_fetch(&next_goid, 1, __ATOMIC_RELAXED);
         uintptr_t pc = threadhook_routine() + 1;
@@ -496,7 +476,7 @@ static void on_start(void *cookie, bool internal)
         r->goid = (uint32_t)c;
         r->seq = 1;
         r->state = G_CREATED;
-        begin(r, now_ns(), NULL, 0);
+        begin(r, rt_now_ns(), NULL, 0);
     }
     leave(r);
 }
@@ -511,7 +491,7 @@ static void on_exit_(void *cookie, bool internal)
     bool open = false;
     trec_t *w = enter();
     if (w) {
-        int64_t ts = now_ns();
+        int64_t ts = rt_now_ns();
         if ((w->state == G_RUNNING || w->state == G_WAITING) && begin(w, ts, NULL, 0) &&
             room(w, 2 * EV_MAX, ts)) {
             put_ev(w->buf, EV_GO_END, ts, NULL, 0);
@@ -563,7 +543,7 @@ static bool user_event(uint8_t type, uint64_t *a, int n, const char *str)
     bool ok = false;
     trec_t *r = enter();
     if (r) {
-        int64_t ts = now_ns();
+        int64_t ts = rt_now_ns();
         if (!my_internal && begin(r, ts, pcs, depth) &&
             room(r, EV_MAX + (uint32_t)slen + 10, ts)) {
             a[n] = stack_id(pcs, depth);
@@ -706,7 +686,7 @@ static void heap_event(uint64_t *last)
     trec_t *r = enter();
     if (!r)
         return;
-    int64_t ts = now_ns();
+    int64_t ts = rt_now_ns();
     if (room(r, EV_MAX, ts)) {
         put_ev(r->buf, EV_HEAP_ALLOC, ts, &live, 1);
         *last = live;
@@ -727,7 +707,7 @@ static void *writer_main(void *arg)
         if (last)
             break;
         int w = __atomic_load_n(&writer_wake, __ATOMIC_ACQUIRE);
-        futex_wait(&writer_wake, w, WRITER_PERIOD_MS * 1000000LL);
+        rt_futex_wait(&writer_wake, (uint32_t)w, WRITER_PERIOD_MS * 1000000LL);
     }
     return NULL;
 }
@@ -827,7 +807,7 @@ static void write_footer(out_t *o)
  * by the stopping thread after every other batch of that P. */
 static void end_batch(tbuf_t *b, uint32_t p)
 {
-    b->last = now_ns();
+    b->last = rt_now_ns();
     uint8_t *q = b->data;
     *q++ = EV_BATCH | 1 << 6;
     q = put_uv(q, p);
@@ -885,8 +865,8 @@ static void quiesce(void)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all) {
-        int64_t t0 = now_ns();
-        while (__atomic_load_n(&r->busy, __ATOMIC_SEQ_CST) && now_ns() - t0 < QUIESCE_NS) {
+        int64_t t0 = rt_now_ns();
+        while (__atomic_load_n(&r->busy, __ATOMIC_SEQ_CST) && rt_now_ns() - t0 < QUIESCE_NS) {
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
         }
@@ -940,7 +920,7 @@ static int start_locked(session_t *s)
     __atomic_store_n(&next_stack, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&gen, gen + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&writer_stop, 0, __ATOMIC_RELAXED);
-    run.t0 = now_ns();
+    run.t0 = rt_now_ns();
     __atomic_store_n(&trace_active, 1, __ATOMIC_SEQ_CST);
     lockprof_watch_trace(true);
     /* Created guarded (an internal thread) with every signal blocked. */
@@ -989,7 +969,7 @@ static int stop_locked(session_t *s, bool discard)
     __atomic_store_n(&run.finish_by, fdio_now_ms() + FINISH_MS, __ATOMIC_RELEASE);
     __atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
     __atomic_add_fetch(&writer_wake, 1, __ATOMIC_RELEASE);
-    futex_wake(&writer_wake);
+    rt_futex_wake(&writer_wake, INT32_MAX);
     pthread_join(run.writer, NULL);
     /* The batches still being filled, after every queued one of theirs. */
     for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all)
