@@ -12,6 +12,7 @@
 #include "base/sbuf.h"
 #include "tool/driver/driver.h"
 #include "tool/graph/measure.h"
+#include "tool/ui/checkspec.h"
 
 #define ERRLEN 1024
 #define MAX_SELS 64
@@ -44,11 +45,8 @@ static void usage(FILE *f)
 /* One selection of samples: a sample type under its filters, with an
  * optional limit. */
 typedef struct {
-    const char *spec; /* as given (points into argv), or the type name */
-    char *name;       /* spec without its limit: "alloc_objects:focus=x" */
-    config_t cfg;     /* sample_index and filters */
-    char *limit_text; /* "64MB", NULL without a limit */
-    double limit;     /* in the sample type's unit */
+    checkspec_t sp;
+    double limit; /* sp.limit_text in the sample type's unit */
     int64_t value, base_value;
 } sel_t;
 
@@ -68,74 +66,6 @@ static const char *flag_value(int argc, char **argv, int *i, const char *eq)
     if (*i + 1 >= argc)
         return NULL;
     return argv[++*i];
-}
-
-/* Splits spec at its last '=' into a selection (type, then ':'-separated
- * settings applied with config_set) and its limit text. */
-static int parse_spec(sel_t *s, const char *spec, char *err, size_t errlen)
-{
-    s->spec = spec;
-    const char *eq = strrchr(spec, '=');
-    if (!eq || eq == spec || !eq[1]) {
-        snprintf(err, errlen, "-max %s: want TYPE[:SETTING=VALUE]...=LIMIT, as inuse_space=64MB",
-                 spec);
-        return -EINVAL;
-    }
-    s->name = strndup(spec, (size_t)(eq - spec));
-    s->limit_text = strdup(eq + 1);
-    if (!s->name || !s->limit_text)
-        return snprintf(err, errlen, "out of memory"), -ENOMEM;
-    char *settings = strchr(s->name, ':');
-    char *type = strndup(s->name, settings ? (size_t)(settings - s->name) : strlen(s->name));
-    if (!type)
-        return snprintf(err, errlen, "out of memory"), -ENOMEM;
-    int rc = config_set_str(&s->cfg.sample_index, type);
-    free(type);
-    if (rc < 0)
-        return snprintf(err, errlen, "out of memory"), -ENOMEM;
-    char *copy = settings ? strdup(settings + 1) : NULL, *save = NULL;
-    if (settings && !copy)
-        return snprintf(err, errlen, "out of memory"), -ENOMEM;
-    for (char *kv = copy ? strtok_r(copy, ":", &save) : NULL; kv; kv = strtok_r(NULL, ":", &save)) {
-        char *v = strchr(kv, '=');
-        char e[512];
-        if (!v) {
-            snprintf(err, errlen, "-max %s: setting \"%s\" has no =VALUE", spec, kv);
-            free(copy);
-            return -EINVAL;
-        }
-        *v++ = '\0';
-        if (strcmp(kv, "sample_index") == 0 || config_set(&s->cfg, kv, v, e, sizeof(e)) < 0) {
-            snprintf(err, errlen, "-max %s: %s", spec,
-                     strcmp(kv, "sample_index") == 0 ? "the type comes first, not as a setting" : e);
-            free(copy);
-            return -EINVAL;
-        }
-    }
-    free(copy);
-    return 0;
-}
-
-/* "64MB", "1.5GB", "2s", "1000" into the unit `unit` of the sample type. */
-static int parse_limit(sel_t *s, const char *unit, char *err, size_t errlen)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s->limit_text, &end);
-    if (end == s->limit_text || errno || !isfinite(v) || v < 0)
-        goto bad;
-    if (*end) {
-        if (!measure_compatible("x", end, "x", unit))
-            goto bad;
-        const char *u;
-        v *= measure_scale(1, end, unit, &u);
-    }
-    s->limit = v;
-    return 0;
-bad:
-    snprintf(err, errlen, "-max %s: limit \"%s\" is not a number with a unit of %s", s->spec,
-             s->limit_text, unit);
-    return -EINVAL;
 }
 
 /* Command line, with the rules of Go's flag package: flags first. */
@@ -171,11 +101,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen
         } else if (IS("junit")) {
             o->junit = v;
         } else if (IS("tolerance")) {
-            char *end;
-            errno = 0;
-            o->tolerance = strtod(v, &end);
-            if (end == v || errno || !isfinite(o->tolerance) || o->tolerance < 0 ||
-                (*end && strcmp(end, "%") != 0)) {
+            if (checkspec_tolerance(v, &o->tolerance) < 0) {
                 snprintf(err, errlen, "-tolerance %s: want a percentage, as 5%%", v);
                 return -EINVAL;
             }
@@ -186,8 +112,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen
                 return -EINVAL;
             }
             sel_t *s = &o->sels[o->n_sels++];
-            config_default(&s->cfg);
-            int rc = parse_spec(s, v, err, errlen);
+            int rc = checkspec_parse(&s->sp, v, err, errlen);
             if (rc < 0)
                 return rc;
         }
@@ -428,23 +353,29 @@ static int run(opts_t *o)
         goto out;
     if (o->n_sels == 0) { /* -base alone: the default sample type grows */
         sel_t *s = &o->sels[o->n_sels++];
-        config_default(&s->cfg);
+        config_default(&s->sp.cfg);
         char err[ERRLEN];
         int vi = driver_sample_index(pnew, "", err, sizeof(err));
         const char *t = vi >= 0 ? pnew->strings[pnew->sample_types[vi].type] : "";
-        if (!(s->name = strdup(t)) || config_set_str(&s->cfg.sample_index, t) < 0) {
+        if (!(s->sp.name = strdup(t)) || config_set_str(&s->sp.cfg.sample_index, t) < 0) {
             driver_msg("out of memory");
             goto out;
         }
-        s->spec = s->name;
+        s->sp.spec = s->sp.name;
     }
     for (size_t i = 0; i < o->n_sels; i++) {
         sel_t *s = &o->sels[i];
         char err[ERRLEN];
-        int vi = driver_sample_index(pnew, s->cfg.sample_index, err, sizeof(err));
-        if (vi < 0 || (s->limit_text &&
-                       parse_limit(s, pnew->strings[pnew->sample_types[vi].unit], err, sizeof(err)) < 0)) {
-            driver_msg("cprof check: %s%s%s", vi < 0 ? s->spec : "", vi < 0 ? ": " : "", err);
+        int vi = driver_sample_index(pnew, s->sp.cfg.sample_index, err, sizeof(err));
+        const char *unit = vi >= 0 ? pnew->strings[pnew->sample_types[vi].unit] : "";
+        if (vi < 0) {
+            driver_msg("cprof check: %s: %s", s->sp.spec, err);
+            status = 2;
+            goto out;
+        }
+        if (s->sp.limit_text && checkspec_limit(s->sp.limit_text, unit, &s->limit) < 0) {
+            driver_msg("cprof check: -max %s: limit \"%s\" is not a number with a unit of %s",
+                       s->sp.spec, s->sp.limit_text, unit);
             status = 2;
             goto out;
         }
@@ -452,25 +383,25 @@ static int run(opts_t *o)
     size_t failed = 0;
     for (size_t i = 0; i < o->n_sels; i++) {
         sel_t *s = &o->sels[i];
-        if (measure(pnew, &s->cfg, &s->value) < 0 || (pbase && measure(pbase, &s->cfg, &s->base_value) < 0))
+        if (measure(pnew, &s->sp.cfg, &s->value) < 0 || (pbase && measure(pbase, &s->sp.cfg, &s->base_value) < 0))
             goto out;
         char vnew[64], vbase[64], lim[64];
         char err[ERRLEN];
-        int vi = driver_sample_index(pnew, s->cfg.sample_index, err, sizeof(err));
+        int vi = driver_sample_index(pnew, s->sp.cfg.sample_index, err, sizeof(err));
         const char *unit = pnew->strings[pnew->sample_types[vi].unit];
         measure_label(vnew, sizeof(vnew), s->value, unit);
-        bool over = s->limit_text && (double)s->value > s->limit;
+        bool over = s->sp.limit_text && (double)s->value > s->limit;
         double allowed = (double)s->base_value + fabs((double)s->base_value) * o->tolerance / 100;
         bool grew = pbase && (double)s->value > allowed;
         sbuf_t stacks = {0};
         if (over || grew)
-            top_stacks(pbase ? pdiff : pnew, &s->cfg, pbase != NULL, &stacks);
-        if (s->limit_text) {
+            top_stacks(pbase ? pdiff : pnew, &s->sp.cfg, pbase != NULL, &stacks);
+        if (s->sp.limit_text) {
             measure_label(lim, sizeof(lim), profile_value_of(s->limit), unit);
-            printf("%s max %s: %s%s%s\n", over ? "FAIL" : "ok  ", s->spec, vnew, over ? " > " : "",
-                   over ? s->limit_text : "");
-            if (add_result(rs, &nr, fmt("max %s", s->spec),
-                           over ? fmt("%s: %s > %s", s->spec, vnew, s->limit_text) : NULL,
+            printf("%s max %s: %s%s%s\n", over ? "FAIL" : "ok  ", s->sp.spec, vnew, over ? " > " : "",
+                   over ? s->sp.limit_text : "");
+            if (add_result(rs, &nr, fmt("max %s", s->sp.spec),
+                           over ? fmt("%s: %s > %s", s->sp.spec, vnew, s->sp.limit_text) : NULL,
                            sb_cstr(&stacks)) < 0)
                 goto oom;
             failed += over;
@@ -481,9 +412,9 @@ static int run(opts_t *o)
             if (s->base_value)
                 snprintf(pct, sizeof(pct), "%+.1f%%",
                          100.0 * ((double)s->value - (double)s->base_value) / fabs((double)s->base_value));
-            char *msg = fmt("%s: %s, base %s (%s, tolerance %g%%)", s->name, vnew, vbase, pct, o->tolerance);
-            printf("%s growth %s\n", grew ? "FAIL" : "ok  ", msg ? msg : s->name);
-            if (add_result(rs, &nr, fmt("growth %s", s->name), grew ? msg : (free(msg), NULL),
+            char *msg = fmt("%s: %s, base %s (%s, tolerance %g%%)", s->sp.name, vnew, vbase, pct, o->tolerance);
+            printf("%s growth %s\n", grew ? "FAIL" : "ok  ", msg ? msg : s->sp.name);
+            if (add_result(rs, &nr, fmt("growth %s", s->sp.name), grew ? msg : (free(msg), NULL),
                            sb_cstr(&stacks)) < 0)
                 goto oom;
             failed += grew;
@@ -536,11 +467,8 @@ int check_main(int argc, char **argv)
     } else {
         rc = run(o);
     }
-    for (size_t i = 0; i < o->n_sels; i++) {
-        free(o->sels[i].name);
-        free(o->sels[i].limit_text);
-        config_free(&o->sels[i].cfg);
-    }
+    for (size_t i = 0; i < o->n_sels; i++)
+        checkspec_free(&o->sels[i].sp);
     free(o);
     return rc;
 }
