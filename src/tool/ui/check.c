@@ -51,7 +51,7 @@ typedef struct {
 } sel_t;
 
 typedef struct {
-    const char *base, *junit, *tolerance_text;
+    const char *base, *junit;
     double tolerance; /* percent */
     const char *sources[1];
     sel_t sels[MAX_SELS];
@@ -105,7 +105,6 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen
                 snprintf(err, errlen, "-tolerance %s: want a percentage, as 5%%", v);
                 return -EINVAL;
             }
-            o->tolerance_text = v;
         } else {
             if (o->n_sels == MAX_SELS) {
                 snprintf(err, errlen, "more than %d -max flags", MAX_SELS);
