@@ -44,6 +44,81 @@ int cprof_set_rate(int64_t rate);
 /* Fills *st with the current counters. */
 int cprof_stats(cprof_stats_t *st);
 
+/* --- Allocation limits for unit tests ----------------------------------------
+ *
+ * CPROF_ALLOC_LIMIT(max_objects, max_bytes) { code } runs code and then fails
+ * when it allocated more than max_objects blocks or max_bytes bytes on this
+ * thread, exactly (the per-thread counters, not the sampled profile): every
+ * malloc, calloc, realloc, aligned allocation and C++ new counts, frees do
+ * not, other threads' allocations never do. Bytes are usable sizes
+ * (malloc_usable_size), as cprof_stats counts them. Leave the block at its
+ * end or with continue: break, return or goto skip the check.
+ *
+ * A failure writes one line to stderr ("cprof: FILE:LINE: allocation limit
+ * exceeded: ...") and calls the handler set with
+ * cprof_set_alloc_limit_handler (a test framework's fail function, e.g.
+ * cmocka's fail_msg("%s", message)), or abort() when none is set.
+ *
+ * Without libcprof (neither linked nor preloaded into a PIE program) the
+ * declarations below are weak and null: the block runs its code and checks
+ * nothing. While cprof is detached (cprof detach) it checks nothing either. */
+typedef struct {
+    uint64_t objects, bytes; /* the count at the start, then the block's own */
+    uint64_t max_objects, max_bytes;
+    const char *file;
+    int line;
+    int done; /* the block ran */
+    int rc;   /* 0: counted; negative errno: not checked (-ENOSYS: no libcprof) */
+} cprof_alloc_limit_t;
+
+#if defined(CPROF__RUNTIME)
+#define CPROF__WEAK
+#else
+#define CPROF__WEAK __attribute__((weak))
+#endif
+
+/* This thread's allocations so far (blocks and usable bytes); only the
+ * difference of two calls on one thread means something. -EINVAL, or
+ * -ENOTCONN while cprof is detached. */
+int cprof_thread_allocs(uint64_t *objects, uint64_t *bytes) CPROF__WEAK;
+/* The failure of a block: the message, then the handler or abort(). */
+void cprof_alloc_limit_failed(const cprof_alloc_limit_t *l) CPROF__WEAK;
+/* Sets the handler of failures (NULL: abort()); returns the previous one.
+ * It gets the line written to stderr, without its newline. */
+typedef void (*cprof_alloc_limit_handler_t)(const char *message);
+cprof_alloc_limit_handler_t cprof_set_alloc_limit_handler(cprof_alloc_limit_handler_t h) CPROF__WEAK;
+
+#if !defined(CPROF__RUNTIME)
+static inline cprof_alloc_limit_t cprof__alloc_limit_begin(uint64_t max_objects, uint64_t max_bytes,
+                                                           const char *file, int line)
+{
+    cprof_alloc_limit_t l = {0, 0, max_objects, max_bytes, file, line, 0, -38 /* ENOSYS */};
+    if (cprof_thread_allocs)
+        l.rc = cprof_thread_allocs(&l.objects, &l.bytes);
+    return l;
+}
+
+static inline void cprof__alloc_limit_end(cprof_alloc_limit_t *l)
+{
+    uint64_t objects, bytes;
+    l->done = 1;
+    if (l->rc < 0 || (l->rc = cprof_thread_allocs(&objects, &bytes)) < 0)
+        return;
+    l->objects = objects - l->objects;
+    l->bytes = bytes - l->bytes;
+    if (l->objects > l->max_objects || l->bytes > l->max_bytes)
+        cprof_alloc_limit_failed(l);
+}
+
+#define CPROF__CAT2(a, b) a##b
+#define CPROF__CAT(a, b) CPROF__CAT2(a, b)
+#define CPROF_ALLOC_LIMIT(max_objects, max_bytes)                                              \
+    for (cprof_alloc_limit_t CPROF__CAT(cprof__limit_, __LINE__) =                             \
+             cprof__alloc_limit_begin((max_objects), (max_bytes), __FILE__, __LINE__);         \
+         !CPROF__CAT(cprof__limit_, __LINE__).done;                                            \
+         cprof__alloc_limit_end(&CPROF__CAT(cprof__limit_, __LINE__)))
+#endif
+
 /* Writes the heap profile to path (pattern expansion: %p pid, %e program
  * name, %t unix time, %n sequence number; %% a percent sign), gzipped
  * profile.proto, atomically (temporary file + rename). */

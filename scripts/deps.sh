@@ -9,6 +9,7 @@ PKGS="gcc g++ make pkg-config clang binutils elfutils
  libjemalloc2 libtcmalloc-minimal4 google-perftools
  python3 sqlite3 jq libxml2-utils
  perl git ripgrep openssh-client pigz xz-utils redis-server redis-tools lld valgrind linux-perf
+ systemtap-sdt-dev bpftrace
  chromium nodejs"
 missing=""
 for p in $PKGS; do

@@ -31,3 +31,29 @@ bool url_unescape(const char *s, size_t len, char *out)
     out[n] = '\0';
     return true;
 }
+
+bool url_query_escape(const char *s, char *out, size_t outlen)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '-' || c == '_' || c == '.' || c == '~';
+        if (n + (plain || c == ' ' ? 1 : 3) >= outlen)
+            return false;
+        if (plain) {
+            out[n++] = (char)c;
+        } else if (c == ' ') {
+            out[n++] = '+';
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        }
+    }
+    if (n >= outlen)
+        return false;
+    out[n] = '\0';
+    return true;
+}

@@ -14,4 +14,9 @@ int url_hex_digit(int c);
  * '+' is a space, %XX a byte; false on a malformed escape. */
 bool url_unescape(const char *s, size_t len, char *out);
 
+/* Go's url.QueryEscape of s into out, NUL-terminated: letters, digits and
+ * "-_.~" stay, a space is '+', any other byte %XX. false when out is too
+ * small (3 * strlen(s) + 1 bytes always suffice). */
+bool url_query_escape(const char *s, char *out, size_t outlen);
+
 #endif

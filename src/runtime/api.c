@@ -30,6 +30,7 @@
 #include "peak.h"
 #include "rt.h"
 #include "profwriter.h"
+#include "push.h"
 #include "sampler.h"
 #include "sigmask.h"
 #include "stackbounds.h"
@@ -160,6 +161,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
         cpu_start_from_env(cfg.cpu_profile);
     if (traced)
         trace_start_from_env(cfg.trace);
+    push_start_from_env(cpu ? cfg.cpu_hz : 0, ready); /* after CPROF_CPU_PROFILE's session */
     httpctl_start_from_env();
     rt_guard_leave(g);
 }
@@ -176,6 +178,7 @@ __attribute__((destructor)) static void cprof_fini(void)
 {
     uint32_t g = rt_guard_enter();
     cpu_fini(); /* first: its last samples go into the trace */
+    push_fini(); /* then the last CPU delta is complete */
     trace_fini();
     output_stop_periodic();
     if (ready && cfg.leak_profile) {

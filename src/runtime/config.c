@@ -110,9 +110,7 @@ static void bad(const char *name, const char *value, const char *accepts, const 
     rt_warn("%s=\"%.*s%s\" is not valid: %s; %s", name, RT_WARN_VALUE(value), accepts, effect);
 }
 
-/* Seconds as a plain decimal number ("5", "0.25"): no sign, space, exponent,
- * hex or infinity, as strict as the whole numbers of parse_u64. */
-static bool parse_seconds(const char *s, double min, double max, double *out)
+bool config_parse_seconds(const char *s, double min, double max, double *out)
 {
     size_t digits = strspn(s, "0123456789");
     const char *p = s + digits;
@@ -286,7 +284,7 @@ void config_read(rt_config_t *c)
             "the trace buffers are 16M");
     if ((v = secure_getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         double d;
-        if (parse_seconds(v, 0.01, 1e7, &d) && c->heap_profile) {
+        if (config_parse_seconds(v, 0.01, 1e7, &d) && c->heap_profile) {
             c->every = d;
         } else {
             bad("CPROF_HEAP_PROFILE_EVERY", v, c->heap_profile ?

@@ -35,6 +35,10 @@ typedef struct {
 
 void config_read(rt_config_t *c);
 
+/* Seconds as a plain decimal number ("5", "0.25") within [min, max]: no
+ * sign, space, exponent, hex or infinity. Also push.h's interval. */
+bool config_parse_seconds(const char *s, double min, double max, double *out);
+
 /* Checks a file-name pattern (%p %e %t %n %%); 0 or -EINVAL. */
 int config_check_pattern(const char *pattern);
 

@@ -414,19 +414,45 @@ static void table_add(ctable_t *t, const uintptr_t *pcs, uint32_t n, uint32_t co
 
 /* --- the drain thread ------------------------------------------------------------ */
 
+/* Deltas for the push client (push.h): every sample drained goes to the
+ * session's table and, once cpu_delta_enable ran, to this one too, which
+ * cpu_delta_write hands over and empties; so the deltas of a run add up to
+ * its sessions' profiles exactly. The lock is held by the drain thread
+ * while it adds one sample, and by cpu_delta_write while it swaps the
+ * table out: both cprof threads, no call out but the arena's mmap. */
+static ctable_t delta;
+static int delta_on;
+static rt_lock_t delta_lock;
+static int64_t delta_start_real_ns, delta_start_mono_ns;
+
 static void drain(ctable_t *t)
 {
     cpuring_sample_t s;
+    bool d = __atomic_load_n(&delta_on, __ATOMIC_ACQUIRE);
     while (cpuring_peek(&s)) {
         if (s.depth > 0)
             table_add(t, s.pcs, s.depth, s.count);
         else
             t->blocked += s.count;
+        if (d) {
+            rt_lock(&delta_lock);
+            if (s.depth > 0)
+                table_add(&delta, s.pcs, s.depth, s.count);
+            else
+                delta.blocked += s.count;
+            rt_unlock(&delta_lock);
+        }
         if (s.ts && s.depth > 0)
             trace_cpu_sample(s.ts, s.thread, s.pcs, (int)s.depth);
         cpuring_release();
     }
-    t->lost += (int64_t)cpuring_take_lost();
+    int64_t lost = (int64_t)cpuring_take_lost();
+    t->lost += lost;
+    if (d && lost) {
+        rt_lock(&delta_lock);
+        delta.lost += lost;
+        rt_unlock(&delta_lock);
+    }
 }
 
 static int drain_stop;
@@ -613,7 +639,13 @@ static int stop_locked(session_t *s, bool discard)
     pthread_join(run.drain, NULL);
     int64_t duration = now_ns(CLOCK_MONOTONIC) - run.start_mono_ns;
     int64_t period = 1000000000LL / hz;
-    tab.blocked += (still_ns + period / 2) / period;
+    int64_t still = (still_ns + period / 2) / period;
+    tab.blocked += still;
+    if (still && __atomic_load_n(&delta_on, __ATOMIC_ACQUIRE)) {
+        rt_lock(&delta_lock);
+        delta.blocked += still;
+        rt_unlock(&delta_lock);
+    }
     if (tab.blocked > 0)
         rt_warn("%lld ms of CPU time were spent by threads that blocked SIGPROF since before the "
                 "CPU profile started (%u still did at its end): in the profile as "
@@ -662,6 +694,11 @@ static void fork_child(void)
     nblind = 0;
     if (session_fork_child(&sess))
         table_free(&tab);
+    /* The child pushes nothing (push.h); the drain thread may have held
+     * the delta lock or been growing the table: forgotten, not freed. */
+    __atomic_store_n(&delta_on, 0, __ATOMIC_RELAXED);
+    memset(&delta, 0, sizeof(delta));
+    memset(&delta_lock, 0, sizeof(delta_lock));
     rt_unlock(&timers_lock);
 }
 
@@ -699,6 +736,31 @@ void cpu_fini(void)
 {
     if (inited)
         session_fini(&sess);
+}
+
+void cpu_delta_enable(void)
+{
+    delta_start_real_ns = now_ns(CLOCK_REALTIME);
+    delta_start_mono_ns = now_ns(CLOCK_MONOTONIC);
+    __atomic_store_n(&delta_on, 1, __ATOMIC_RELEASE);
+}
+
+int cpu_delta_write(int fd, int64_t *start_real_ns)
+{
+    if (!inited)
+        return -ENOTSUP;
+    ctable_t d;
+    rt_lock(&delta_lock);
+    d = delta;
+    memset(&delta, 0, sizeof(delta));
+    int64_t real = delta_start_real_ns, mono = delta_start_mono_ns;
+    delta_start_real_ns = now_ns(CLOCK_REALTIME);
+    delta_start_mono_ns = now_ns(CLOCK_MONOTONIC);
+    rt_unlock(&delta_lock);
+    *start_real_ns = real;
+    int rc = write_profile(fd, &d, real, delta_start_mono_ns - mono);
+    table_free(&d);
+    return rc;
 }
 
 int64_t cpu_start_fd(int fd)

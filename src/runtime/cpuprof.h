@@ -56,4 +56,13 @@ int64_t cpu_start_fd(int fd);
  * went. 0 or a negative errno. */
 int cpu_stop_session(int64_t id, bool discard);
 
+/* Deltas for the push client (push.h): from cpu_delta_enable on, every
+ * sample any session takes is also kept apart until cpu_delta_write writes
+ * those kept since its last call (or the enable) to fd as a CPU profile and
+ * forgets them; *start_real_ns gets the start of that span. The deltas of a
+ * run add up to its sessions' profiles, sample for sample. Called from one
+ * cprof thread at a time (guard set); 0 or a negative errno. */
+void cpu_delta_enable(void);
+int cpu_delta_write(int fd, int64_t *start_real_ns);
+
 #endif

@@ -17,6 +17,7 @@
 #include "buckets.h"
 #include "peak.h"
 #include "unwind.h"
+#include "usdt.h"
 
 #include <string.h>
 
@@ -67,6 +68,7 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
             peak_touch(b);
         __atomic_add_fetch(&b->alloc_objects, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&b->alloc_bytes, size, __ATOMIC_RELAXED);
+        usdt_alloc(p, size, rt_self.taken_rate);
         rt_thread_t *t = &rt_self;
         if (t->stats) {
             t->temp_cand = ~(uintptr_t)p;
@@ -90,6 +92,7 @@ __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out
     if (livemap_remove(p, &out->bucket, &out->size)) {
         out->sampled = true;
         credit_free(out->bucket, out->size);
+        usdt_free(p);
         if (RT_UNLIKELY(counters_paused())) /* its allocation was counted */
             counters_kept_free(1, rt_usable_size((void *)p));
         rt_thread_t *t = &rt_self;

@@ -162,17 +162,7 @@ static int load_module(char *why, size_t whylen)
 
 /* --- addresses ----------------------------------------------------------- */
 
-typedef struct {
-    struct sockaddr_storage ss;
-    socklen_t len;
-    bool all_interfaces; /* 0.0.0.0 or [::] */
-} addr_t;
-
-/* HOST:PORT with HOST a numeric IPv4 address, [IPv6], "localhost" or empty
- * (both loopback: unlike Go, ":6060" does not mean every interface), and
- * PORT 0-65535 (0: any free port). Names are not resolved: no DNS from
- * inside the profiled program. */
-static int parse_addr(const char *s, addr_t *a)
+int httpctl_parse_addr(const char *s, httpctl_addr_t *a)
 {
     memset(a, 0, sizeof(*a));
     const char *colon = strrchr(s, ':');
@@ -239,7 +229,7 @@ static void format_addr(int fd, char *out, size_t outlen, int *port_out)
     *port_out = p;
 }
 
-static int open_listener(const addr_t *a)
+static int open_listener(const httpctl_addr_t *a)
 {
     int fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -332,8 +322,8 @@ static int write_addr_file(const char *pattern, const char *addr)
 static int start_locked(const char *addr, const char *token, char *bound, size_t boundlen,
                         char *why, size_t whylen)
 {
-    addr_t a;
-    if (parse_addr(addr, &a) < 0) {
+    httpctl_addr_t a;
+    if (httpctl_parse_addr(addr, &a) < 0) {
         snprintf(why, whylen, "expected HOST:PORT with a numeric IP address, [IPv6], "
                  "localhost or nothing (loopback) as HOST and a port from 0 to 65535");
         return -EINVAL;
@@ -406,8 +396,8 @@ void httpctl_start_from_env(void)
     const char *v = secure_getenv("CPROF_HTTP");
     if (!v)
         return;
-    addr_t a;
-    if (parse_addr(v, &a) < 0) {
+    httpctl_addr_t a;
+    if (httpctl_parse_addr(v, &a) < 0) {
         bad("CPROF_HTTP", v, "expected HOST:PORT, e.g. 127.0.0.1:6060, localhost:0 (any free "
             "port), [::1]:6060 or :6060 (loopback)");
         return;

@@ -8,6 +8,22 @@
 #ifndef CPROF_HTTPCTL_H
 #define CPROF_HTTPCTL_H
 
+#include <stdbool.h>
+#include <sys/socket.h>
+
+typedef struct {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    bool all_interfaces; /* 0.0.0.0 or [::] */
+} httpctl_addr_t;
+
+/* HOST:PORT with HOST a numeric IPv4 address, [IPv6], "localhost" or empty
+ * (both loopback: unlike Go, ":6060" does not mean every interface), and
+ * PORT 0-65535 (0: any free port). Names are not resolved: no DNS from
+ * inside the profiled program. Also the push client's (push.h). 0 or
+ * -EINVAL. */
+int httpctl_parse_addr(const char *s, httpctl_addr_t *a);
+
 /* Called once from the runtime's constructor (guard set): remembers where
  * libcprof.so lives and, if CPROF_HTTP is set, starts the server, prints
  * its address to stderr and writes CPROF_HTTP_ADDR_FILE. A bad variable

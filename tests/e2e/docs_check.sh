@@ -2,7 +2,7 @@
 # The documents say what the code does: every CPROF_* variable the runtime
 # reads is a row of docs/environment.md, every path the /debug/pprof/ server
 # serves a row of docs/http.md, every flag `cprof -h` (and `cprof attach -h`,
-# `cprof record -h`) lists is in docs/cprof.1, and every relative link of
+# `cprof record -h`, `cprof check -h`) lists is in docs/cprof.1, and every relative link of
 # README.md, CONTRIBUTING.md and docs/*.md names a file that exists and, with
 # #anchor, a heading of that file (GitHub's slugs).
 # timeout: 60
@@ -14,6 +14,7 @@ CPROF=$BUILD/cprof
   "$CPROF" -h 2>&1
   "$CPROF" attach -h 2>&1
   "$CPROF" record -h 2>&1
+  "$CPROF" check -h 2>&1
 } > "$T/help"
 
 python3 - "$T/help" <<'PY' || fail "the documents do not match the code (above)"

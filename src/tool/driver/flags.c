@@ -148,6 +148,7 @@ void flags_usage(FILE *f, bool cl)
               "\n  Running a program under the heap profiler (libcprof.so):\n"
               "   cprof record [-o FILE] [-rate N] -- PROG ARGS   (cprof record -h)\n"
               "   cprof attach [-http=ADDR] [-rate=N] PID, cprof detach PID   (cprof attach -h)\n"
+              "   cprof check [-base OLD] -max SPEC... NEW: a CI gate   (cprof check -h)\n"
               "\n  cprof also accepts --version and 'cprof help'. See cprof(1).\n",
               f);
     }

@@ -1,7 +1,7 @@
 /* main.c — the cprof command: go tool pprof's counterpart for C programs.
  * Parses the command line, has the driver fetch the profiles, then makes
- * one report, serves the web UI or runs the shell; or runs "cprof record",
- * or "cprof attach" / "cprof detach" (attach.h).
+ * one report, serves the web UI or runs the shell; or runs one of the
+ * subcommands of subcommands[] (record, attach/detach, check).
  * Errors go to stderr; exit codes: 0 success, 1 failure, 2 bad usage. */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include "tool/fetch/fetch.h"
 #include "tool/fetch/record.h"
 #include "tool/ui/attach.h"
+#include "tool/ui/check.h"
 #include "tool/ui/shell.h"
 #include "tool/ui/web.h"
 
@@ -64,6 +65,7 @@ static void record_leftovers(const char *dir, const char *mine)
 
 static int record(int argc, char **argv)
 {
+    argc--, argv++; /* "record" */
     record_opts_t o;
     char err[ERRLEN];
     if (record_parse(argc, argv, &o, err, sizeof(err)) < 0) {
@@ -192,12 +194,23 @@ static int record(int argc, char **argv)
     return status;
 }
 
+/* The commands that are not pprof's: each gets argv from its own name on
+ * and returns the exit status. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} subcommands[] = {
+    {.name = "record", .run = record},
+    {.name = "attach", .run = attach_main},
+    {.name = "detach", .run = attach_main},
+    {.name = "check", .run = check_main},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "record") == 0)
-        return record(argc - 2, argv + 2);
-    if (argc >= 2 && (strcmp(argv[1], "attach") == 0 || strcmp(argv[1], "detach") == 0))
-        return attach_main(argc - 1, argv + 1);
+    for (size_t i = 0; argc >= 2 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0)
+            return subcommands[i].run(argc - 1, argv + 1);
     config_t cfg;
     config_default(&cfg);
     source_opts_t src;
