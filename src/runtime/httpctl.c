@@ -134,6 +134,15 @@ static void find_module(void)
     free(real);
 }
 
+int httpctl_set_module(const char *path)
+{
+    if (strlen(path) >= sizeof(module_path))
+        return -ENAMETOOLONG;
+    if (!mod_start) /* a module already loaded stays the one used */
+        snprintf(module_path, sizeof(module_path), "%s", path);
+    return 0;
+}
+
 static int load_module(char *why, size_t whylen)
 {
     if (mod_start)
