@@ -145,6 +145,12 @@ int httpctl_set_module(const char *path)
 
 static int load_module(char *why, size_t whylen)
 {
+#ifndef __GLIBC__
+    /* libmicrohttpd and libcprof-http.so are glibc's: nothing to load. */
+    snprintf(why, whylen, "the musl build of libcprof.so has no HTTP server "
+             "(libcprof-http.so needs glibc); write profiles at exit instead");
+    return -ENOTSUP;
+#endif
     if (mod_start)
         return 0;
     find_module();
