@@ -2,8 +2,10 @@
 # The musl build of the runtime (make musl: build/musl/libcprof.so)
 # preloaded into programs built with musl-gcc: at CPROF_RATE=1 the heap
 # profile's sites equal what tests/progs/heapknown.c counted, with frame
-# pointers and without (the cfi walk); the peak, mutex and block profiles
-# written at exit load in go tool pprof; the CPU profile of
+# pointers and without (the cfi walk), and linked with -lcprof; the peak,
+# mutex and block profiles written at exit load in go tool pprof, the trace
+# in go tool trace; threads_known.c's thread creation profile is exact and
+# its threads profile names its 8 threads; the CPU profile of
 # tests/progs/musl_cpu.c puts hot() and warm() in their CPU shares; the
 # profiles are gzip (of stored blocks: no zlib) that gzip -t accepts; what
 # the build cannot do (CPROF_UNWIND=libunwind, CPROF_UNWIND_CHECK, the
@@ -24,6 +26,10 @@ mcc() { # OUT SRC [FLAGS...]
 mcc "$T/known" "$PROGS/heapknown.c" -O1 -fno-omit-frame-pointer
 mcc "$T/known_nofp" "$PROGS/heapknown.c" -O2 -fomit-frame-pointer
 mcc "$T/cpu" "$PROGS/musl_cpu.c" -O1 -fno-omit-frame-pointer
+mcc "$T/linked" "$PROGS/heapknown.c" -O1 -DLINKED -I"$TOP/include" -L"$BUILD/musl" -lcprof \
+  -Wl,-rpath,"$BUILD/musl"
+mcc "$T/tk" "$PROGS/threads_known.c" -O1 -fno-omit-frame-pointer -DLINKED -I"$TOP/include" \
+  -L"$BUILD/musl" -lcprof -Wl,-rpath,"$BUILD/musl"
 
 # plain NAME PROG: its output without cprof, into $T/NAME.plain.
 plain() { "$2" > "$T/$1.plain" || fail "$1: exit status $? without cprof"; }
@@ -43,14 +49,19 @@ plain cpu "$T/cpu"
 
 # --- heap: exact at rate 1, with and without frame pointers -----------------------
 under known_fp "$T/known" CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/fp.heap" CPROF_PEAK_PROFILE="$T/fp.peak" \
-  CPROF_MUTEX_RATE=1 CPROF_MUTEX_PROFILE="$T/fp.mutex" CPROF_BLOCK_RATE=1 CPROF_BLOCK_PROFILE="$T/fp.block"
+  CPROF_MUTEX_RATE=1 CPROF_MUTEX_PROFILE="$T/fp.mutex" CPROF_BLOCK_RATE=1 CPROF_BLOCK_PROFILE="$T/fp.block" \
+  CPROF_TRACE="$T/fp.trace"
 [ -s "$T/known_fp.err" ] && { cat "$T/known_fp.err"; fail "known_fp: unexpected stderr"; }
 check_truth "$T/known.plain" "$T/fp.heap" "$T/known"
 under nofp_cfi "$T/known_nofp" CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/nofp.heap"
 check_truth "$T/nofp.plain" "$T/nofp.heap" "$T/known_nofp"
 under known_fpwalk "$T/known" CPROF_RATE=1 CPROF_UNWIND=fp CPROF_HEAP_PROFILE="$T/fpwalk.heap"
 check_truth "$T/known.plain" "$T/fpwalk.heap" "$T/known"
-note "heap: exact at rate 1 (cfi with and without frame pointers, fp)"
+# Linked with -lcprof: the program writes its own profile through the API.
+CPROF_RATE=1 "$T/linked" "$T/linked.heap" > "$T/linked.out" || fail "linked: exit status $?"
+cmp -s "$T/linked.out" "$T/known.plain" || { diff "$T/known.plain" "$T/linked.out"; fail "linked: output differs"; }
+check_truth "$T/known.plain" "$T/linked.heap" "$T/linked"
+note "heap: exact at rate 1 (cfi with and without frame pointers, fp, linked)"
 
 for p in fp.heap fp.peak fp.mutex fp.block nofp.heap; do
   gzip -t "$T/$p" || fail "$p: not gzip"
@@ -58,7 +69,25 @@ for p in fp.heap fp.peak fp.mutex fp.block nofp.heap; do
 done
 go tool pprof -top "$T/known" "$T/fp.peak" 2>/dev/null | grep -qE " use_large\$" || fail "peak: no use_large"
 go tool pprof -top "$T/known" "$T/fp.block" 2>/dev/null | grep -q "Type: delay" || fail "block: not a delay profile"
-note "peak, mutex and block profiles load"
+# The trace: go tool trace parses it; the program's six threads (main,
+# heapknown's four workers and its cross-thread one) are goroutines in it.
+go tool trace -d "$T/fp.trace" > "$T/trace.d" 2>&1 || { tail "$T/trace.d"; fail "go tool trace cannot parse the trace"; }
+[ "$(grep -c ' GoCreate ' "$T/trace.d")" -eq 6 ] || { grep -c ' GoCreate ' "$T/trace.d"; fail "trace: not 6 threads"; }
+note "peak, mutex, block profiles and the trace load"
+
+# --- threads (linked, through the API): thread creation exact, every thread named --
+mkdir -p "$T/tk.d"
+"$T/tk" "$T/tk.d" || fail "threads_known: exit status $?"
+pprof_flat threadcreate "$T/tk.d/threadcreate.pb.gz" > "$T/tk.flat"
+for want in "spawn_readers 3" "spawn_waiters 2" "spawn_others 2"; do
+  grep -qx "$want" "$T/tk.flat" || { cat "$T/tk.flat"; fail "threadcreate: no \"$want\""; }
+done
+go tool pprof -tags "$T/tk.d/threads.pb.gz" > "$T/tk.tags" 2>&1 || { cat "$T/tk.tags"; fail "threads: unreadable"; }
+for t in tk masked reader-0 reader-1 reader-2 waiter-0 waiter-1 spinner; do
+  grep -qE "^ +1(\.0)? \([0-9.]+%\): $t\$" "$T/tk.tags" || { cat "$T/tk.tags"; fail "threads: no thread $t"; }
+done
+grep -q '^ *thread: Total 8' "$T/tk.tags" || { cat "$T/tk.tags"; fail "threads: not 8 threads"; }
+note "threadcreate exact, threads named"
 
 # --- CPU: hot() 600 ms of CPU, warm() 150 ms ---------------------------------------
 under cpu_prof "$T/cpu" CPROF_CPU_PROFILE="$T/cpu.prof"
