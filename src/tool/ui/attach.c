@@ -351,7 +351,8 @@ typedef struct {
 static const char *const handover_name[2] = {"libcprof.so", "libcprof-http.so"};
 
 /* Makes and fills the memfds, writing their names at scratch first.
- * 0, or 1 with the message printed and the descriptors made closed. */
+ * 0, or 1 with the message printed (h->fd holds those made, for
+ * hand_back). */
 static int hand_over(inject_t *t, const libc_fns_t *f, uint64_t scratch, uint64_t errno_at,
                      handover_t *h, const char *cmd, pid_t pid)
 {
