@@ -15,6 +15,7 @@ need_go
 [ "$(id -u)" = 0 ] || skip "skip: making mount, PID and network namespaces needs root"
 command -v unshare >/dev/null 2>&1 && command -v nsenter >/dev/null 2>&1 ||
   skip "skip: unshare or nsenter (util-linux) not installed"
+command -v ip >/dev/null 2>&1 || skip "skip: ip (iproute2) not installed: the box's loopback stays down"
 unshare --mount --pid --net --fork --mount-proc true 2>/dev/null ||
   skip "skip: unshare cannot make mount, PID and network namespaces here"
 
