@@ -2,6 +2,7 @@
 #   make          build libcprof.so, the cprof tool and cprof.pc into build/
 #   make check    install missing packages, build, run every test
 #   make demo     install missing packages, build, profile examples/leak.c
+#   make musl     build/musl/libcprof.so, for programs linked with musl (musl-gcc)
 #   make fuzz     run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (60)
 #   make install  PREFIX=/usr/local
 
@@ -126,6 +127,43 @@ $(B)/cprof.pc: cprof.pc.in
 # name: nothing to make, the objects that named it are rebuilt.
 src/%.h: ;
 
+# --- musl: libcprof.so for musl-linked programs -> build/musl/ ---------------
+# `make musl` builds the runtime with musl-gcc (musl-tools) for programs
+# linked against musl 1.2 (Alpine's), whose malloc is replaced by
+# interposition as glibc's. No libunwind (the cfi walk and frame pointers
+# unwind), no zlib (profiles are gzip of stored blocks, profile/gzstore.h);
+# what needs glibc or those libraries refuses with one line (README).
+# musl's headers come without the kernel's: build/musl/kinc links Debian's.
+MUSL_CC ?= musl-gcc
+MB := $(B)/musl
+MUSL_OBJ := $(RUNTIME_SRC:%.c=$(MB)/pic/%.o)
+# The runtime reads no profile: no decode.c (zlib's inflate) in the archive.
+MUSL_LIB_OBJ := $(patsubst %.c,$(MB)/pic/%.o,$(filter-out src/profile/decode.c,$(PROFILE_SRC)) $(BASE_SRC))
+MUSL_KINC := $(MB)/kinc/.made
+KERNEL_ASM := $(firstword $(wildcard /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)/asm) /usr/include/asm)
+
+$(MUSL_KINC):
+	@mkdir -p $(dir $@)
+	ln -sfn /usr/include/linux $(MB)/kinc/linux
+	ln -sfn /usr/include/asm-generic $(MB)/kinc/asm-generic
+	ln -sfn $(KERNEL_ASM) $(MB)/kinc/asm
+	@touch $@
+
+$(MB)/pic/%.o: %.c $(MUSL_KINC)
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(BASE_CFLAGS) -DCPROF_NO_LIBUNWIND -DCPROF_NO_ZLIB -isystem $(MB)/kinc \
+	    -fPIC -fvisibility=hidden -ftls-model=initial-exec -MMD -MP -c -o $@ $<
+
+$(MB)/lib.a: $(MUSL_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(MB)/libcprof.so: $(MUSL_OBJ) $(MB)/lib.a
+	$(MUSL_CC) -shared -o $@.tmp $(MUSL_OBJ) $(MB)/lib.a -Wl,--no-undefined -Wl,-soname,libcprof.so \
+	    -Wl,-z,nodelete -Wl,-z,initfirst && mv -f $@.tmp $@
+
+musl: $(MB)/libcprof.so
+
 # --- tests ------------------------------------------------------------------
 # Unit tests: tests/unit/test_<module>.c, linked with what their first line
 # names ("// links: ..."): source files (src/x/y.c), linker flags (-ldl), or
@@ -228,7 +266,7 @@ fuzz: $(FUZZ_BIN)
 	done
 
 tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof $(REPLAY_BIN) \
-       $(B)/ubsan/libcprof.so
+       $(B)/ubsan/libcprof.so $(if $(shell command -v $(MUSL_CC)),$(MB)/libcprof.so)
 
 deps:
 	@sh scripts/deps.sh
@@ -260,5 +298,5 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests deps check check-stress demo install clean fuzz
+.PHONY: all tests deps check check-stress demo install clean fuzz musl
 .SECONDARY:

@@ -10,7 +10,7 @@ PKGS="gcc g++ make pkg-config clang binutils elfutils
  python3 sqlite3 jq libxml2-utils
  perl git ripgrep openssh-client pigz xz-utils redis-server redis-tools lld valgrind linux-perf
  systemtap-sdt-dev bpftrace
- chromium nodejs"
+ chromium nodejs musl-tools iproute2"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef CPROF_NO_ZLIB
+#include "gzstore.h" /* gzip of stored blocks: the musl runtime (Makefile) */
+#else
 #include <zlib.h>
+#endif
 
 void pbuf_free(pbuf_t *b)
 {
@@ -239,6 +243,25 @@ static void function(pbuf_t *b, pbuf_t *tmp, const profile_function_t *f)
 }
 
 /* Where encode() hands its bytes as it goes: NULL keeps them all in out. */
+#ifdef CPROF_NO_ZLIB
+typedef struct {
+    gzstore_t z;
+    int fd;
+    int err; /* the first failure, negative errno */
+    uint8_t buf[65536]; /* unused: spill's threshold */
+} gzsink_t;
+
+#define Z_NO_FLUSH 0
+#define Z_FINISH 4
+
+/* Writes out's bytes as stored blocks and empties out. */
+static void gzsink_feed(gzsink_t *g, pbuf_t *out, int flush)
+{
+    if (!g->err)
+        g->err = gzstore_write(&g->z, g->fd, out->data, out->len, flush == Z_FINISH);
+    out->len = 0;
+}
+#else
 typedef struct {
     z_stream z;
     int fd;
@@ -270,6 +293,7 @@ static void gzsink_feed(gzsink_t *g, pbuf_t *out, int flush)
     } while (g->z.avail_in > 0 || (flush == Z_FINISH && !g->err));
     out->len = 0;
 }
+#endif
 
 /* Top-level items are whole messages: between two, out's bytes can go. */
 static inline void spill(gzsink_t *g, pbuf_t *out)
@@ -324,6 +348,27 @@ int profile_encode(const profile_t *p, pbuf_t *out)
     return encode(p, out, NULL);
 }
 
+#ifdef CPROF_NO_ZLIB
+int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
+{
+    size_t bound = gzstore_bound(len);
+    out->len = 0;
+    put(out, NULL, 0);
+    if (!out->oom && out->cap < bound) {
+        uint8_t *nd = realloc(out->data, bound);
+        if (nd) {
+            out->data = nd;
+            out->cap = bound;
+        } else {
+            out->oom = true;
+        }
+    }
+    if (out->oom)
+        return -ENOMEM;
+    out->len = gzstore_mem(in, len, out->data);
+    return 0;
+}
+#else
 int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
 {
     z_stream z;
@@ -358,6 +403,7 @@ int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
     deflateEnd(&z);
     return rc == Z_STREAM_END ? 0 : -EIO;
 }
+#endif
 
 int profile_write_all(int fd, const void *data, size_t n)
 {
@@ -372,21 +418,25 @@ int profile_write_fd(const profile_t *p, int fd)
     gzsink_t *g = calloc(1, sizeof(*g));
     if (!g)
         return -ENOMEM;
+#ifndef CPROF_NO_ZLIB
     /* Fastest level, as profile_gzip. */
     if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         free(g);
         return -ENOMEM;
     }
-    g->fd = fd;
     g->z.next_out = g->buf;
     g->z.avail_out = sizeof(g->buf);
+#endif
+    g->fd = fd;
     pbuf_t raw = {0};
     int rc = encode(p, &raw, g);
     if (rc == 0)
         gzsink_feed(g, &raw, Z_FINISH);
     if (rc == 0)
         rc = g->err;
+#ifndef CPROF_NO_ZLIB
     deflateEnd(&g->z);
+#endif
     pbuf_free(&raw);
     free(g);
     return rc;

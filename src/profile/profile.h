@@ -230,7 +230,8 @@ void pbuf_free(pbuf_t *b);
 /* Serializes p as profile.proto (uncompressed) into out. 0 or -ENOMEM. */
 int profile_encode(const profile_t *p, pbuf_t *out);
 
-/* gzip-compresses in into out (zlib, gzip header). 0 or -ENOMEM/-EIO. */
+/* gzip-compresses in into out (zlib, gzip header; built with CPROF_NO_ZLIB,
+ * gzip of stored blocks: gzstore.h). 0 or -ENOMEM/-EIO. */
 int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out);
 
 /* Encodes, gzips and writes the whole profile to fd. 0 or negative errno. */

@@ -39,7 +39,8 @@ static bool cpu_running;
 
 typedef struct {
     int64_t rate, mutex_rate, block_rate;
-    char http[SETTING_MAX], token[SETTING_MAX], cpu[SETTING_MAX]; /* "" = not given */
+    char http[SETTING_MAX], token[SETTING_MAX], cpu[SETTING_MAX], module[SETTING_MAX];
+    /* "" = not given */
 } settings_t;
 
 /* Parses "key=value ..." (see attach.h). */
@@ -72,6 +73,8 @@ static int parse(const char *in, settings_t *s)
             str = s->token;
         else if (klen == 3 && memcmp(in, "cpu", 3) == 0)
             str = s->cpu;
+        else if (klen == 6 && memcmp(in, "module", 6) == 0)
+            str = s->module;
         else
             return -EINVAL;
         if (str) {
@@ -174,6 +177,8 @@ static int attach_locked(const char *settings)
         return -ENOTSUP;
     if (cprof_set_rate(0) < 0) /* the tables could not be mapped */
         return -ENOMEM;
+    if (s.module[0] && (rc = httpctl_set_module(s.module)) < 0)
+        return rc;
     if (s.http[0] && (rc = httpctl_load()) < 0)
         return rc;
     counters_resume(); /* before the hooks see the first malloc */

@@ -6,7 +6,8 @@
  *
  * cprof__attach(settings): settings is "key=value" words separated by
  * spaces — rate=BYTES mutex_rate=N block_rate=NS http=HOST:PORT
- * token=TOKEN cpu=FILE (every one optional). It refuses a program that
+ * token=TOKEN cpu=FILE module=PATH (every one optional; module: where
+ * libcprof-http.so is when not beside libcprof.so, see httpctl.h). It refuses a program that
  * already runs cprof (-EEXIST: preloaded or linked; -EALREADY: attached)
  * or whose malloc is not the C library's (-ENOTSUP: mixing allocators would
  * free one's blocks into the other); then it loads the HTTP module, routes

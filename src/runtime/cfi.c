@@ -14,8 +14,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#ifndef CPROF_NO_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#endif
 
 /* DWARF register numbers of x86-64 */
 #define DW_RBP 6
@@ -450,7 +452,9 @@ static void note_subs(unsigned long long subs)
         __atomic_exchange_n(&known_subs, subs, __ATOMIC_RELAXED) == subs)
         return;
     __atomic_fetch_add(&loader_state, UNLOAD_ONE, __ATOMIC_SEQ_CST);
+#ifndef CPROF_NO_LIBUNWIND
     unw_flush_cache(unw_local_addr_space, 0, 0);
+#endif
 }
 
 static int first_subs(struct dl_phdr_info *info, size_t size, void *arg)

@@ -170,7 +170,12 @@ void config_read(rt_config_t *c)
         } else if (strcmp(v, "cfi") == 0) {
             c->unwinder = UNWIND_CFI;
         } else if (strcmp(v, "libunwind") == 0) {
+#ifdef CPROF_NO_LIBUNWIND
+            bad("CPROF_UNWIND", v, "this libcprof.so is built without libunwind (the musl "
+                "build): \"cfi\" or \"fp\"", "cfi unwinds");
+#else
             c->unwinder = UNWIND_LIBUNWIND;
+#endif
         } else {
             bad("CPROF_UNWIND", v, "expected \"cfi\", \"libunwind\" or \"fp\"", heap_off);
             c->rate = 0;
@@ -178,7 +183,12 @@ void config_read(rt_config_t *c)
     }
     if ((v = secure_getenv("CPROF_UNWIND_CHECK"))) {
         if (strcmp(v, "1") == 0)
+#ifdef CPROF_NO_LIBUNWIND
+            bad("CPROF_UNWIND_CHECK", v, "the check compares with libunwind, which this "
+                "libcprof.so is built without (the musl build)", "no check");
+#else
             c->unwind_check = true;
+#endif
         else if (strcmp(v, "0") != 0)
             bad("CPROF_UNWIND_CHECK", v, "expected 0 or 1", "no check");
     }
@@ -262,11 +272,17 @@ void config_read(rt_config_t *c)
                 "%t time, %n sequence, %% percent", "no peak profile is written");
     }
     if ((v = secure_getenv("CPROF_LEAK_PROFILE"))) {
+#ifdef __GLIBC__
         if (config_check_pattern(v) == 0)
             c->leak_profile = absolute(v, leak_buf, sizeof(leak_buf));
         else
             bad("CPROF_LEAK_PROFILE", v, "expected a file name; %p pid, %e program, "
                 "%t time, %n sequence, %% percent", "no leak profile is written");
+#else /* its scan misses musl's roots: every block would be a leak */
+        (void)leak_buf;
+        bad("CPROF_LEAK_PROFILE", v, "the musl build of libcprof.so has no leak scan",
+            "no leak profile is written");
+#endif
     }
     if ((v = secure_getenv("CPROF_LEAK_SUPPRESS")) && *v)
         c->leak_suppress = absolute(v, supp_buf, sizeof(supp_buf));

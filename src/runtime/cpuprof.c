@@ -86,7 +86,11 @@ static int timer_for_locked(int32_t tid, int32_t *out)
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SIGPROF;
     sev.sigev_value.sival_ptr = cpuring_cookie();
+#ifdef sigev_notify_thread_id /* musl, glibc 2.41 */
+    sev.sigev_notify_thread_id = tid;
+#else
     sev._sigev_un._tid = tid; /* sigev_notify_thread_id */
+#endif
     int id;
     if (syscall(SYS_timer_create, thread_clock(tid), &sev, &id) < 0)
         return -errno;

@@ -17,8 +17,12 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#ifdef CPROF_NO_LIBUNWIND
+#include "unwind.h"
+#else
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#endif
 
 #define RING_BYTES (2u << 20) /* target size of the ring */
 #define MIN_SLOTS 512u
@@ -133,6 +137,15 @@ static void publish_sigsafe(slot_t *s, uint64_t pos)
  * glibc stores it in the thread descriptor without allocating. Should the
  * interrupted PC not be among its frames (it gave up and restarted), the
  * walk is redone from the signal's ucontext with unw_step. */
+#ifdef CPROF_NO_LIBUNWIND
+/* Built without libunwind (the musl runtime, Makefile): the frame-pointer
+ * chain from the interrupted context, which loses the caller of a leaf
+ * that sets up no frame. */
+static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
+{
+    return unwind_fp_context_sigsafe(uc, pcs, max);
+}
+#else
 static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
 {
 #if defined(__x86_64__)
@@ -193,6 +206,7 @@ done:
     t->unwinding = 0;
     return n;
 }
+#endif
 
 static void record_sigsafe(const siginfo_t *info, ucontext_t *uc)
 {
@@ -290,6 +304,9 @@ void cpuring_prepare(void)
 
 void cpuring_thread_ready(void)
 {
+#ifdef CPROF_NO_LIBUNWIND
+    unw_ready = 1; /* no libunwind to prepare */
+#else
     if (unw_ready || !unwfds_ok_sigsafe())
         return;
     rt_thread_t *t = &rt_self;
@@ -300,6 +317,7 @@ void cpuring_thread_ready(void)
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     t->unwinding = 0;
     unw_ready = 1;
+#endif
 }
 
 int cpuring_init(int depth)

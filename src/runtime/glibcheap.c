@@ -74,6 +74,9 @@ static bool walk_start(uintptr_t lo, uintptr_t hi, early_t *out, size_t *n, size
 
 size_t glibcheap_note_start(void)
 {
+#ifndef __GLIBC__
+    return 0; /* the musl runtime: musl's heap has no glibc chunks to walk */
+#endif
     long threads;
     size_t walked = 0;
     uintptr_t sb = start_brk(&threads), lo = (sb + 15) & ~(uintptr_t)15, hi = (uintptr_t)sbrk(0);

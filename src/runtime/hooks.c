@@ -58,6 +58,10 @@ static size_t boot_size(const void *p)
  * for the rest of the program. Runs guarded, from resolve. */
 static bool glibc_chunks(const rt_next_t *n)
 {
+#ifndef __GLIBC__
+    (void)n;
+    return false; /* the musl runtime: musl's libc.so is no glibc */
+#endif
     Dl_info a, b;
     if (!n->malloc_usable_size || !n->memalign || !dladdr((void *)n->malloc, &a) ||
         !dladdr((void *)n->malloc_usable_size, &b) || !a.dli_fname || a.dli_fbase != b.dli_fbase)

@@ -134,8 +134,23 @@ static void find_module(void)
     free(real);
 }
 
+int httpctl_set_module(const char *path)
+{
+    if (strlen(path) >= sizeof(module_path))
+        return -ENAMETOOLONG;
+    if (!mod_start) /* a module already loaded stays the one used */
+        snprintf(module_path, sizeof(module_path), "%s", path);
+    return 0;
+}
+
 static int load_module(char *why, size_t whylen)
 {
+#ifndef __GLIBC__
+    /* libmicrohttpd and libcprof-http.so are glibc's: nothing to load. */
+    snprintf(why, whylen, "the musl build of libcprof.so has no HTTP server "
+             "(libcprof-http.so needs glibc); write profiles at exit instead");
+    return -ENOTSUP;
+#endif
     if (mod_start)
         return 0;
     find_module();

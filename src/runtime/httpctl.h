@@ -35,6 +35,10 @@ void httpctl_start_from_env(void);
  * server starts threads; then starts the server on addr with token (NULL:
  * CPROF_HTTP_TOKEN, if set). 0 or a negative errno; nothing printed. */
 int httpctl_load(void);
+/* For cprof attach into another mount namespace, before httpctl_load:
+ * libcprof-http.so is at path (a /proc/self/fd/N memfd the tool filled),
+ * not beside libcprof.so. -ENAMETOOLONG, or 0. */
+int httpctl_set_module(const char *path);
 int httpctl_start_token(const char *addr, const char *token);
 
 #endif

@@ -39,8 +39,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifndef CPROF_NO_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#endif
 
 #define STOP_TIMEOUT_MS 1000
 #define PAUSE_BUDGET_US 10000000 /* then the threads resume, the scan incomplete */
@@ -55,7 +57,9 @@
 
 /* The registers a call preserves: a program frame's values of them may be
  * saved anywhere in cprof's frames below it. */
-#if defined(__x86_64__)
+#if defined(CPROF_NO_LIBUNWIND)
+static const int callee_saved[1]; /* program_frame cannot tell without libunwind */
+#elif defined(__x86_64__)
 static const int callee_saved[] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
                                    UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15};
 #elif defined(__aarch64__)
@@ -403,6 +407,10 @@ static bool own_code(const scan_t *s, uintptr_t pc)
 static __attribute__((noinline)) bool program_frame(const scan_t *s, uintptr_t *sp,
                                                     uintptr_t *regs)
 {
+#ifdef CPROF_NO_LIBUNWIND /* the musl runtime */
+    (void)s, (void)sp, (void)regs, (void)callee_saved, (void)own_code;
+    return false;
+#else
     unw_context_t ctx;
     unw_cursor_t c;
     unw_word_t pc, v;
@@ -433,6 +441,7 @@ static __attribute__((noinline)) bool program_frame(const scan_t *s, uintptr_t *
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     rt_self.unwinding = 0;
     return found;
+#endif
 }
 
 /* --- while stopped: no allocation, no lock --------------------------------- */
@@ -1061,6 +1070,10 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
 
 __attribute__((noinline)) int leaks_write(int fd, int debug)
 {
+#ifndef __GLIBC__
+    (void)fd, (void)debug;
+    return -ENOTSUP; /* the musl build: see CPROF_LEAK_PROFILE in config.c */
+#endif
     /* Should libunwind not find the program's frame (scan), the scan of
      * this thread's stack starts at a local here, cprof's frames above
      * included, and the caller's registers are spilled into this frame:

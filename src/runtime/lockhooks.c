@@ -65,8 +65,12 @@ static int resolved; /* 1 once nx is filled (release) */
  * back the old one, so the default is asked for by name first. */
 static void *next_cond(const char *name)
 {
+#ifdef __GLIBC__
     void *f = dlvsym(RTLD_NEXT, name, "GLIBC_2.3.2");
     return f ? f : dlsym(RTLD_NEXT, name);
+#else /* musl: one version of each */
+    return dlsym(RTLD_NEXT, name);
+#endif
 }
 
 static __attribute__((noinline)) void resolve(void)

@@ -20,7 +20,9 @@
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
 typedef int (*tc_prop_fn)(const char *, size_t *);
+#ifdef __GLIBC__
 typedef struct mallinfo2 (*mallinfo2_fn)(void);
+#endif
 
 static uint64_t je_stat(mallctl_fn ctl, const char *name)
 {
@@ -46,7 +48,9 @@ static void heap_figures(memstats_t *m)
         return;
     mallctl_fn ctl = (mallctl_fn)dlsym(h, "mallctl");
     tc_prop_fn tc = (tc_prop_fn)dlsym(h, "MallocExtension_GetNumericProperty");
+#ifdef __GLIBC__
     mallinfo2_fn mi = (mallinfo2_fn)dlsym(h, "mallinfo2");
+#endif
     if (ctl) {
         /* jemalloc's statistics are a snapshot taken at each "epoch" write. */
         uint64_t epoch = 1;
@@ -61,13 +65,16 @@ static void heap_figures(memstats_t *m)
         m->heap_sys = tc_prop(tc, "generic.heap_size");
         m->heap_inuse = m->heap_sys - unmapped - tc_prop(tc, "tcmalloc.pageheap_free_bytes");
         m->heap_released = unmapped;
-    } else if (mi) {
+    }
+#ifdef __GLIBC__ /* musl's malloc keeps no statistics: the heap figures stay 0 */
+    else if (mi) {
         /* glibc: sbrk'd arena plus mmapped chunks; it keeps no count of the
          * pages it gave back with madvise, so HeapReleased stays 0. */
         struct mallinfo2 i = mi();
         m->heap_sys = i.arena + i.hblkhd;
         m->heap_inuse = i.uordblks + i.hblkhd;
     }
+#endif
     if (m->heap_inuse > m->heap_sys)
         m->heap_inuse = m->heap_sys;
     m->heap_idle = m->heap_sys - m->heap_inuse;

@@ -247,8 +247,18 @@ void stacknames_frame(stacknames_t *n, uintptr_t pc, char *fn, size_t fnlen, cha
     if (n->syms)
         name = symtab_lookup_sym(n->syms, pc, &start);
     Dl_info info;
+#ifdef __GLIBC__
     struct link_map *lm = NULL;
     bool found = dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) != 0;
+    const char *lname = found && lm ? lm->l_name : NULL;
+    uintptr_t bias = lm ? lm->l_addr : 0;
+    bool in_obj = found && lm;
+#else /* musl has no dladdr1: the object's name and its first mapped byte */
+    bool found = dladdr((void *)pc, &info) != 0;
+    const char *lname = found ? info.dli_fname : NULL;
+    uintptr_t bias = found ? (uintptr_t)info.dli_fbase : 0;
+    bool in_obj = found;
+#endif
     if (!name && found && info.dli_sname && info.dli_saddr) {
         name = info.dli_sname;
         start = (uintptr_t)info.dli_saddr;
@@ -257,12 +267,9 @@ void stacknames_frame(stacknames_t *n, uintptr_t pc, char *fn, size_t fnlen, cha
         snprintf(fn, fnlen, "%s+%#llx", name, (unsigned long long)(pc - start));
     else if (fnlen)
         fn[0] = '\0';
-    if (found && lm) {
-        const char *obj = lm->l_name && lm->l_name[0] ? lm->l_name
-                          : n->exe[0]                  ? n->exe
-                                                       : info.dli_fname;
-        snprintf(where, wherelen, "%s+%#llx", obj ? obj : "?",
-                 (unsigned long long)(pc - lm->l_addr));
+    if (in_obj) {
+        const char *obj = lname && lname[0] ? lname : n->exe[0] ? n->exe : info.dli_fname;
+        snprintf(where, wherelen, "%s+%#llx", obj ? obj : "?", (unsigned long long)(pc - bias));
     } else {
         snprintf(where, wherelen, "?");
     }

@@ -8,7 +8,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifdef __GLIBC__
 extern void *__libc_stack_end; /* ld.so: the top of the main thread's stack */
+#define MAIN_STACK_ADDR ((uintptr_t)__libc_stack_end)
+#else
+/* musl has no __libc_stack_end: an address in the main thread's stack,
+ * noted by stackbounds_init (cprof's constructor, on the main thread). */
+static uintptr_t main_stack_addr;
+#define MAIN_STACK_ADDR main_stack_addr
+#endif
 
 
 /* The mapping of /proc/self/maps holding addr ([*lo, *hi)) and the end of
@@ -62,8 +70,12 @@ static uintptr_t main_self;
 
 void stackbounds_init(void)
 {
-    if (syscall(SYS_gettid) == getpid())
+    if (syscall(SYS_gettid) == getpid()) {
         main_self = (uintptr_t)pthread_self();
+#ifndef __GLIBC__
+        main_stack_addr = (uintptr_t)__builtin_frame_address(0);
+#endif
+    }
 }
 
 static bool on_main_thread(void)
@@ -76,7 +88,7 @@ bool stackbounds_learn(rt_thread_t *t)
     int saved = errno;
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = 0, hi = 0, below = 0;
     bool kept = false;
-    if (on_main_thread() && find_mapping((uintptr_t)__libc_stack_end, &lo, &hi, &below)) {
+    if (on_main_thread() && find_mapping(MAIN_STACK_ADDR, &lo, &hi, &below)) {
         /* The main stack grows down on demand: from its top as far as
          * the limit, and never into the mapping below. Its bounds stay
          * the same wherever this walk runs (walks elsewhere go to

@@ -30,8 +30,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#ifndef CPROF_NO_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#endif
 
 enum { IDLE, PENDING, WRITING, DONE };
 
@@ -69,6 +71,9 @@ static inline uint64_t tag_sigsafe(uint64_t gen, int state)
  * its function. */
 static int unwind_sigsafe(void *uc, uintptr_t *pcs, int max)
 {
+#ifdef CPROF_NO_LIBUNWIND /* the musl runtime: frame pointers (unwind.h) */
+    return unwind_fp_context_sigsafe(uc, pcs, max);
+#else
     unw_cursor_t c;
     if (max <= 0 || unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
         return 0;
@@ -81,6 +86,7 @@ static int unwind_sigsafe(void *uc, uintptr_t *pcs, int max)
         n++;
     } while (n < max && unw_step(&c) > 0);
     return n;
+#endif
 }
 
 static slot_t *slot_at_sigsafe(uint64_t idx)
@@ -177,11 +183,18 @@ int threaddump_self(uintptr_t *pcs, int max_depth)
         dl_iterate_phdr(find_text, (void *)(uintptr_t)threaddump_self);
     uintptr_t buf[SLOT_DEPTH + 16];
     int want = (max_depth < SLOT_DEPTH ? max_depth : SLOT_DEPTH) + 16;
+#ifdef CPROF_NO_LIBUNWIND /* the musl runtime: the heap sampler's walk */
+    uintptr_t all[UNWIND_MAX_DEPTH];
+    int n = unwind_capture(all);
+    n = n < want ? n : want;
+    memcpy(buf, all, (size_t)n * sizeof(*buf));
+#else
     rt_self.unwinding = 1; /* a CPU-profile signal must not re-enter libunwind */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     int n = unw_backtrace((void **)buf, want);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     rt_self.unwinding = 0;
+#endif
     int i = 0;
     while (i < n && in_self(buf[i]))
         i++;

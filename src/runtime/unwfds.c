@@ -6,6 +6,19 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifdef CPROF_NO_LIBUNWIND
+/* Built without libunwind (the musl runtime, Makefile): no pipe, and no
+ * libunwind that may run: every caller walks another way. */
+void unwfds_init(void)
+{
+}
+
+bool unwfds_ok_sigsafe(void)
+{
+    return false;
+}
+#else
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -106,3 +119,4 @@ bool unwfds_ok_sigsafe(void)
     errno = saved;
     return ok;
 }
+#endif

@@ -16,7 +16,8 @@
  * hands out others (lower numbers are free), the pipe is lost for good,
  * rather than taking the program's lowest free numbers on every walk.
  * Otherwise libunwind must not run: callers walk another way or keep
- * fewer frames.
+ * fewer frames. Built without libunwind (CPROF_NO_LIBUNWIND: the musl
+ * runtime), the check always fails.
  *
  * unwfds_init runs once, at start-up, before any other use of libunwind:
  * it has libunwind open its pipe and learns it. Should libunwind have

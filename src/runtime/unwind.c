@@ -13,8 +13,11 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
+#ifndef CPROF_NO_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#endif
 
 /* Frames cprof itself may have above the program's: hooks, sampling,
  * capture, and operator new. */
@@ -52,6 +55,20 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* The size of the function at addr, from its dynamic symbol; 0 unknown
+ * (musl has no dladdr1: its C++ programs keep operator new's frames). */
+static size_t symbol_size(void *addr)
+{
+#ifdef __GLIBC__
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    return dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) && sym ? sym->st_size : 0;
+#else
+    (void)addr;
+    return 0;
+#endif
+}
+
 /* operator new and friends are allocator entry points, like malloc: Go
  * hides its runtime's frames the same way. */
 static void skip_symbols(void)
@@ -63,12 +80,10 @@ static void skip_symbols(void)
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         void *addr = dlsym(RTLD_DEFAULT, names[i]);
-        Dl_info info;
-        const ElfW(Sym) *sym = NULL;
-        if (!addr || nskip >= (int)(sizeof(skip) / sizeof(skip[0])) ||
-            !dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
+        size_t size = addr ? symbol_size(addr) : 0;
+        if (!size || nskip >= (int)(sizeof(skip) / sizeof(skip[0])))
             continue;
-        skip[nskip++] = (range_t){(uintptr_t)addr, (uintptr_t)addr + sym->st_size};
+        skip[nskip++] = (range_t){(uintptr_t)addr, (uintptr_t)addr + size};
     }
 }
 
@@ -85,10 +100,12 @@ void unwind_init(int which, int depth, bool check_each)
     learned = true;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     skip_symbols();
+#ifndef CPROF_NO_LIBUNWIND
     /* No cache of unwind rules (unwfds.c set it so at the start; kept
      * here too, as the check's reference must not reuse what an unload
      * made stale). */
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+#endif
 }
 
 static bool skipped(uintptr_t pc)
@@ -99,13 +116,9 @@ static bool skipped(uintptr_t pc)
     return false;
 }
 
-/* Walks the frame-pointer chain within this thread's stack. */
-static int fp_walk(uintptr_t *pcs, int max)
+/* Walks the frame-pointer chain from fp within t's stack. */
+static int fp_chain(const rt_thread_t *t, uintptr_t fp, uintptr_t *pcs, int max)
 {
-    rt_thread_t *t = &rt_self;
-    if (!stackbounds_get(t))
-        return 0;
-    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     int n = 0;
     while (n < max && fp >= t->stack_lo && fp + 16 <= t->stack_hi && !(fp & 7)) {
         const uintptr_t *frame = (const uintptr_t *)fp;
@@ -117,6 +130,34 @@ static int fp_walk(uintptr_t *pcs, int max)
         fp = frame[0];
     }
     return n;
+}
+
+/* Walks the frame-pointer chain within this thread's stack. */
+static int fp_walk(uintptr_t *pcs, int max)
+{
+    rt_thread_t *t = &rt_self;
+    if (!stackbounds_get(t))
+        return 0;
+    return fp_chain(t, (uintptr_t)__builtin_frame_address(0), pcs, max);
+}
+
+int unwind_fp_context_sigsafe(const void *ctx, uintptr_t *pcs, int max)
+{
+    const ucontext_t *uc = ctx;
+#if defined(__x86_64__)
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.pc;
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.regs[29];
+#else
+#error "unwind.c: unsupported architecture"
+#endif
+    if (max <= 0)
+        return 0;
+    pcs[0] = pc + 1;
+    rt_thread_t *t = &rt_self;
+    return stackbounds_get(t) ? 1 + fp_chain(t, fp, pcs + 1, max - 1) : 1;
 }
 
 /* Drops cprof's own frames from the top of a raw stack (*top of them) and
@@ -136,6 +177,10 @@ static int trim(const uintptr_t *buf, int n, uintptr_t *out, int *top)
  * walk, not unw_backtrace's cached fast path. */
 static __attribute__((noinline)) int slow_walk(uintptr_t *buf, int max)
 {
+#ifdef CPROF_NO_LIBUNWIND
+    (void)buf, (void)max;
+    return 0; /* not called: unwfds_ok_sigsafe is false */
+#else
     unw_context_t uc;
     unw_cursor_t c;
     int n = 0;
@@ -148,6 +193,7 @@ static __attribute__((noinline)) int slow_walk(uintptr_t *buf, int max)
         buf[n++] = ip;
     } while (n < max && unw_step(&c) > 0);
     return n;
+#endif
 }
 
 static void warn_stack(const char *what, const uintptr_t *pcs, int depth)
@@ -229,11 +275,13 @@ static int capture(uintptr_t *out, uint64_t *hash)
         } else if (n < 0) {
             /* Flagged: a CPU-profile signal arriving now must not re-enter
              * libunwind on this thread (cpuring.h). */
+#ifndef CPROF_NO_LIBUNWIND
             t->unwinding = 1;
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
             n = unw_backtrace((void **)buf, want);
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
             t->unwinding = 0;
+#endif
         }
     }
     int depth = trim(buf, n, out, &top);

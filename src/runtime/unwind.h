@@ -25,6 +25,14 @@ enum { UNWIND_LIBUNWIND, UNWIND_FP, UNWIND_CFI };
  * gave to libunwind, and those that reused part of the thread's last. */
 void unwind_init(int unwinder, int max_depth, bool check_each);
 
+/* From a signal's context (a CPU sample, a thread dump): the interrupted
+ * pc + 1 (so that pc - 1 lies in its function, as for return addresses),
+ * then the return addresses of the frame-pointer chain from the context's
+ * frame pointer, within the thread's stack. The count, at most max.
+ * Signal-safe: how a build without libunwind (the musl runtime) walks
+ * signal contexts. */
+int unwind_fp_context_sigsafe(const void *uc, uintptr_t *pcs, int max);
+
 /* Captures the caller's stack into pcs (up to the configured depth) with
  * cprof's frames removed; returns the depth. */
 int unwind_capture(uintptr_t *pcs);

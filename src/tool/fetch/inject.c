@@ -76,10 +76,14 @@ void inject_maps_free(inject_map_t *m, size_t n)
     free(m);
 }
 
+/* The file name of a mapped object: after the last '/', and after the
+ * "memfd:" of a library cprof attach handed over in a memfd (maps shows
+ * "/memfd:libcprof.so (deleted)"). */
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
+    s = s ? s + 1 : path;
+    return strncmp(s, "memfd:", 6) == 0 ? s + 6 : s;
 }
 
 const inject_map_t *inject_find_object(const inject_map_t *m, size_t n, const char *prefix)

@@ -43,8 +43,8 @@ typedef struct {
 int inject_maps(pid_t pid, inject_map_t **out, size_t *n, char *err, size_t errlen);
 void inject_maps_free(inject_map_t *m, size_t n);
 
-/* The mapped object whose file name (after the last '/') starts with
- * prefix, or NULL. */
+/* The mapped object whose file name (after the last '/', and after
+ * "memfd:" for a memfd) starts with prefix, or NULL. */
 const inject_map_t *inject_find_object(const inject_map_t *m, size_t n, const char *prefix);
 
 /* The run-time address in pid of the dynamic symbol sym of the object that

@@ -4,6 +4,7 @@
 #include "tool/fetch/inject.h"
 #include "tool/driver/driver.h"
 #include "tool/fetch/record.h"
+#include "tool/ui/attachns.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -256,6 +257,7 @@ static int check_arch(pid_t pid, const char *cmd)
 
 typedef struct {
     uint64_t dlopen, dlsym, dlerror, mmap, munmap, errno_location, malloc;
+    uint64_t memfd_create, close; /* 0: absent (glibc before 2.27) */
 } libc_fns_t;
 
 /* The C library's functions the calls need; 0 or 1 with the message. */
@@ -296,6 +298,10 @@ static int find_libc(pid_t pid, const inject_map_t *m, size_t n, libc_fns_t *fns
                 "__errno_location and malloc in %s", cmd, libc->path);
         return 1;
     }
+    /* Only to hand libcprof.so over into another mount namespace. */
+    if (inject_symbol(pid, m, n, libc, "memfd_create", &fns->memfd_create) < 0 ||
+        inject_symbol(pid, m, n, libc, "close", &fns->close) < 0)
+        fns->memfd_create = fns->close = 0;
     return 0;
 }
 
@@ -334,14 +340,77 @@ static int call(inject_t *t, const char *name, uint64_t fn, const uint64_t *args
     return inject_wait(t, ret, err, errlen);
 }
 
+/* The runtime's files handed over to a process that does not see them
+ * (another mount namespace: a container): a memfd of the process's for
+ * each, filled from outside; dlopen then takes /proc/self/fd/N. */
+typedef struct {
+    const char *src[2]; /* libcprof.so, libcprof-http.so: cprof's paths */
+    int fd[2];          /* in the process; -1: none */
+} handover_t;
+
+static const char *const handover_name[2] = {"libcprof.so", "libcprof-http.so"};
+
+/* Makes and fills the memfds, writing their names at scratch first.
+ * 0, or 1 with the message printed (h->fd holds those made, for
+ * hand_back). */
+static int hand_over(inject_t *t, const libc_fns_t *f, uint64_t scratch, uint64_t errno_at,
+                     handover_t *h, const char *cmd, pid_t pid)
+{
+    char err[512];
+    uint64_t ret;
+    if (!f->memfd_create) {
+        driver_msg("cprof %s: process %d does not see cprof's libcprof.so (another mount "
+                   "namespace: a container?) and its C library has no memfd_create to take "
+                   "it over (glibc 2.27 or later)", cmd, (int)pid);
+        return 1;
+    }
+    for (int i = 0; i < 2; i++) {
+        size_t nl = strlen(handover_name[i]) + 1;
+        uint64_t args[] = {scratch, 1 /* MFD_CLOEXEC */};
+        int e = 0;
+        if (inject_write(t, scratch, handover_name[i], nl) < 0 ||
+            call(t, "memfd_create", f->memfd_create, args, 2, &ret, err, sizeof(err), cmd,
+                 pid) < 0) {
+            driver_msg("cprof %s: process %d: memfd_create: %s", cmd, (int)pid, err);
+            return 1;
+        }
+        if ((int)ret < 0) {
+            inject_read(t, errno_at, &e, sizeof(e));
+            driver_msg("cprof %s: process %d: memfd_create: %s", cmd, (int)pid, strerror(e));
+            return 1;
+        }
+        h->fd[i] = (int)ret;
+        if (attachns_fill(pid, h->fd[i], h->src[i], err, sizeof(err)) < 0) {
+            driver_msg("cprof %s: process %d: %s", cmd, (int)pid, err);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Closes the memfds in the process (a failed attach). */
+static void hand_back(inject_t *t, const libc_fns_t *f, handover_t *h, const char *cmd, pid_t pid)
+{
+    char err[512];
+    uint64_t ret;
+    for (int i = 0; h && i < 2; i++) {
+        uint64_t args[] = {(uint64_t)h->fd[i]};
+        if (h->fd[i] >= 0 &&
+            call(t, "close", f->close, args, 1, &ret, err, sizeof(err), cmd, pid) < 0)
+            driver_msg("cprof %s: process %d: close: %s", cmd, (int)pid, err);
+        h->fd[i] = -1;
+    }
+}
+
 /* The calls, in the held thread: dlopen, dlsym, the entry point. *rc gets
  * what the entry point returned, or -ENOTSUP when first_load and the
  * program's malloc is not the C library's: the runtime would refuse that
  * too, but libcprof.so, never unloaded (-z nodelete), would stay behind.
- * 0, or 1 with the message printed. */
+ * h (NULL: none): the runtime's files to hand over first; lib and
+ * settings then name the memfds. 0, or 1 with the message printed. */
 static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const char *entry,
-                     const char *settings, bool noload, bool first_load, int *rc,
-                     const char *cmd, pid_t pid)
+                     const char *settings, bool noload, bool first_load, handover_t *h,
+                     int *rc, const char *cmd, pid_t pid)
 {
     char err[512];
     uint64_t scratch, ret, errno_at;
@@ -356,9 +425,19 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
         return 1;
     }
     int status = 1;
+    bool lib_loaded = false;
     if (scratch == (uint64_t)MAP_FAILED || scratch == 0) {
         driver_msg("cprof %s: process %d cannot map %d bytes", cmd, (int)pid, SCRATCH);
         goto out;
+    }
+    char mlib[64], msettings[3 * PATH_MAX + 64];
+    if (h && first_load) {
+        if (hand_over(t, f, scratch, errno_at, h, cmd, pid))
+            goto unmap;
+        snprintf(mlib, sizeof(mlib), "/proc/self/fd/%d", h->fd[0]);
+        snprintf(msettings, sizeof(msettings), "%s module=/proc/self/fd/%d", settings, h->fd[1]);
+        lib = mlib;
+        settings = msettings;
     }
     static const char malloc_name[] = "malloc";
     size_t ll = strlen(lib) + 1, el = strlen(entry) + 1, sl = strlen(settings) + 1;
@@ -388,6 +467,7 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
         driver_msg("cprof %s: process %d: dlopen: %s", cmd, (int)pid, err);
         goto unmap;
     }
+    lib_loaded = handle != 0;
     if (!handle) {
         char why[512] = "unknown error";
         uint64_t msg;
@@ -411,7 +491,12 @@ static int run_calls(inject_t *t, const libc_fns_t *f, const char *lib, const ch
     }
     *rc = (int)(uint32_t)ret;
     status = 0;
-unmap:;
+unmap:
+    /* The memfds stay open once libcprof.so is loaded (for good: -z
+     * nodelete): detach and a later attach find it by the name it was
+     * loaded with, /proc/self/fd/N. */
+    if (!lib_loaded)
+        hand_back(t, f, h, cmd, pid);
     uint64_t uargs[] = {scratch, SCRATCH};
     if (call(t, "munmap", f->munmap, uargs, 2, &ret, err, sizeof(err), cmd, pid) < 0)
         driver_msg("cprof %s: process %d: munmap: %s", cmd, (int)pid, err);
@@ -452,17 +537,21 @@ int attach_main(int argc, char **argv)
                 "spaces", cmd);
         return 2;
     }
+    if (precheck(&o, cmd) || check_arch(o.pid, cmd))
+        return 1;
+    /* A process in another mount namespace (a container) opens paths in
+     * its own file system: -cpu is its path, relative to its working
+     * directory; ours would mean nothing there. */
+    bool other_mnt = attachns_other(o.pid, "mnt");
     char cpu[PATH_MAX] = "";
     if (o.cpu) { /* the target's working directory is not ours */
-        if (o.cpu[0] == '/')
+        if (o.cpu[0] == '/' || other_mnt)
             snprintf(cpu, sizeof(cpu), "%s", o.cpu);
         else if (!getcwd(cpu, sizeof(cpu) - strlen(o.cpu) - 2))
             cpu[0] = '\0';
         else
             snprintf(cpu + strlen(cpu), sizeof(cpu) - strlen(cpu), "/%s", o.cpu);
     }
-    if (precheck(&o, cmd) || check_arch(o.pid, cmd))
-        return 1;
     inject_map_t *m;
     size_t n;
     if (inject_maps(o.pid, &m, &n, err, sizeof(err)) < 0) {
@@ -474,11 +563,24 @@ int attach_main(int argc, char **argv)
     }
     int status = 1;
     libc_fns_t fns;
-    char lib[PATH_MAX];
+    char lib[PATH_MAX], http_module[PATH_MAX + 32];
     const inject_map_t *loaded = inject_find_object(m, n, "libcprof.so");
     if (find_libc(o.pid, m, n, &fns, cmd))
         goto out;
-    if (loaded) { /* never a second copy: the one there answers */
+    /* A copy handed over in a memfd (below) is known by the name it was
+     * loaded with. */
+    int http_fd = -1;
+    handover_t hand = {{lib, http_module}, {-1, -1}}, *h = NULL;
+    if (loaded && strncmp(loaded->path, "/memfd:", 7) == 0) {
+        int fd = attachns_memfd(o.pid, handover_name[0]);
+        if (fd < 0) {
+            driver_msg("cprof %s: process %d holds libcprof.so in a memfd it no longer has "
+                       "open: cannot reach it", cmd, (int)o.pid);
+            goto out;
+        }
+        snprintf(lib, sizeof(lib), "/proc/self/fd/%d", fd);
+        http_fd = attachns_memfd(o.pid, handover_name[1]);
+    } else if (loaded) { /* never a second copy: the one there answers */
         snprintf(lib, sizeof(lib), "%s", loaded->path);
     } else if (o.detach) {
         driver_msg("cprof detach: cprof is not loaded in process %d", (int)o.pid);
@@ -486,11 +588,19 @@ int attach_main(int argc, char **argv)
     } else if (record_find_runtime(lib, sizeof(lib), err, sizeof(err)) < 0) {
         driver_msg("cprof attach: %s", err);
         goto out;
+    } else if (!attachns_sees(o.pid, lib)) {
+        const char *slash = strrchr(lib, '/');
+        snprintf(http_module, sizeof(http_module), "%.*s/libcprof-http.so", (int)(slash - lib),
+                 lib);
+        h = &hand;
     }
-    char settings[3 * PATH_MAX];
+    char settings[3 * PATH_MAX + 64];
     snprintf(settings, sizeof(settings), "rate=%s mutex_rate=%s block_rate=%s http=%s%s%s%s%s",
              o.rate, o.mutex_rate, o.block_rate, o.http, token ? " token=" : "",
              token ? token : "", cpu[0] ? " cpu=" : "", cpu);
+    if (http_fd >= 0)
+        snprintf(settings + strlen(settings), sizeof(settings) - strlen(settings),
+                 " module=/proc/self/fd/%d", http_fd);
     inject_t *t;
     int rc = inject_open(o.pid, m, n, &t, err, sizeof(err));
     if (rc == -EPERM) {
@@ -503,7 +613,7 @@ int attach_main(int argc, char **argv)
     }
     int entry_rc = 0;
     int calls = run_calls(t, &fns, lib, o.detach ? "cprof__detach" : "cprof__attach", settings,
-                          o.detach, !loaded, &entry_rc, cmd, o.pid);
+                          o.detach, !loaded, h, &entry_rc, cmd, o.pid);
     if (inject_close(t, err, sizeof(err)) < 0) {
         driver_msg("cprof %s: process %d: %s", cmd, (int)o.pid, err);
         goto out;
@@ -518,6 +628,13 @@ int attach_main(int argc, char **argv)
         driver_msg("cprof detach: profiling of process %d stopped", (int)o.pid);
     else
         print_url(o.http, entry_rc);
+    if (!o.detach && attachns_other(o.pid, "net"))
+        driver_msg("cprof attach: the server listens in process %d's network namespace: reach "
+                   "it from there (nsenter --net=/proc/%d/ns/net curl URL)", (int)o.pid,
+                   (int)o.pid);
+    if (!o.detach && cpu[0] && other_mnt)
+        driver_msg("cprof attach: -cpu=%s is process %d's path (from here: /proc/%d/root/...)",
+                   cpu, (int)o.pid, (int)o.pid);
     status = 0;
 out:
     inject_maps_free(m, n);
