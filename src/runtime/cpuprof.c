@@ -42,7 +42,6 @@
 
 static int hz = 100;
 static int depth = 64;
-static bool inited;
 
 /* --- the per-thread timers ---------------------------------------------------- */
 
@@ -521,11 +520,6 @@ static int write_profile(int fd, const ctable_t *t, int64_t time_ns, int64_t dur
 
 /* --- sessions ---------------------------------------------------------------------- */
 
-static int start_locked(session_t *s);
-static int stop_locked(session_t *s, bool discard);
-
-static session_t sess = {.what = "CPU profile", .env = "CPROF_CPU_PROFILE",
-                         .start = start_locked, .stop = stop_locked};
 static struct {
     int64_t start_real_ns, start_mono_ns;
     pthread_t drain;
@@ -561,8 +555,6 @@ static int start_drain(void)
 static int start_locked(session_t *s)
 {
     (void)s;
-    if (!inited)
-        return -ENOTSUP;
     int rc = cpuring_init(depth);
     if (rc < 0)
         return rc;
@@ -660,7 +652,7 @@ static void fork_child(void)
     ntimers = 0;
     memset(internal_tids, 0, sizeof(internal_tids));
     nblind = 0;
-    if (session_fork_child(&sess))
+    if (session_fork_child(&session_cpu))
         table_free(&tab);
     rt_unlock(&timers_lock);
 }
@@ -686,37 +678,6 @@ int cpu_init(int rate_hz, int max_depth)
     if (rc < 0)
         return rc;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    inited = true;
+    session_bind(&session_cpu, start_locked, stop_locked, NULL);
     return 0;
-}
-
-void cpu_start_from_env(const char *pattern)
-{
-    session_start_env(&sess, pattern);
-}
-
-void cpu_fini(void)
-{
-    if (inited)
-        session_fini(&sess);
-}
-
-int64_t cpu_start_fd(int fd)
-{
-    return session_start_fd(&sess, fd);
-}
-
-int cpu_stop_session(int64_t id, bool discard)
-{
-    return session_stop(&sess, id, discard);
-}
-
-RT_EXPORT int cprof_cpu_start(const char *path)
-{
-    return session_start_file(&sess, path);
-}
-
-RT_EXPORT int cprof_cpu_stop(void)
-{
-    return session_stop(&sess, 0, false);
 }

@@ -95,17 +95,10 @@ static uint32_t nrecs;
 
 /* --- session ------------------------------------------------------------------ */
 
-static int start_locked(session_t *s);
-static int stop_locked(session_t *s, bool discard);
-
-static const char *explain(int rc);
-static session_t sess = {.what = "trace", .env = "CPROF_TRACE", .start = start_locked,
-                         .stop = stop_locked, .explain = explain};
 int trace_active;
 static uint32_t gen;              /* the running session's number */
 static uint64_t next_goid, next_task, next_stack;
 static uint64_t dropped;          /* events not recorded: no free buffer */
-static bool inited;
 static sitetab_t stacks = SITETAB_INIT(STACKS_MAX);
 static struct {
     int64_t t0;
@@ -639,7 +632,7 @@ RT_EXPORT int cprof_trace_log(uint64_t task, const char *category, const char *m
 static void write_all(const void *p, size_t n)
 {
     const uint8_t *c = p;
-    int fd = session_fd(&sess); /* the program may have closed it */
+    int fd = session_fd(&session_trace); /* the program may have closed it */
     if (fd < 0 && run.rc == 0)
         run.rc = fd;
     while (n > 0 && run.rc == 0) {
@@ -888,9 +881,7 @@ static bool stuck_writer(void)
 /* The trace's start (session.h): the pool, the header, the writer. */
 static int start_locked(session_t *s)
 {
-    (void)s; /* sess: written through session_fd */
-    if (!inited)
-        return -ENOTSUP;
+    (void)s; /* session_trace: written through session_fd */
     if (stuck_writer())
         return -EBUSY;
     if (!pool) {
@@ -1016,7 +1007,7 @@ static void fork_child(void)
         r->busy = 0;
         r->gen = 0;
     }
-    session_fork_child(&sess);
+    session_fork_child(&session_trace);
     rt_unlock(&pool_lock);
     sitetab_fork_release(&stacks);
     rt_unlock(&str_lock);
@@ -1031,37 +1022,6 @@ int trace_init(uint64_t bytes)
     if (rc < 0)
         return rc;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    inited = true;
+    session_bind(&session_trace, start_locked, stop_locked, explain);
     return 0;
-}
-
-void trace_start_from_env(const char *pattern)
-{
-    session_start_env(&sess, pattern);
-}
-
-void trace_fini(void)
-{
-    if (inited)
-        session_fini(&sess);
-}
-
-int64_t trace_start_fd(int fd)
-{
-    return session_start_fd(&sess, fd);
-}
-
-int trace_stop_session(int64_t id, bool discard)
-{
-    return session_stop(&sess, id, discard);
-}
-
-RT_EXPORT int cprof_trace_start(const char *path)
-{
-    return session_start_file(&sess, path);
-}
-
-RT_EXPORT int cprof_trace_stop(void)
-{
-    return session_stop(&sess, 0, false);
 }
