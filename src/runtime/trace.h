@@ -3,7 +3,10 @@
  * (one at a time: CPROF_TRACE for the whole run, cprof_trace_start/stop,
  * or /debug/pprof/trace; the session, its state machine, file and entry
  * points are session.h's session_trace), the per-thread event buffers, the
- * writer thread, and the stack and string tables of the trace.
+ * writer thread, and the stack and string tables of the trace. The family:
+ * trace.c (sessions, the goroutine state machine, the hooks' entry points,
+ * annotations), tracebuf.h (buffers, records, tables, encoding),
+ * tracewriter.h (the writer thread and the trace's end).
  *
  * The model (Go's runtime/trace.go, as internal/trace/parser.go checks it):
  * every thread of the program is a goroutine running on a processor (P) of
@@ -34,7 +37,7 @@
  * guard clear; they capture no stack and take no lock but the pool's, on
  * the rare buffer change. Stop waits until no thread is inside its write
  * (a per-thread busy flag against the active flag, Dekker-style). Not for
- * signal handlers, except trace_goid_sigsafe. fork: the child traces
+ * signal handlers, except trace_thread_sigsafe. fork: the child traces
  * nothing and leaves the parent's file alone. */
 #ifndef CPROF_TRACE_H
 #define CPROF_TRACE_H
@@ -45,7 +48,8 @@
 #include <stdint.h>
 
 /* Nonzero while a trace runs: the one load of the annotations and the CPU
- * profile's signal when none does (the lock hooks read lockprof_watch). */
+ * profile's signal when none does (the lock hooks read lockprof_watch).
+ * tracebuf.c's. */
 extern int trace_active __attribute__((visibility("hidden")));
 
 static inline bool trace_on(void)
