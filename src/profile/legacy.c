@@ -913,6 +913,23 @@ static int additional_sections(lp_t *lp, lines_t *it)
 
 /* --- what the text parsers share ----------------------------------------------- */
 
+/* The first line of data (not blank nor a comment, with skip_comments) in
+ * it->text: 0, else the lines are freed and LEGACY_UNRECOGNIZED (no such
+ * line) or the out-of-memory error. */
+static int first_line(lp_t *lp, lines_t *it, const uint8_t *data, size_t len,
+                      bool skip_comments)
+{
+    lines_init(it, data, len);
+    int rc = 0;
+    bool got;
+    while ((got = lines_next(it, &rc)) && skip_comments && space_or_comment(it->text))
+        ;
+    if (got)
+        return 0;
+    free(it->buf);
+    return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
+}
+
 /* One more sample of v (add_sample's has_bytes, bytes) whose stack is the
  * hex addresses of s[0..n) (*addrs: the caller's scratch array). An
  * address that does not fit in 64 bits is an error of the `what` profile,
@@ -1364,12 +1381,9 @@ static int heap_values(lp_t *lp, const char *line, const char *cs, const char *s
 static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    if (!lines_next(&it, &rc)) {
-        free(it.buf);
-        return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
-    }
+    int rc = first_line(lp, &it, data, len, false);
+    if (rc < 0)
+        return rc;
     regmatch_t g[7];
     bool v2 = false, has_alloc = false;
     lp->period_type[0] = "space";
@@ -1479,15 +1493,13 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
 static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    while (lines_next(&it, &rc) && space_or_comment(it.text))
-        ;
+    int rc = first_line(lp, &it, data, len, true);
+    if (rc < 0)
+        return rc;
     regmatch_t g[3];
-    if (rc < 0 || !find(it.text, " profile: total ") ||
-        match_count_start(it.text, g) != 0) {
+    if (!find(it.text, " profile: total ") || match_count_start(it.text, g) != 0) {
         free(it.buf);
-        return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
+        return LEGACY_UNRECOGNIZED;
     }
     char *tname = dupn(it.text + g[1].rm_so, (size_t)(g[1].rm_eo - g[1].rm_so));
     lp->owned = tname; /* types[] otherwise point at literals */
@@ -1529,12 +1541,9 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
 static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    if (!lines_next(&it, &rc)) {
-        free(it.buf);
-        return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
-    }
+    int rc = first_line(lp, &it, data, len, false);
+    if (rc < 0)
+        return rc;
     if (!has_prefix(it.text, "--- contentionz ") && !has_prefix(it.text, "--- mutex:") &&
         !has_prefix(it.text, "--- contention:")) {
         free(it.buf);
@@ -1650,14 +1659,9 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
 static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    while (lines_next(&it, &rc) && space_or_comment(it.text))
-        ;
-    if (rc < 0) {
-        free(it.buf);
-        return oom(lp);
-    }
+    int rc = first_line(lp, &it, data, len, true);
+    if (rc < 0)
+        return rc;
     if (!find(it.text, "--- threadz ") && !find(it.text, "--- Thread ")) {
         free(it.buf);
         return LEGACY_UNRECOGNIZED;
