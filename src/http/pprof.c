@@ -7,7 +7,7 @@
 #include "pprof.h"
 
 #include "base/sbuf.h"
-#include "profile/decode.h"
+#include "profile/parse.h"
 #include "profile/merge.h"
 #include "profile/profile.h"
 #include "query.h"

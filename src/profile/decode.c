@@ -1,5 +1,5 @@
-/* decode.c — profile.proto bytes to profile_t, gzip inflation, strict
- * validation, and profile_parse(), which ties them to the legacy parsers.
+/* decode.c — profile.proto bytes to profile_t, gzip inflation, and strict
+ * validation (parse.c chooses between this decoder and the legacy parsers).
  *
  * The decoder makes two passes over the top-level message: the first checks
  * the wire structure of the top level and counts each repeated field, so
@@ -22,18 +22,13 @@
 #include "decode.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
-
-#include "legacy.h"
 
 #include "base/err.h"
 
@@ -915,10 +910,8 @@ static void dec_free(dec_t *d)
     free(d->lines);
 }
 
-/* Like profile_decode_proto; *concat tells whether it failed because of
- * concatenated profiles (then no legacy parser is tried). */
-static int decode_proto(const uint8_t *data, size_t len, profile_t **out, char *err,
-                        size_t errlen, bool *concat)
+int profile_decode_proto_concat(const uint8_t *data, size_t len, profile_t **out, char *err,
+                                size_t errlen, bool *concat)
 {
     *out = NULL;
     *concat = false;
@@ -987,7 +980,7 @@ int profile_decode_proto(const uint8_t *data, size_t len, profile_t **out, char 
                          size_t errlen)
 {
     bool concat;
-    return decode_proto(data, len, out, err, errlen, &concat);
+    return profile_decode_proto_concat(data, len, out, err, errlen, &concat);
 }
 
 /* --- gzip ------------------------------------------------------------------- */
@@ -1087,123 +1080,4 @@ out:
     *out = buf;
     *outlen = n;
     return 0;
-}
-
-/* --- entry points ----------------------------------------------------------- */
-
-static bool looks_like_text(const uint8_t *d, size_t n)
-{
-    if (n > 256)
-        n = 256;
-    for (size_t i = 0; i < n; i++)
-        if ((d[i] < 0x20 && d[i] != '\n' && d[i] != '\r' && d[i] != '\t') || d[i] == 0x7f)
-            return false;
-    return true;
-}
-
-int profile_parse(const uint8_t *data, size_t len, profile_t **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    uint8_t *raw = NULL;
-    int rc;
-    if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-        size_t rawlen;
-        char zerr[200];
-        rc = profile_gunzip(data, len, PROFILE_MAX_INFLATED, &raw, &rawlen, zerr, sizeof(zerr));
-        if (rc < 0) {
-            set_err(err, errlen, "decompressing profile: %s", zerr);
-            return rc;
-        }
-        data = raw;
-        len = rawlen;
-    }
-    char perr[256];
-    bool concat;
-    rc = decode_proto(data, len, out, perr, sizeof(perr), &concat);
-    if (rc == 0 || rc == -ENODATA || rc == -ENOMEM || concat) {
-        if (rc < 0)
-            set_err(err, errlen, "%s", perr);
-        free(raw);
-        return rc;
-    }
-    char lerr[256];
-    int lrc = legacy_parse(data, len, out, lerr, sizeof(lerr));
-    bool text = looks_like_text(data, len);
-    free(raw);
-    if (lrc == 0)
-        return 0;
-    if (lrc == LEGACY_UNRECOGNIZED) {
-        /* Text is no protobuf: its "wire errors" would only confuse. */
-        if (text)
-            set_err(err, errlen, "unrecognized profile format (neither profile.proto nor a "
-                                 "known legacy text profile)");
-        else
-            set_err(err, errlen, "%s", perr);
-        return -EINVAL;
-    }
-    set_err(err, errlen, "%s", lerr);
-    return lrc;
-}
-
-int profile_read_file(const char *path, profile_t **out, char *err, size_t errlen)
-{
-    *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        set_err(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
-    }
-    struct stat st;
-    size_t cap = 1 << 16;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        cap = (size_t)st.st_size + 1;
-    if (cap > PROFILE_MAX_INFLATED + 1) {
-        close(fd);
-        set_err(err, errlen, "%s: file is larger than %zu MiB", path, PROFILE_MAX_INFLATED >> 20);
-        return -EFBIG;
-    }
-    uint8_t *buf = malloc(cap);
-    size_t n = 0;
-    int rc = 0;
-    if (!buf)
-        rc = -ENOMEM;
-    while (rc == 0) {
-        if (n == cap) {
-            if (cap > PROFILE_MAX_INFLATED) {
-                rc = -EFBIG;
-                break;
-            }
-            uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                rc = -ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-        } else if (r == 0) {
-            break;
-        } else {
-            n += (size_t)r;
-        }
-    }
-    close(fd);
-    if (rc < 0) {
-        free(buf);
-        set_err(err, errlen, "%s: %s", path,
-                rc == -EFBIG ? "file is too large" : strerror(-rc));
-        return rc;
-    }
-    char perr[512];
-    rc = profile_parse(buf, n, out, perr, sizeof(perr));
-    free(buf);
-    if (rc < 0)
-        set_err(err, errlen, "%s: %s", path, perr);
-    return rc;
 }

@@ -1,6 +1,6 @@
-/* decode.h — reading profiles: gzip, the profile.proto wire format, strict
- * validation of the model, and the fallback to the legacy text/binary
- * formats (legacy.h).
+/* decode.h — reading profiles: gzip, the profile.proto wire format, and
+ * strict validation of the model. parse.h chooses between this decoder and
+ * the legacy text/binary formats (legacy.h).
  *
  * Everything here takes untrusted bytes: any input ends in either a valid,
  * indexed profile_t or a negative errno plus ONE human-readable line in the
@@ -10,13 +10,13 @@
  *
  * Threads: no global state; each call works on its own profile.
  *
- * Return codes: -EINVAL malformed input (any format), -ENODATA empty input,
- * -EFBIG inflated size over the limit, -ENOMEM, or the errno of a failed
- * read (profile_read_file). The message says which.
+ * Return codes: -EINVAL malformed input, -ENODATA empty input, -EFBIG
+ * inflated size over the limit, -ENOMEM. The message says which.
  */
 #ifndef CPROF_DECODE_H
 #define CPROF_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,15 +25,15 @@
 /* Largest decompressed profile accepted (gzip bombs stop here). */
 #define PROFILE_MAX_INFLATED ((size_t)1 << 30)
 
-/* Parses a profile from bytes: gzip is sniffed (1f 8b) and inflated, then
- * the bytes are decoded as profile.proto; if that fails (for another reason
- * than "empty input" or "concatenated profiles"), the legacy parsers are
- * tried. The result is validated and indexed (profile_index). */
-int profile_parse(const uint8_t *data, size_t len, profile_t **out, char *err, size_t errlen);
-
 /* Decodes raw (uncompressed) profile.proto bytes, validates and indexes. */
 int profile_decode_proto(const uint8_t *data, size_t len, profile_t **out, char *err,
                          size_t errlen);
+
+/* The same; on failure *concat tells whether it failed because the bytes
+ * are concatenated profiles (a second nonzero time_nanos, as Go's reader
+ * sees them): parse.h then tries no legacy parser. */
+int profile_decode_proto_concat(const uint8_t *data, size_t len, profile_t **out, char *err,
+                                size_t errlen, bool *concat);
 
 /* Checks the invariants every consumer relies on: strings[0] == "", every
  * string index in range, sample types present when samples are, ids of
@@ -41,10 +41,6 @@ int profile_decode_proto(const uint8_t *data, size_t len, profile_t **out, char 
  * sample and every function id of a line existing, every nonzero
  * mapping_id existing. 0 or -EINVAL (or -ENOMEM) with a message. */
 int profile_validate(const profile_t *p, char *err, size_t errlen);
-
-/* Reads the whole file and profile_parse()s it; messages start with the
- * path. */
-int profile_read_file(const char *path, profile_t **out, char *err, size_t errlen);
 
 /* Inflates a gzip stream (several members are concatenated, as Go's reader
  * does) into a new malloc'd buffer of at most `limit` bytes. 0, -EINVAL

@@ -911,6 +911,77 @@ static int additional_sections(lp_t *lp, lines_t *it)
     return parse_maps(lp, it);
 }
 
+/* --- what the text parsers share ----------------------------------------------- */
+
+/* The first line of data (not blank nor a comment, with skip_comments) in
+ * it->text: 0, else the lines are freed and LEGACY_UNRECOGNIZED (no such
+ * line) or the out-of-memory error. */
+static int first_line(lp_t *lp, lines_t *it, const uint8_t *data, size_t len,
+                      bool skip_comments)
+{
+    lines_init(it, data, len);
+    int rc = 0;
+    bool got;
+    while ((got = lines_next(it, &rc)) && skip_comments && space_or_comment(it->text))
+        ;
+    if (got)
+        return 0;
+    free(it->buf);
+    return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
+}
+
+/* One more sample of v (add_sample's has_bytes, bytes) whose stack is the
+ * hex addresses of s[0..n) (*addrs: the caller's scratch array). An
+ * address that does not fit in 64 bits is an error of the `what` profile,
+ * at line lineno when nonzero. */
+static int stack_sample(lp_t *lp, const char *s, size_t n, uint64_t **addrs, size_t *cap,
+                        const int64_t *v, bool has_bytes, int64_t bytes, const char *what,
+                        size_t lineno)
+{
+    char *stk = dupn(s, n), bad[48];
+    long k = stk ? hex_addresses(stk, addrs, cap, bad, sizeof(bad)) : -2;
+    free(stk);
+    if (k == -2)
+        return -ENOMEM;
+    if (k < 0 && lineno)
+        return err_fmt(lp->err, lp->errlen, -EINVAL,
+                       "%s profile line %zu: address %s does not fit in 64 bits", what, lineno,
+                       bad);
+    if (k < 0)
+        return err_fmt(lp->err, lp->errlen, -EINVAL,
+                       "%s profile: address %s does not fit in 64 bits", what, bad);
+    return add_sample(lp, *addrs, (size_t)k, false, v, has_bytes, bytes);
+}
+
+/* pprof's cleanupDuplicateLocations: a CPU or thread profiler may record
+ * the leaf twice, from the signal context and from unwinding (adjusted by
+ * -1); the adjusted copy goes. */
+static void cleanup_duplicate_locations(lp_t *lp)
+{
+    for (size_t i = 0; i < lp->n_samples; i++) {
+        lsample_t *s = &lp->samples[i];
+        uint32_t *st = lp->pool + s->first;
+        if (s->n > 1 && lp->locs[st[0]].addr == lp->locs[st[1]].addr + 1) {
+            memmove(st + 1, st + 2, (s->n - 2) * sizeof(*st));
+            s->n--;
+        }
+    }
+}
+
+/* The end of a text parser that read its samples with rc: the sections
+ * after them (a memory map) when all went well, the scratch array and the
+ * lines freed. */
+static int parse_end(lp_t *lp, lines_t *it, uint64_t *addrs, int rc)
+{
+    free(addrs);
+    if (rc == 0)
+        rc = additional_sections(lp, it);
+    else if (rc == -ENOMEM)
+        rc = oom(lp);
+    free(it->buf);
+    return rc;
+}
+
 /* pprof's libRx: "[.]so$" or "[.]so[._][0-9]+". */
 static bool is_lib(const char *f)
 {
@@ -1310,12 +1381,9 @@ static int heap_values(lp_t *lp, const char *line, const char *cs, const char *s
 static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    if (!lines_next(&it, &rc)) {
-        free(it.buf);
-        return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
-    }
+    int rc = first_line(lp, &it, data, len, false);
+    if (rc < 0)
+        return rc;
     regmatch_t g[7];
     bool v2 = false, has_alloc = false;
     lp->period_type[0] = "space";
@@ -1401,7 +1469,7 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
             free(l);
             break;
         }
-        char io[32], ib[32], ao[32], ab[32], bad[48];
+        char io[32], ib[32], ao[32], ab[32];
         sub(l, g, 1, io, sizeof(io));
         sub(l, g, 2, ib, sizeof(ib));
         sub(l, g, 3, ao, sizeof(ao));
@@ -1412,28 +1480,12 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
             rc = heap_values(lp, l, ao, ab, "allocation", v2, vals, &nv, &block);
         if (rc == 0)
             rc = heap_values(lp, l, io, ib, "inuse", v2, vals, &nv, &block);
-        if (rc == 0) {
-            char *stk = dupn(l + g[5].rm_so, (size_t)(g[5].rm_eo - g[5].rm_so));
-            long n = stk ? hex_addresses(stk, &addrs, &capaddrs, bad, sizeof(bad)) : -2;
-            free(stk);
-            if (n == -2)
-                rc = oom(lp);
-            else if (n < 0)
-                rc = err_fmt(lp->err, lp->errlen, -EINVAL,
-                          "heap profile line %zu: address %s does not fit in 64 bits", lineno,
-                          bad);
-            else
-                rc = add_sample(lp, addrs, (size_t)n, false, vals, true, block);
-        }
+        if (rc == 0)
+            rc = stack_sample(lp, l + g[5].rm_so, (size_t)(g[5].rm_eo - g[5].rm_so), &addrs,
+                              &capaddrs, vals, true, block, "heap", lineno);
         free(l);
     }
-    free(addrs);
-    if (rc == 0)
-        rc = additional_sections(lp, &it);
-    else if (rc == -ENOMEM)
-        rc = oom(lp);
-    free(it.buf);
-    return rc;
+    return parse_end(lp, &it, addrs, rc);
 }
 
 /* --- Go count profiles (goroutine, threadcreate) ------------------------------- */
@@ -1441,15 +1493,13 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
 static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    while (lines_next(&it, &rc) && space_or_comment(it.text))
-        ;
+    int rc = first_line(lp, &it, data, len, true);
+    if (rc < 0)
+        return rc;
     regmatch_t g[3];
-    if (rc < 0 || !find(it.text, " profile: total ") ||
-        match_count_start(it.text, g) != 0) {
+    if (!find(it.text, " profile: total ") || match_count_start(it.text, g) != 0) {
         free(it.buf);
-        return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
+        return LEGACY_UNRECOGNIZED;
     }
     char *tname = dupn(it.text + g[1].rm_so, (size_t)(g[1].rm_eo - g[1].rm_so));
     lp->owned = tname; /* types[] otherwise point at literals */
@@ -1472,7 +1522,7 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
         if (has_prefix(line, "---"))
             break;
         regmatch_t m[3];
-        char num[32], bad[48];
+        char num[32];
         int64_t n;
         if (match_count_line(line, m) != 0 ||
             !parse_i64(sub(line, m, 1, num, sizeof(num)), 0, &n)) {
@@ -1480,22 +1530,10 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
                       line);
             break;
         }
-        long na = hex_addresses(line + m[2].rm_so, &addrs, &capaddrs, bad, sizeof(bad));
-        if (na == -2)
-            rc = oom(lp);
-        else if (na < 0)
-            rc = err_fmt(lp->err, lp->errlen, -EINVAL, "%s profile: address %s does not fit in 64 bits",
-                      tname, bad);
-        else
-            rc = add_sample(lp, addrs, (size_t)na, false, &n, false, 0);
+        rc = stack_sample(lp, line + m[2].rm_so, (size_t)(m[2].rm_eo - m[2].rm_so), &addrs,
+                          &capaddrs, &n, false, 0, tname, 0);
     }
-    free(addrs);
-    if (rc == 0)
-        rc = additional_sections(lp, &it);
-    else if (rc == -ENOMEM)
-        rc = oom(lp);
-    free(it.buf);
-    return rc;
+    return parse_end(lp, &it, addrs, rc);
 }
 
 /* --- contention profiles ------------------------------------------------------- */
@@ -1503,12 +1541,9 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
 static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    if (!lines_next(&it, &rc)) {
-        free(it.buf);
-        return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
-    }
+    int rc = first_line(lp, &it, data, len, false);
+    if (rc < 0)
+        return rc;
     if (!has_prefix(it.text, "--- contentionz ") && !has_prefix(it.text, "--- mutex:") &&
         !has_prefix(it.text, "--- contention:")) {
         free(it.buf);
@@ -1587,7 +1622,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
         }
         if (!space_or_comment(l)) {
             regmatch_t g[4];
-            char a[32], b[32], bad[48];
+            char a[32], b[32];
             int64_t v1, v2;
             if (match_cont_sample(l, g) != 0) {
                 free(l);
@@ -1609,28 +1644,14 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
                 v2 = (int64_t)((uint64_t)v2 * (uint64_t)lp->period);
             }
             int64_t vals[2] = {v2, v1};
-            char *stk = dupn(l + g[3].rm_so, (size_t)(g[3].rm_eo - g[3].rm_so));
-            long n = stk ? hex_addresses(stk, &addrs, &capaddrs, bad, sizeof(bad)) : -2;
-            free(stk);
-            if (n == -2)
-                rc = -ENOMEM;
-            else if (n < 0)
-                rc = err_fmt(lp->err, lp->errlen, -EINVAL,
-                          "contention profile: address %s does not fit in 64 bits", bad);
-            else
-                rc = add_sample(lp, addrs, (size_t)n, false, vals, false, 0);
+            rc = stack_sample(lp, l + g[3].rm_so, (size_t)(g[3].rm_eo - g[3].rm_so), &addrs,
+                              &capaddrs, vals, false, 0, "contention", 0);
         }
         free(l);
         if (rc != 0 || !lines_next(&it, &rc))
             break;
     }
-    free(addrs);
-    if (rc == 0)
-        rc = additional_sections(lp, &it);
-    else if (rc == -ENOMEM)
-        rc = oom(lp);
-    free(it.buf);
-    return rc;
+    return parse_end(lp, &it, addrs, rc);
 }
 
 /* --- threadz -------------------------------------------------------------------- */
@@ -1638,14 +1659,9 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
 static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
 {
     lines_t it;
-    lines_init(&it, data, len);
-    int rc = 0;
-    while (lines_next(&it, &rc) && space_or_comment(it.text))
-        ;
-    if (rc < 0) {
-        free(it.buf);
-        return oom(lp);
-    }
+    int rc = first_line(lp, &it, data, len, true);
+    if (rc < 0)
+        return rc;
     if (!find(it.text, "--- threadz ") && !find(it.text, "--- Thread ")) {
         free(it.buf);
         return LEGACY_UNRECOGNIZED;
@@ -1724,24 +1740,12 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
         int64_t one = 1;
         rc = add_sample(lp, addrs, n, true, &one, false, 0);
     }
-    free(addrs);
     if (!cur && rc == 0)
         rc = -ENOMEM;
     free(cur);
+    rc = parse_end(lp, &it, addrs, rc);
     if (rc == 0)
-        rc = additional_sections(lp, &it);
-    else if (rc == -ENOMEM)
-        rc = oom(lp);
-    if (rc == 0) /* cleanupDuplicateLocations */
-        for (size_t i = 0; i < lp->n_samples; i++) {
-            lsample_t *s = &lp->samples[i];
-            uint32_t *st = lp->pool + s->first;
-            if (s->n > 1 && lp->locs[st[0]].addr == lp->locs[st[1]].addr + 1) {
-                memmove(st + 1, st + 2, (s->n - 2) * sizeof(*st));
-                s->n--;
-            }
-        }
-    free(it.buf);
+        cleanup_duplicate_locations(lp);
     return rc;
 }
 
@@ -1874,14 +1878,7 @@ static int parse_cpu(lp_t *lp, const uint8_t *data, size_t len)
     free(it.buf);
     if (rc < 0)
         return rc;
-    for (size_t i = 0; i < lp->n_samples; i++) { /* cleanupDuplicateLocations */
-        lsample_t *s = &lp->samples[i];
-        uint32_t *st = lp->pool + s->first;
-        if (s->n > 1 && lp->locs[st[0]].addr == lp->locs[st[1]].addr + 1) {
-            memmove(st + 1, st + 2, (s->n - 2) * sizeof(*st));
-            s->n--;
-        }
-    }
+    cleanup_duplicate_locations(lp);
     return 0;
 }
 

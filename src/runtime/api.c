@@ -32,6 +32,7 @@
 #include "profwriter.h"
 #include "push.h"
 #include "sampler.h"
+#include "session.h"
 #include "sigmask.h"
 #include "stackbounds.h"
 #include "buckets.h"
@@ -158,9 +159,9 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
     }
     if (cpu)
-        cpu_start_from_env(cfg.cpu_profile);
+        session_start_env(&session_cpu, cfg.cpu_profile);
     if (traced)
-        trace_start_from_env(cfg.trace);
+        session_start_env(&session_trace, cfg.trace);
     push_start_from_env(cpu ? cfg.cpu_hz : 0, ready); /* after CPROF_CPU_PROFILE's session */
     httpctl_start_from_env();
     rt_guard_leave(g);
@@ -177,9 +178,9 @@ __attribute__((constructor(103))) static void cprof_init_last(void)
 __attribute__((destructor)) static void cprof_fini(void)
 {
     uint32_t g = rt_guard_enter();
-    cpu_fini(); /* first: its last samples go into the trace */
-    push_fini(); /* then the last CPU delta is complete */
-    trace_fini();
+    session_fini(&session_cpu); /* first: its last samples go into the trace */
+    push_fini();                /* then the last CPU delta is complete */
+    session_fini(&session_trace);
     output_stop_periodic();
     if (ready && cfg.leak_profile) {
         int rc = profwriter_write_file(cfg.leak_profile, leaks_write);

@@ -42,7 +42,6 @@
 
 static int hz = 100;
 static int depth = 64;
-static bool inited;
 
 /* --- the per-thread timers ---------------------------------------------------- */
 
@@ -551,11 +550,6 @@ static int write_profile(int fd, const ctable_t *t, int64_t time_ns, int64_t dur
 
 /* --- sessions ---------------------------------------------------------------------- */
 
-static int start_locked(session_t *s);
-static int stop_locked(session_t *s, bool discard);
-
-static session_t sess = {.what = "CPU profile", .env = "CPROF_CPU_PROFILE",
-                         .start = start_locked, .stop = stop_locked};
 static struct {
     int64_t start_real_ns, start_mono_ns;
     pthread_t drain;
@@ -591,8 +585,6 @@ static int start_drain(void)
 static int start_locked(session_t *s)
 {
     (void)s;
-    if (!inited)
-        return -ENOTSUP;
     int rc = cpuring_init(depth);
     if (rc < 0)
         return rc;
@@ -696,7 +688,7 @@ static void fork_child(void)
     ntimers = 0;
     memset(internal_tids, 0, sizeof(internal_tids));
     nblind = 0;
-    if (session_fork_child(&sess))
+    if (session_fork_child(&session_cpu))
         table_free(&tab);
     /* The child pushes nothing (push.h); the drain thread may have held
      * the delta lock or been growing the table: forgotten, not freed. */
@@ -727,19 +719,8 @@ int cpu_init(int rate_hz, int max_depth)
     if (rc < 0)
         return rc;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    inited = true;
+    session_bind(&session_cpu, start_locked, stop_locked, NULL);
     return 0;
-}
-
-void cpu_start_from_env(const char *pattern)
-{
-    session_start_env(&sess, pattern);
-}
-
-void cpu_fini(void)
-{
-    if (inited)
-        session_fini(&sess);
 }
 
 void cpu_delta_enable(void)
@@ -751,7 +732,7 @@ void cpu_delta_enable(void)
 
 int cpu_delta_write(int fd, int64_t *start_real_ns)
 {
-    if (!inited)
+    if (!session_cpu.start) /* cpu_init did not bind it */
         return -ENOTSUP;
     ctable_t d;
     rt_lock(&delta_lock);
@@ -765,24 +746,4 @@ int cpu_delta_write(int fd, int64_t *start_real_ns)
     int rc = write_profile(fd, &d, real, delta_start_mono_ns - mono);
     table_free(&d);
     return rc;
-}
-
-int64_t cpu_start_fd(int fd)
-{
-    return session_start_fd(&sess, fd);
-}
-
-int cpu_stop_session(int64_t id, bool discard)
-{
-    return session_stop(&sess, id, discard);
-}
-
-RT_EXPORT int cprof_cpu_start(const char *path)
-{
-    return session_start_file(&sess, path);
-}
-
-RT_EXPORT int cprof_cpu_stop(void)
-{
-    return session_stop(&sess, 0, false);
 }

@@ -3,9 +3,10 @@
  * stacks turned into a profile with sample types samples/count and
  * cpu/nanoseconds when profiling stops.
  *
- * Owns: the profiling session (one at a time: CPROF_CPU_PROFILE for the
- * whole run, cprof_cpu_start/cprof_cpu_stop, or /debug/pprof/profile; its
- * state machine and file are session.h's), the per-thread timers, the
+ * Owns: the profiling session's recording (one at a time: CPROF_CPU_PROFILE
+ * for the whole run, cprof_cpu_start/cprof_cpu_stop, or
+ * /debug/pprof/profile; the session, its state machine, file and entry
+ * points are session.h's session_cpu), the per-thread timers, the
  * drain thread and its table of stacks (whose samples also go to a running
  * execution trace, trace.h), and the profile writer. The signal handler and
  * the ring are cpuring.h.
@@ -34,27 +35,10 @@
 
 /* Called once from the runtime's constructor (guard set): the sampling
  * rate (CPROF_CPU_HZ) and the stack depth (CPROF_DEPTH). Registers the
- * thread callbacks and the fork handlers. 0 or a negative errno (-ENOTSUP
- * when hz is 0: CPROF_CPU_HZ was invalid). */
+ * thread callbacks and the fork handlers, and binds session_cpu: before,
+ * or when this fails, a CPU profile does not start (-ENOTSUP). 0 or a
+ * negative errno (-ENOTSUP when hz is 0: CPROF_CPU_HZ was invalid). */
 int cpu_init(int hz, int max_depth);
-
-/* CPROF_CPU_PROFILE: starts a session for the whole run, written to the
- * pattern's expansion at exit (or at cprof_cpu_stop). One stderr line if
- * it cannot start. */
-void cpu_start_from_env(const char *pattern);
-
-/* At exit: stops the session in progress; a file session is written. */
-void cpu_fini(void);
-
-/* For the HTTP server: starts a session whose profile goes to fd (kept
- * open by the caller) when it stops. Returns the session id (> 0), or
- * -EBUSY when a session is running, or another negative errno. */
-int64_t cpu_start_fd(int fd);
-
-/* Stops session id and writes its profile (not with discard). If that
- * session was already stopped (by cprof_cpu_stop), returns how its write
- * went. 0 or a negative errno. */
-int cpu_stop_session(int64_t id, bool discard);
 
 /* Deltas for the push client (push.h): from cpu_delta_enable on, every
  * sample any session takes is also kept apart until cpu_delta_write writes

@@ -9,7 +9,6 @@
 #include "httpctl.h"
 
 #include "config.h"
-#include "cpuprof.h"
 #include "heapprof.h"
 #include "httpops.h"
 #include "base/fdio.h"
@@ -20,8 +19,8 @@
 #include "peak.h"
 #include "rt.h"
 #include "sampler.h"
+#include "session.h"
 #include "threadprof.h"
-#include "trace.h"
 
 #include "cprof.h"
 
@@ -67,8 +66,8 @@ static const cprof_http_profile_t profiles[] = {
 };
 
 static const cprof_http_session_t sessions[] = {
-    {"profile", cpu_start_fd, cpu_stop_session},
-    {"trace", trace_start_fd, trace_stop_session},
+    {"profile", session_cpu_start_fd, session_cpu_stop},
+    {"trace", session_trace_start_fd, session_trace_stop},
 };
 
 static const cprof_http_ops_t ops = {

@@ -6,6 +6,7 @@
 #include "httpctl.h"
 #include "output.h"
 #include "rt.h"
+#include "session.h"
 #include "base/base64.h"
 #include "base/url.h"
 
@@ -437,7 +438,7 @@ void push_start_from_env(int cpu_hz, bool heap)
         cpu_delta_enable();
         /* The CPU profiler for the run, unless CPROF_CPU_PROFILE has it:
          * its session is then the one the deltas follow. */
-        int64_t id = cpu_start_fd(-1);
+        int64_t id = session_cpu_start_fd(-1);
         if (id < 0 && id != -EBUSY) {
             rt_warn("CPROF_PUSH: cannot start the CPU profile (%s); only the heap is pushed",
                     strerror((int)-id));
@@ -469,7 +470,7 @@ void push_fini(void)
     __atomic_store_n(&collect_stop, 1, __ATOMIC_RELEASE);
     rt_futex_wake(&collect_stop, INT32_MAX);
     pthread_join(collector, NULL); /* it never waits on the network */
-    collect();                     /* the last span: cpu_fini has drained it */
+    collect();                     /* the last span: session_fini(&session_cpu) drained it */
     rt_lock(&qlock);
     sender_stop = true;
     rt_unlock(&qlock);

@@ -36,7 +36,7 @@
  * A bad variable prints one line naming it, and push stays off. */
 void push_start_from_env(int cpu_hz, bool heap);
 
-/* At exit, after cpu_fini: the last profiles, the queue flushed (bounded),
+/* At exit, after session_fini(&session_cpu): the last profiles, the queue flushed (bounded),
  * and the one line about what was not delivered. */
 void push_fini(void);
 

@@ -1,7 +1,9 @@
-/* session.c — one-at-a-time recording sessions (see session.h). */
+/* session.c — one-at-a-time recording sessions, the process's two, and
+ * their entry points (see session.h). */
 #include "session.h"
 
 #include "config.h"
+#include "cprof.h"
 #include "outfile.h"
 #include "rt.h"
 
@@ -29,6 +31,9 @@ static void wait_state(session_t *s, int st)
 /* out for a file session (fd is its descriptor), else NULL. */
 static int64_t start(session_t *s, int fd, const outfile_t *out)
 {
+    int (*start_fn)(session_t *) = __atomic_load_n(&s->start, __ATOMIC_ACQUIRE);
+    if (!start_fn)
+        return -ENOTSUP; /* its module is off, or not yet started */
     int expected = OFF;
     if (!__atomic_compare_exchange_n(&s->state, &expected, STARTING, false, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
@@ -37,7 +42,7 @@ static int64_t start(session_t *s, int fd, const outfile_t *out)
     s->file = out != NULL;
     if (out)
         s->out = *out;
-    int rc = s->start(s);
+    int rc = start_fn(s);
     int64_t id = rc < 0 ? rc : (s->id = ++s->last_id);
     set_state(s, rc < 0 ? OFF : RUNNING);
     return id;
@@ -193,4 +198,57 @@ bool session_fork_child(session_t *s)
     s->fd = s->out.fd = -1;
     s->state = OFF;
     return true;
+}
+
+/* --- the process's sessions -------------------------------------------------- */
+
+session_t session_cpu = {.what = "CPU profile", .env = "CPROF_CPU_PROFILE"};
+session_t session_trace = {.what = "trace", .env = "CPROF_TRACE"};
+
+void session_bind(session_t *s, int (*start_fn)(session_t *), int (*stop_fn)(session_t *, bool),
+                  const char *(*explain)(int))
+{
+    s->stop = stop_fn;
+    s->explain = explain;
+    __atomic_store_n(&s->start, start_fn, __ATOMIC_RELEASE); /* last: it enables the rest */
+}
+
+int64_t session_cpu_start_fd(int fd)
+{
+    return session_start_fd(&session_cpu, fd);
+}
+
+int session_cpu_stop(int64_t id, bool discard)
+{
+    return session_stop(&session_cpu, id, discard);
+}
+
+int64_t session_trace_start_fd(int fd)
+{
+    return session_start_fd(&session_trace, fd);
+}
+
+int session_trace_stop(int64_t id, bool discard)
+{
+    return session_stop(&session_trace, id, discard);
+}
+
+RT_EXPORT int cprof_cpu_start(const char *path)
+{
+    return session_start_file(&session_cpu, path);
+}
+
+RT_EXPORT int cprof_cpu_stop(void)
+{
+    return session_stop(&session_cpu, 0, false);
+}
+
+RT_EXPORT int cprof_trace_start(const char *path)
+{
+    return session_start_file(&session_trace, path);
+}
+
+RT_EXPORT int cprof_trace_stop(void)
+{
+    return session_stop(&session_trace, 0, false);
 }

@@ -4,7 +4,9 @@
  * sessions by id, and the file a session started from a pattern writes:
  * the pattern expanded (config.h) and opened at the start as outfile.h
  * opens output paths (so a path that cannot be written fails then),
- * completed at the end.
+ * completed at the end. Also the process's two sessions, one row each,
+ * and their entry points (cprof.h's start and stop, the HTTP server's):
+ * the recording modules bind their callbacks to their row.
  *
  * Threads: start and stop may be called from any thread, also at once:
  * one wins, a start that finds a session gets -EBUSY, a stop that finds a
@@ -24,10 +26,11 @@
 typedef struct session session_t;
 
 struct session {
-    /* set by the module */
     const char *what;  /* "CPU profile", in messages */
     const char *env;   /* the variable that starts one for the run */
-    /* 0 or -errno; s->fd and s->file are set (s->out for a file) */
+    /* set by the module (session_bind, for a row below); none: the
+     * session cannot start (-ENOTSUP). start: 0 or -errno; s->fd and
+     * s->file are set (s->out for a file) */
     int (*start)(session_t *s);
     /* ends the recording and writes it to s->fd (not with discard):
      * 0 or -errno; the file is then completed here */
@@ -78,5 +81,23 @@ void session_fini(session_t *s);
 /* In a fork child (no other thread): forgets the parent's session,
  * closing the child's copy of its file. True if one was running. */
 bool session_fork_child(session_t *s);
+
+/* --- the process's sessions ------------------------------------------------ */
+
+extern session_t session_cpu;   /* the CPU profile, CPROF_CPU_PROFILE */
+extern session_t session_trace; /* the execution trace, CPROF_TRACE */
+
+/* From the module's init (guard set), once it can record: its callbacks
+ * (explain may be NULL). Until then its session does not start. */
+void session_bind(session_t *s, int (*start)(session_t *), int (*stop)(session_t *, bool),
+                  const char *(*explain)(int));
+
+/* The HTTP server's entry points (httpops.h's sessions[]): session_start_fd
+ * and session_stop on a row. cprof.h's cprof_cpu_start/stop and
+ * cprof_trace_start/stop are session_start_file and session_stop(0). */
+int64_t session_cpu_start_fd(int fd);
+int session_cpu_stop(int64_t id, bool discard);
+int64_t session_trace_start_fd(int fd);
+int session_trace_stop(int64_t id, bool discard);
 
 #endif

@@ -1,8 +1,12 @@
 /* trace.h — the execution trace: Go 1.19's trace format (what `go tool
- * trace` reads) recorded from a C program. Owns the trace sessions (one at a
- * time: CPROF_TRACE for the whole run, cprof_trace_start/stop, or
- * /debug/pprof/trace), the per-thread event buffers, the writer thread, and
- * the stack and string tables of the trace.
+ * trace` reads) recorded from a C program. Owns the trace sessions' work
+ * (one at a time: CPROF_TRACE for the whole run, cprof_trace_start/stop,
+ * or /debug/pprof/trace; the session, its state machine, file and entry
+ * points are session.h's session_trace), the per-thread event buffers, the
+ * writer thread, and the stack and string tables of the trace. The family:
+ * trace.c (sessions, the goroutine state machine, the hooks' entry points,
+ * annotations), tracebuf.h (buffers, records, tables, encoding),
+ * tracewriter.h (the writer thread and the trace's end).
  *
  * The model (Go's runtime/trace.go, as internal/trace/parser.go checks it):
  * every thread of the program is a goroutine running on a processor (P) of
@@ -33,7 +37,7 @@
  * guard clear; they capture no stack and take no lock but the pool's, on
  * the rare buffer change. Stop waits until no thread is inside its write
  * (a per-thread busy flag against the active flag, Dekker-style). Not for
- * signal handlers, except trace_goid_sigsafe. fork: the child traces
+ * signal handlers, except trace_thread_sigsafe. fork: the child traces
  * nothing and leaves the parent's file alone. */
 #ifndef CPROF_TRACE_H
 #define CPROF_TRACE_H
@@ -44,7 +48,8 @@
 #include <stdint.h>
 
 /* Nonzero while a trace runs: the one load of the annotations and the CPU
- * profile's signal when none does (the lock hooks read lockprof_watch). */
+ * profile's signal when none does (the lock hooks read lockprof_watch).
+ * tracebuf.c's. */
 extern int trace_active __attribute__((visibility("hidden")));
 
 static inline bool trace_on(void)
@@ -56,23 +61,10 @@ static inline bool trace_on(void)
 enum { TRACE_BLOCK_SYNC = 25, TRACE_BLOCK_COND = 26 };
 
 /* From the runtime's constructor (guard set): the bytes of the buffer
- * pool (CPROF_TRACE_BUFFER), the thread callbacks and the fork handlers.
- * 0 or a negative errno. */
+ * pool (CPROF_TRACE_BUFFER), the thread callbacks and the fork handlers;
+ * binds session_trace (before, or when this fails, a trace does not
+ * start: -ENOTSUP). 0 or a negative errno. */
 int trace_init(uint64_t pool_bytes);
-
-/* CPROF_TRACE: a trace of the whole run, written at exit (or at
- * cprof_trace_stop). One stderr line if it cannot start. */
-void trace_start_from_env(const char *pattern);
-
-/* At exit: stops the trace in progress; a file trace is written. */
-void trace_fini(void);
-
-/* For the HTTP server: a trace written to fd (kept open by the caller) as
- * it runs. The session id (> 0), -EBUSY while a trace runs, or a negative
- * errno. trace_stop_session ends session id and completes its file (not
- * with discard); if it was stopped already, the outcome of that. */
-int64_t trace_start_fd(int fd);
-int trace_stop_session(int64_t id, bool discard);
 
 /* The calling thread blocks now (kind TRACE_BLOCK_*), at the stack pcs
  * (depth frames, leaf first, return addresses). True when the block was

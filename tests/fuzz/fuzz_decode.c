@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "profile/decode.h"
+#include "profile/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "profile/decode.h"
+#include "profile/parse.h"
 #include "profile/merge.h"
 #include "tool/fetch/combine.h"
 #include "tool/driver/driver.h"

@@ -29,6 +29,7 @@
 
 #include "gen/gen.h"
 #include "profile/decode.h"
+#include "profile/parse.h"
 #include "profile/merge.h"
 
 static void die(const char *msg)

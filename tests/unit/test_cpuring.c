@@ -21,8 +21,8 @@
 #include "runtime/cpuring.h"
 #include "runtime/trace.h"
 
-/* What the handler reads of the execution trace (trace.c, not linked
- * here): no trace runs. */
+/* What the handler reads of the execution trace (trace.c, tracebuf.c,
+ * not linked here): no trace runs. */
 int trace_active;
 
 uint64_t trace_thread_sigsafe(void)

@@ -18,6 +18,7 @@
 
 #include "gen/gen.h"
 #include "profile/decode.h"
+#include "profile/parse.h"
 
 /* --- helpers -------------------------------------------------------------------- */
 

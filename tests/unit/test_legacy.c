@@ -22,6 +22,7 @@
 #include "gen/gen.h"
 #include "profile/decode.h"
 #include "profile/legacy.h"
+#include "profile/parse.h"
 
 static profile_t *parse_ok(const void *d, size_t n)
 {

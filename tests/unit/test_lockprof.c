@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "profile/decode.h"
+#include "profile/parse.h"
 #include "profile/profile.h"
 #include "runtime/lockprof.h"
 

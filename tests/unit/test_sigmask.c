@@ -30,8 +30,8 @@
 #include "runtime/sigmask.h"
 #include "runtime/trace.h"
 
-/* What cpuring's handler reads of the execution trace (trace.c, not
- * linked here): no trace runs. */
+/* What cpuring's handler reads of the execution trace (trace.c,
+ * tracebuf.c, not linked here): no trace runs. */
 int trace_active;
 
 uint64_t trace_thread_sigsafe(void)

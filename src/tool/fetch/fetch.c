@@ -14,7 +14,7 @@
 
 #include "base/url.h"
 #include "cprof.h"
-#include "profile/decode.h"
+#include "profile/parse.h"
 
 /* --- Go's net/url, the parts adjustURL uses ----------------------------------- */
 

@@ -7,7 +7,7 @@
  *
  * Nothing here prints: errors come back as one line in err, warnings in a
  * caller's buffer, for the driver to show. Bodies are read into memory up
- * to FETCH_MAX_BODY bytes and decoded by profile_parse (decode.h), so a
+ * to FETCH_MAX_BODY bytes and decoded by profile_parse (parse.h), so a
  * remote body is as untrusted as a file and ends the same way. */
 #ifndef CPROF_TOOL_FETCH_H
 #define CPROF_TOOL_FETCH_H
