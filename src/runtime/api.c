@@ -5,9 +5,8 @@
  * cprof_init), reads CPROF_*, maps the tables and only then sets the
  * sampling rate, so no sample is taken before everything it needs exists.
  * Allocations before that (the loader's own) are counted but not sampled.
- * Exit: a destructor writes CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE,
- * CPROF_LEAK_PROFILE, CPROF_BLOCK_PROFILE, CPROF_PEAK_PROFILE and
- * CPROF_HEAP_PROFILE.
+ * Exit: a destructor ends the sessions recorded for the run and writes
+ * each profile kind's file (profiles.h: every row with a variable set).
  * Tables are never torn down: threads still running during exit keep
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
@@ -28,6 +27,7 @@
 #include "output.h"
 #include "outfile.h"
 #include "peak.h"
+#include "profiles.h"
 #include "rt.h"
 #include "profwriter.h"
 #include "sampler.h"
@@ -126,14 +126,16 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     uint32_t g = rt_guard_enter();
     rt_warn_init();
     stackbounds_init();
-    config_read(&cfg);
+    config_read(&cfg, profile_kinds, profile_kinds_n);
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);
     counters_init();
     unwfds_init(); /* before any other use of libunwind */
     sigmask_resolve(); /* no dlsym at a first call in a signal handler */
-    bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
-    bool traced = trace_init(cfg.trace_buffer) == 0;
+    /* A kind that cannot be set up stays off: its start_env does nothing. */
+    if (cfg.cpu_hz > 0)
+        cpu_init(cfg.cpu_hz, cfg.depth);
+    trace_init(cfg.trace_buffer);
     unwind_init(cfg.unwinder, cfg.depth, cfg.unwind_check);
     if (buckets_init() < 0 || livemap_init() < 0) {
         rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
@@ -153,13 +155,12 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
             rt_warn("cannot track thread creation; no threadcreate profile");
         lockprof_set_mutex_rate(cfg.mutex_rate);
         lockprof_set_block_rate(cfg.block_rate);
-        if (cfg.every > 0 && output_start_periodic(cfg.heap_profile, cfg.every) < 0)
+        if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"), cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
     }
-    if (cpu)
-        cpu_start_from_env(cfg.cpu_profile);
-    if (traced)
-        trace_start_from_env(cfg.trace);
+    for (size_t i = 0; i < profile_kinds_n; i++)
+        if (profile_kinds[i].start_env && cfg.path[i])
+            profile_kinds[i].start_env(cfg.path[i]);
     httpctl_start_from_env();
     rt_guard_leave(g);
 }
@@ -175,33 +176,19 @@ __attribute__((constructor(103))) static void cprof_init_last(void)
 __attribute__((destructor)) static void cprof_fini(void)
 {
     uint32_t g = rt_guard_enter();
-    cpu_fini(); /* first: its last samples go into the trace */
-    trace_fini();
+    /* The sessions first, in the rows' order: the CPU profile's last
+     * samples go into the trace. */
+    for (size_t i = 0; i < profile_kinds_n; i++)
+        if (profile_kinds[i].fini)
+            profile_kinds[i].fini();
     output_stop_periodic();
-    if (ready && cfg.leak_profile) {
-        int rc = profwriter_write_file(cfg.leak_profile, leaks_write);
+    for (size_t i = 0; i < profile_kinds_n; i++) {
+        const profile_kind_t *k = &profile_kinds[i];
+        if (!ready || k->how == PROFILE_SESSION || !cfg.path[i])
+            continue;
+        int rc = profwriter_write_file(cfg.path[i], k->write);
         if (rc < 0)
-            rt_warn("cannot write leak profile %s: %s", cfg.leak_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.mutex_profile) {
-        int rc = profwriter_write_file(cfg.mutex_profile, lockprof_write_mutex);
-        if (rc < 0)
-            rt_warn("cannot write mutex profile %s: %s", cfg.mutex_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.block_profile) {
-        int rc = profwriter_write_file(cfg.block_profile, lockprof_write_block);
-        if (rc < 0)
-            rt_warn("cannot write block profile %s: %s", cfg.block_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.peak_profile) {
-        int rc = profwriter_write_file(cfg.peak_profile, output_write_peak_fd);
-        if (rc < 0)
-            rt_warn("cannot write peak profile %s: %s", cfg.peak_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.heap_profile) {
-        int rc = output_write_heap(cfg.heap_profile);
-        if (rc < 0)
-            rt_warn("cannot write heap profile %s: %s", cfg.heap_profile, outfile_strerror(rc));
+            rt_warn("cannot write %s %s: %s", k->what, cfg.path[i], outfile_strerror(rc));
     }
     rt_guard_leave(g);
 }

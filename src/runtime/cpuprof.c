@@ -692,7 +692,8 @@ int cpu_init(int rate_hz, int max_depth)
 
 void cpu_start_from_env(const char *pattern)
 {
-    session_start_env(&sess, pattern);
+    if (inited) /* else CPROF_CPU_HZ was invalid (said then) or cpu_init failed */
+        session_start_env(&sess, pattern);
 }
 
 void cpu_fini(void)

@@ -1037,7 +1037,8 @@ int trace_init(uint64_t bytes)
 
 void trace_start_from_env(const char *pattern)
 {
-    session_start_env(&sess, pattern);
+    if (inited) /* else trace_init failed: nothing to record with */
+        session_start_env(&sess, pattern);
 }
 
 void trace_fini(void)
