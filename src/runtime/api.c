@@ -212,58 +212,53 @@ RT_EXPORT int cprof_stats(cprof_stats_t *st)
     return 0;
 }
 
-/* A profile to the file a pattern names, for the cprof_*_write(path). */
-static int write_file_guarded(const char *path, int (*write)(int fd, int debug))
+/* --- the profiles' public writers: a registry row's writer and levels --- */
+
+/* A kind's profile to fd, as Go's pprof.Lookup(name).WriteTo(w, debug). */
+static int write_kind_fd(const char *name, int fd, int debug)
+{
+    const profile_kind_t *k = profile_find(name);
+    if (fd < 0 || debug < 0 || debug > k->max_debug)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    int rc = k->write(fd, debug);
+    rt_guard_leave(g);
+    return rc;
+}
+
+/* A kind's profile to the file a pattern names. */
+static int write_kind_file(const char *name, const char *path)
 {
     if (!path || config_check_pattern(path) < 0)
         return -EINVAL;
     if (!ready)
         return -ENOMEM;
     uint32_t g = rt_guard_enter();
-    int rc = profwriter_write_file(path, write);
+    int rc = profwriter_write_file(path, profile_find(name)->write);
     rt_guard_leave(g);
     return rc;
 }
 
 RT_EXPORT int cprof_heap_profile_write(const char *path)
 {
-    return write_file_guarded(path, output_write_heap_fd);
+    return write_kind_file("heap", path);
 }
 
 RT_EXPORT int cprof_heap_profile_write_fd(int fd, int debug)
 {
-    if (fd < 0 || (debug != 0 && debug != 1))
-        return -EINVAL;
-    if (!ready)
-        return -ENOMEM;
-    uint32_t g = rt_guard_enter();
-    int rc = output_write_heap_fd(fd, debug);
-    rt_guard_leave(g);
-    return rc;
-}
-
-/* --- threads, threadcreate, mutex and block profiles --------------------- */
-
-static int write_guarded(int (*write)(int fd, int debug), int fd, int debug, int max_debug)
-{
-    if (fd < 0 || debug < 0 || debug > max_debug)
-        return -EINVAL;
-    if (!ready)
-        return -ENOMEM;
-    uint32_t g = rt_guard_enter();
-    int rc = write(fd, debug);
-    rt_guard_leave(g);
-    return rc;
+    return write_kind_fd("heap", fd, debug);
 }
 
 RT_EXPORT int cprof_peak_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(output_write_peak_fd, fd, debug, 1);
+    return write_kind_fd("peak", fd, debug);
 }
 
 RT_EXPORT int cprof_peak_profile_write(const char *path)
 {
-    return write_file_guarded(path, output_write_peak_fd);
+    return write_kind_file("peak", path);
 }
 
 RT_EXPORT int cprof_peak_reset(void)
@@ -278,32 +273,32 @@ RT_EXPORT int cprof_peak_reset(void)
 
 RT_EXPORT int cprof_leak_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(leaks_write, fd, debug, 1);
+    return write_kind_fd("leaks", fd, debug);
 }
 
 RT_EXPORT int cprof_leak_profile_write(const char *path)
 {
-    return write_file_guarded(path, leaks_write);
+    return write_kind_file("leaks", path);
 }
 
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(threadprof_write_threads, fd, debug, 2);
+    return write_kind_fd("goroutine", fd, debug);
 }
 
 RT_EXPORT int cprof_threadcreate_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(threadprof_write_threadcreate, fd, debug, 1);
+    return write_kind_fd("threadcreate", fd, debug);
 }
 
 RT_EXPORT int cprof_mutex_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(lockprof_write_mutex, fd, debug, 1);
+    return write_kind_fd("mutex", fd, debug);
 }
 
 RT_EXPORT int cprof_block_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(lockprof_write_block, fd, debug, 1);
+    return write_kind_fd("block", fd, debug);
 }
 
 RT_EXPORT int cprof_set_mutex_rate(int64_t rate)

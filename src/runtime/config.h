@@ -8,11 +8,11 @@
 #ifndef CPROF_CONFIG_H
 #define CPROF_CONFIG_H
 
+#include "profiles.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "profiles.h"
 
 typedef struct {
     int64_t rate;             /* CPROF_RATE: bytes per sample, 0 off (default 524288) */

@@ -13,7 +13,8 @@
  * the docs (src/runtime/HACKING.md, "Adding a profile kind").
  *
  * The rows are constant and cross into libcprof-http.so by layout
- * (httpops.h: a change here is a new CPROF_HTTP_OPS_VERSION). Their
+ * (httpops.h: a change of profile_kind_t or of the PROFILE_* values is a
+ * new CPROF_HTTP_OPS_VERSION; a new row is not). Their
  * functions run with the guard set, in ordinary threads (the program's,
  * the exit path's, the HTTP server's): never in a hook or a handler. */
 #ifndef CPROF_PROFILES_H
