@@ -163,7 +163,7 @@ static int int_param(const char *query, const char *name, int64_t *v, pprof_repl
 
 /* --- the profiles ------------------------------------------------------------- */
 
-typedef struct endpoint endpoint_t;
+typedef struct page page_t;
 
 struct pprof_req {
     /* symbol */
@@ -176,27 +176,15 @@ struct pprof_req {
     bool have_base;
     heap_snapshot_t base;
     int64_t base_ns;
-    const endpoint_t *ep; /* the delta profile's */
+    /* the kind of the delta profile or of the session */
+    const profile_kind_t *kind;
     /* CPU profile or trace: the runtime's session (id > 0 while it runs)
      * and the memfd it is written to */
-    const cprof_http_session_t *sess;
     int64_t sess_id;
     int sess_fd;
-    /* delta of a threads, threadcreate, mutex or block profile: the first
-     * profile, decoded */
+    /* delta of a profile written whole (threads, threadcreate, mutex,
+     * block): the first profile, decoded */
     profile_t *sp_base;
-    const cprof_http_profile_t *sp;
-};
-
-/* The parameters an endpoint takes (endpoint_t.params), read before it is
- * served, each with Go's checks and in Go's order. */
-enum {
-    P_DELTA = 1,   /* seconds=N: a delta profile over N seconds (debug must be 0) */
-    P_SECONDS = 2, /* seconds=N: the CPU profile's duration, 30 by default */
-    P_TRACE_SECONDS = 16, /* seconds=X: the trace's, any number, 1 by default */
-    P_GC = 4,      /* gc=N: checked, nothing to collect in C */
-    P_DEBUG = 8,   /* debug=N: the text forms */
-    P_RESET = 32,  /* reset=N: N != 0 starts the profile anew once answered */
 };
 
 typedef struct {
@@ -206,29 +194,23 @@ typedef struct {
     int64_t reset;
 } params_t;
 
-/* One request to one endpoint. */
+/* One request to one endpoint: a page of the server's own or a kind. */
 typedef struct {
     pprof_req_t *r;
-    const endpoint_t *e;
+    const profile_kind_t *k; /* NULL for a page */
     const pprof_request_t *in;
     params_t prm;
     pprof_reply_t *out;
     int64_t *until_ms; /* for PPROF_WAIT */
 } call_t;
 
-/* One path under /debug/pprof/ (see endpoints[]). */
-struct endpoint {
+/* A path under /debug/pprof/ that is the server's own, not a profile
+ * kind (see pages[]). */
+struct page {
     const char *name;
     const char *desc; /* Go's profileDescriptions; NULL: not on the index page */
     pprof_action_t (*serve)(const call_t *c);
-    /* The index page's count column; NULL: 0 (a page, not a profile). */
-    unsigned long long (*count)(const endpoint_t *e, const cprof_stats_t *st);
-    unsigned params;          /* P_* */
-    bool post;                /* takes POST as well as GET and HEAD */
-    const char *sample_type;  /* heap profiles: the default sample type (NULL: inuse_space) */
-    /* CPU profile and trace: what Go's error says could not be enabled,
-     * and why when another session runs */
-    const char *enable, *busy;
+    bool post;        /* takes POST as well as GET and HEAD */
 };
 
 /* Go's Cmdline: os.Args joined with NUL bytes (no trailing NUL). */
@@ -250,34 +232,25 @@ static pprof_action_t serve_cmdline(const call_t *c)
     return PPROF_REPLY;
 }
 
-/* The runtime's session named name (the CPU profile, the trace), or NULL. */
-static const cprof_http_session_t *session_find(const char *name)
-{
-    for (size_t i = 0; i < ops->n_sessions; i++)
-        if (strcmp(ops->sessions[i].name, name) == 0)
-            return &ops->sessions[i];
-    return NULL;
-}
-
 /* Go's Profile and Trace handlers: start the session (StartCPUProfile,
  * trace.Start), sleep `seconds`, stop it; what it recorded is written to a
  * memfd, answered at the end of the wait (pprof_wait_end). One at a time,
  * as in Go: the runtime refuses a second session with -EBUSY. */
 static pprof_action_t serve_session(const call_t *c)
 {
-    const cprof_http_session_t *s = session_find(c->e->name);
-    int fd = s ? body_fd() : -1;
-    int64_t id = !s ? -ENOSYS : fd < 0 ? -errno : s->start(fd);
+    const profile_kind_t *s = c->k;
+    int fd = body_fd();
+    int64_t id = fd < 0 ? -errno : s->start(fd);
     if (id < 0) {
         if (fd >= 0)
             close(fd);
         char msg[160];
-        snprintf(msg, sizeof(msg), "Could not enable %s: %s", c->e->enable,
-                 id == -EBUSY ? c->e->busy : strerror((int)-id));
+        snprintf(msg, sizeof(msg), "Could not enable %s: %s", s->enable,
+                 id == -EBUSY ? s->busy : strerror((int)-id));
         serve_error(c->out, 500, msg);
         return PPROF_REPLY;
     }
-    c->r->sess = s;
+    c->r->kind = s;
     c->r->sess_id = id;
     c->r->sess_fd = fd;
     *c->until_ms = pprof_now_ms() + c->prm.wait_ms;
@@ -287,9 +260,9 @@ static pprof_action_t serve_session(const call_t *c)
 /* The end of a session's wait: stop it and answer with what it wrote. */
 static void session_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
 {
-    int rc = r->sess->stop(r->sess_id, cancelled);
+    int rc = r->kind->stop(r->sess_id, cancelled);
     int fd = r->sess_fd;
-    const char *name = r->sess->name;
+    const char *name = r->kind->name;
     r->sess_id = 0;
     r->sess_fd = -1;
     if (cancelled) {
@@ -305,21 +278,21 @@ static void session_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         serve_error(out, 500, "failed to collect profile");
 }
 
-static int write_profile(int fd, const heap_snapshot_t *s, const endpoint_t *e, int debug)
+static int write_profile(int fd, const heap_snapshot_t *s, const profile_kind_t *k, int debug)
 {
     if (debug)
         return ops->heap_write_text(fd, s);
-    return ops->heap_write_proto(fd, s, e->sample_type);
+    return ops->heap_write_proto(fd, s, k->sample_type);
 }
 
-static void serve_heap(const endpoint_t *e, int debug, pprof_reply_t *out)
+static void serve_heap(const profile_kind_t *k, int debug, pprof_reply_t *out)
 {
-    const char *name = e->name;
+    const char *name = k->name;
     heap_snapshot_t s;
     int fd = body_fd();
     int rc = fd < 0 ? -errno : ops->heap_snapshot(&s);
     if (rc == 0) {
-        rc = write_profile(fd, &s, e, debug);
+        rc = write_profile(fd, &s, k, debug);
         ops->heap_snapshot_free(&s);
     }
     if (rc == 0)
@@ -377,12 +350,12 @@ static pprof_action_t serve_profile(const call_t *c)
         }
         r->have_base = true;
         r->base_ns = realtime_ns();
-        r->ep = c->e;
+        r->kind = c->k;
         waiting++;
         *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
         return PPROF_WAIT;
     }
-    serve_heap(c->e, c->prm.debug != 0, c->out);
+    serve_heap(c->k, c->prm.debug != 0, c->out);
     return PPROF_REPLY;
 }
 
@@ -418,22 +391,13 @@ static int set_duration(int fd, int64_t time_ns, int64_t duration_ns)
 
 /* Go's WriteTo(w, debug): goroutine's debug >= 2 is the per-thread dump,
  * any other debug > 0 the text form. */
-static int sp_write(const cprof_http_profile_t *sp, int fd, int64_t debug)
+static int sp_write(const profile_kind_t *sp, int fd, int64_t debug)
 {
     return sp->write(fd, debug <= 0 ? 0 : debug >= 2 && sp->max_debug >= 2 ? 2 : 1);
 }
 
-/* The runtime's profile named name, or NULL. */
-static const cprof_http_profile_t *sp_find(const char *name)
-{
-    for (size_t i = 0; i < ops->n_profiles; i++)
-        if (strcmp(ops->profiles[i].name, name) == 0)
-            return &ops->profiles[i];
-    return NULL;
-}
-
 /* The profile now, decoded (for delta profiles). */
-static int sp_collect(const cprof_http_profile_t *sp, profile_t **out)
+static int sp_collect(const profile_kind_t *sp, profile_t **out)
 {
     *out = NULL;
     int fd = body_fd();
@@ -458,17 +422,13 @@ static pprof_action_t serve_stackprof(const call_t *c)
 {
     pprof_req_t *r = c->r;
     pprof_reply_t *out = c->out;
-    const cprof_http_profile_t *sp = sp_find(c->e->name);
-    if (!sp) { /* a runtime without it */
-        serve_error(out, 404, "Unknown profile");
-        return PPROF_REPLY;
-    }
+    const profile_kind_t *sp = c->k;
     if (c->prm.seconds) {
         if (sp_collect(sp, &r->sp_base) < 0) {
             serve_error(out, 500, "failed to collect profile");
             return PPROF_REPLY;
         }
-        r->sp = sp;
+        r->kind = sp;
         waiting++;
         *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
         return PPROF_WAIT;
@@ -499,7 +459,7 @@ static void sp_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         serve_error(out, 500, "context canceled");
         return;
     }
-    if (sp_collect(r->sp, &cur) < 0) {
+    if (sp_collect(r->kind, &cur) < 0) {
         profile_free(base);
         serve_error(out, 500, "failed to collect profile");
         return;
@@ -516,7 +476,7 @@ static void sp_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         fd = body_fd();
         rc = fd < 0 ? -errno : profile_write_fd(delta, fd);
     }
-    snprintf(name, sizeof(name), "%s-delta", r->sp->name);
+    snprintf(name, sizeof(name), "%s-delta", r->kind->name);
     if (rc == 0)
         rc = reply_fd(out, fd, OCTETS, name);
     else if (fd >= 0)
@@ -555,14 +515,14 @@ void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
     int64_t now_ns = realtime_ns();
     if (rc == 0) {
         ops->heap_snapshot_subtract(&cur, &r->base);
-        rc = write_profile(fd, &cur, r->ep, 0);
+        rc = write_profile(fd, &cur, r->kind, 0);
         ops->heap_snapshot_free(&cur);
     }
     ops->heap_snapshot_free(&r->base);
     if (rc == 0)
         rc = set_duration(fd, now_ns, now_ns - r->base_ns);
     char name[32];
-    snprintf(name, sizeof(name), "%s-delta", r->ep->name);
+    snprintf(name, sizeof(name), "%s-delta", r->kind->name);
     if (rc == 0)
         rc = reply_fd(out, fd, OCTETS, name);
     else if (fd >= 0)
@@ -677,127 +637,118 @@ static pprof_action_t serve_symbol(const call_t *c)
     return PPROF_REPLY;
 }
 
-static unsigned long long count_buckets(const endpoint_t *e, const cprof_stats_t *st)
-{
-    (void)e;
-    return st->stack_buckets;
-}
-
-static unsigned long long count_runtime(const endpoint_t *e, const cprof_stats_t *st)
-{
-    (void)st;
-    const cprof_http_profile_t *sp = sp_find(e->name);
-    return sp && sp->count ? sp->count() : 0;
-}
-
 static pprof_action_t serve_index(const call_t *c);
 
-/* One row per path under /debug/pprof/, in Go's order (by name): what the
- * index page lists (desc), how the path is served and counted, and which
- * parameters it takes. To add an endpoint, add its row here; a profile the
- * runtime writes whole (write(fd, debug) and count()) needs no code here:
- * add it to the runtime's profile table (httpctl.c, see httpops.h) and give
- * its row serve_stackprof, count_runtime and P_DELTA | P_DEBUG; one recorded
- * over a while (start(fd), stop(id)) goes in the runtime's session table and
- * gets serve_session, its seconds parameter, and Go's texts for a start that
- * fails (enable, busy). */
-static const endpoint_t endpoints[] = {
-    {"", NULL, serve_index, NULL, 0, false, NULL, NULL, NULL},
-    {"allocs", "A sampling of all past memory allocations", serve_profile, count_buckets,
-     P_DELTA | P_GC | P_DEBUG, false, "alloc_space", NULL, NULL},
-    {"block", "Stack traces that led to blocking on synchronization primitives",
-     serve_stackprof, count_runtime, P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
-    {"cmdline", "The command line invocation of the current program", serve_cmdline, NULL, 0,
-     false, NULL, NULL, NULL},
-    {"goroutine", "Stack traces of all current threads", serve_stackprof, count_runtime,
-     P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
-    {"heap",
-     "A sampling of memory allocations of live objects. You can specify the gc GET "
-     "parameter to run GC before taking the heap sample.",
-     serve_profile, count_buckets, P_DELTA | P_GC | P_DEBUG, false, NULL, NULL, NULL},
-    /* cprof's own: no delta (a scan, a high) */
-    {"leaks",
-     "Sampled objects still live that no pointer reaches (a conservative scan of memory; the "
-     "other threads are stopped while it reads)",
-     serve_stackprof, NULL, P_DEBUG, false, NULL, NULL, NULL},
-    {"mutex", "Stack traces of threads waiting for contended mutexes", serve_stackprof,
-     count_runtime, P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
-    {"peak",
-     "The heap profile as it was when the live bytes were at their highest. You can specify "
-     "reset=1 to start a new window after this one.",
-     serve_stackprof, count_buckets, P_DEBUG | P_RESET, false, NULL, NULL, NULL},
-    {"profile",
-     "CPU profile. You can specify the duration in the seconds GET parameter. After you get "
-     "the profile file, use the go tool pprof command to investigate the profile.",
-     serve_session, NULL, P_SECONDS, false, NULL, "CPU profiling",
-     "cpu profiling already in use"},
-    {"symbol", NULL, serve_symbol, NULL, 0, true, NULL, NULL, NULL},
-    {"threadcreate", "Stack traces that led to the creation of new OS threads", serve_stackprof,
-     count_runtime, P_DELTA | P_DEBUG, false, NULL, NULL, NULL},
-    {"trace",
-     "A trace of execution of the current program. You can specify the duration in the seconds "
-     "GET parameter. After you get the trace file, use the go tool trace command to investigate "
-     "the trace.",
-     serve_session, NULL, P_TRACE_SECONDS, false, NULL, "tracing", "tracing is already enabled"},
+/* The paths that are the server's own (Go's Index, Cmdline and Symbol);
+ * every other path is a profile kind of the runtime's registry
+ * (ops->kinds, profiles.h), served as it is recorded (serve_of). */
+static const page_t pages[] = {
+    {.name = "", .serve = serve_index},
+    {.name = "cmdline", .desc = "The command line invocation of the current program",
+     .serve = serve_cmdline},
+    {.name = "symbol", .serve = serve_symbol, .post = true},
 };
-#define END (endpoints + sizeof(endpoints) / sizeof(endpoints[0]))
+#define PAGES_END (pages + sizeof(pages) / sizeof(pages[0]))
 
+/* How a kind is served; NULL for a row this server does not know. */
+static pprof_action_t (*serve_of(const profile_kind_t *k))(const call_t *c)
+{
+    switch (k->how) {
+    case PROFILE_WHOLE: return k->write ? serve_stackprof : NULL;
+    case PROFILE_HEAP: return serve_profile;
+    case PROFILE_SESSION: return k->start && k->stop ? serve_session : NULL;
+    }
+    return NULL;
+}
+
+/* A line of the index page. */
+typedef struct {
+    const char *name, *desc;
+    unsigned long long count;
+} index_row_t;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const index_row_t *)a)->name, ((const index_row_t *)b)->name);
+}
+
+/* Go's Index: pprof.Profiles() with their counts, and its own handlers
+ * with a description (here cmdline; profile and trace are kinds, count 0),
+ * sorted by name. */
 static pprof_action_t serve_index(const call_t *c)
 {
     pprof_reply_t *out = c->out;
-    cprof_stats_t st = {0};
-    ops->stats(&st);
+    size_t n = 0;
+    index_row_t *rows = calloc(ops->n_kinds + (size_t)(PAGES_END - pages), sizeof(*rows));
+    if (!rows) {
+        serve_error(out, 500, "out of memory");
+        return PPROF_REPLY;
+    }
+    for (size_t i = 0; i < ops->n_kinds; i++) {
+        const profile_kind_t *k = &ops->kinds[i];
+        if (k->desc)
+            rows[n++] = (index_row_t){k->name, k->desc, k->count ? k->count() : 0};
+    }
+    for (const page_t *p = pages; p < PAGES_END; p++)
+        if (p->desc)
+            rows[n++] = (index_row_t){p->name, p->desc, 0};
+    qsort(rows, n, sizeof(*rows), by_name);
     sbuf_t b = {0};
     sb_puts(&b, "<html>\n<head>\n<title>/debug/pprof/</title>\n<style>\n.profile-name{\n"
                 "\tdisplay:inline-block;\n\twidth:6rem;\n}\n</style>\n</head>\n<body>\n"
                 "/debug/pprof/<br>\n<br>\nTypes of profiles available:\n<table>\n"
                 "<thead><td>Count</td><td>Profile</td></thead>\n");
-    for (const endpoint_t *x = endpoints; x < END; x++) {
-        if (!x->desc)
-            continue;
-        unsigned long long count = x->count ? x->count(x, &st) : 0;
-        sb_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", count, x->name);
-        sb_html(&b, x->name);
+    for (size_t i = 0; i < n; i++) {
+        sb_printf(&b, "<tr><td>%llu</td><td><a href='%s?debug=1'>", rows[i].count, rows[i].name);
+        sb_html(&b, rows[i].name);
         sb_puts(&b, "</a></td></tr>\n");
     }
     sb_puts(&b, "</table>\n<a href=\"goroutine?debug=2\">full goroutine stack dump</a>\n"
                 "<br>\n<p>\nProfile Descriptions:\n<ul>\n");
-    for (const endpoint_t *x = endpoints; x < END; x++) {
-        if (!x->desc)
-            continue;
+    for (size_t i = 0; i < n; i++) {
         sb_puts(&b, "<li><div class=profile-name>");
-        sb_html(&b, x->name);
+        sb_html(&b, rows[i].name);
         sb_puts(&b, ": </div> ");
-        sb_html(&b, x->desc);
+        sb_html(&b, rows[i].desc);
         sb_puts(&b, "</li>\n");
     }
     sb_puts(&b, "</ul>\n</p>\n</body>\n</html>");
+    free(rows);
     reply_text(out, 200, "text/html; charset=utf-8", &b);
     return PPROF_REPLY;
 }
 
-
-/* The endpoint of a path, or NULL. */
-static const endpoint_t *endpoint_find(const char *path)
+/* The page or the kind of a path; false for neither. */
+static bool endpoint_find(const char *path, const page_t **page, const profile_kind_t **kind)
 {
+    *page = NULL;
+    *kind = NULL;
     if (strncmp(path, PREFIX, strlen(PREFIX)) != 0)
-        return NULL;
-    for (const endpoint_t *e = endpoints; e < END; e++)
-        if (strcmp(path + strlen(PREFIX), e->name) == 0)
-            return e;
-    return NULL;
+        return false;
+    const char *name = path + strlen(PREFIX);
+    for (const page_t *p = pages; p < PAGES_END; p++)
+        if (strcmp(name, p->name) == 0) {
+            *page = p;
+            return true;
+        }
+    for (size_t i = 0; i < ops->n_kinds; i++)
+        if (strcmp(name, ops->kinds[i].name) == 0) {
+            *kind = &ops->kinds[i];
+            return true;
+        }
+    return false;
 }
 
-/* Reads e's parameters: 0, or -1 after an error reply. */
-static int read_params(const endpoint_t *e, const char *query, pprof_reply_t *out, params_t *p)
+/* Reads the parameters (PROFILE_P_*): 0, or -1 after an error reply. */
+static int read_params(unsigned params, const char *query, pprof_reply_t *out, params_t *p)
 {
     *p = (params_t){0};
-    if (e->params & P_DELTA) {
+    if (params & PROFILE_P_DELTA) {
         int delta = delta_request(query, out, &p->seconds);
         if (delta != 0)
             return delta < 0 ? -1 : 0;
     }
-    if (e->params & P_SECONDS) {
+    if (params & PROFILE_P_SECONDS) {
         int64_t sec = 0;
         char *s = query_get(query, "seconds");
         bool bad = s && *s && !query_atoi(s, &sec);
@@ -815,7 +766,7 @@ static int read_params(const endpoint_t *e, const char *query, pprof_reply_t *ou
         p->seconds = sec;
         p->wait_ms = sec * 1000;
     }
-    if (e->params & P_TRACE_SECONDS) {
+    if (params & PROFILE_P_TRACE_SECONDS) {
         /* Go's Trace: ParseFloat; not a positive number means 1 s. */
         char *s = query_get(query, "seconds"), *end = NULL;
         double sec = s && *s && !isspace((unsigned char)*s) ? strtod(s, &end) : 0;
@@ -830,11 +781,11 @@ static int read_params(const endpoint_t *e, const char *query, pprof_reply_t *ou
     }
     /* gc > 0 asks Go to collect garbage first; C has nothing to collect. */
     int64_t gc = 0;
-    if ((e->params & P_GC) && int_param(query, "gc", &gc, out) < 0)
+    if ((params & PROFILE_P_GC) && int_param(query, "gc", &gc, out) < 0)
         return -1;
-    if ((e->params & P_DEBUG) && int_param(query, "debug", &p->debug, out) < 0)
+    if ((params & PROFILE_P_DEBUG) && int_param(query, "debug", &p->debug, out) < 0)
         return -1;
-    if ((e->params & P_RESET) && int_param(query, "reset", &p->reset, out) < 0)
+    if ((params & PROFILE_P_RESET) && int_param(query, "reset", &p->reset, out) < 0)
         return -1;
     return 0;
 }
@@ -849,8 +800,10 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
         out->challenge = true;
         return PPROF_REPLY;
     }
-    const endpoint_t *e = endpoint_find(in->path);
-    bool post_ok = e && e->post;
+    const page_t *page;
+    const profile_kind_t *kind;
+    bool found = endpoint_find(in->path, &page, &kind);
+    bool post_ok = page && page->post;
     if (!method_is(in, "GET") && !method_is(in, "HEAD") && !(post_ok && method_is(in, "POST"))) {
         serve_error(out, 405, "Method Not Allowed");
         out->allow = post_ok ? GET_HEAD_POST : GET_HEAD;
@@ -872,15 +825,16 @@ pprof_action_t pprof_begin(pprof_req_t *r, const pprof_request_t *in, pprof_repl
         not_found(out);
         return PPROF_REPLY;
     }
-    if (!e) {
+    pprof_action_t (*serve)(const call_t *) = page ? page->serve : kind ? serve_of(kind) : NULL;
+    if (!found || !serve) {
         /* anything else: pprof.Lookup finds no such profile. */
         serve_error(out, 404, "Unknown profile");
         return PPROF_REPLY;
     }
-    call_t c = {.r = r, .e = e, .in = in, .out = out, .until_ms = until_ms};
-    if (read_params(e, in->query, out, &c.prm) < 0)
+    call_t c = {.r = r, .k = kind, .in = in, .out = out, .until_ms = until_ms};
+    if (read_params(kind ? kind->params : 0, in->query, out, &c.prm) < 0)
         return PPROF_REPLY;
-    return e->serve(&c);
+    return serve(&c);
 }
 
 /* --- lifetime -------------------------------------------------------------------- */
@@ -903,7 +857,7 @@ void pprof_req_free(pprof_req_t *r)
         waiting--;
     }
     if (r->sess_id > 0) { /* the client went away: free the session for the next */
-        r->sess->stop(r->sess_id, true);
+        r->kind->stop(r->sess_id, true);
         close(r->sess_fd);
     }
     sb_free(&r->out);

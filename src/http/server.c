@@ -535,7 +535,7 @@ EXPORT int cprof_http_module_start(const cprof_http_ops_t *o, const cprof_http_a
 {
     if (!o || o->version != CPROF_HTTP_OPS_VERSION || o->size < sizeof(cprof_http_ops_t) ||
         o->heap_snapshot_version != HEAP_SNAPSHOT_VERSION ||
-        o->heap_snapshot_size != sizeof(heap_snapshot_t))
+        o->heap_snapshot_size != sizeof(heap_snapshot_t) || o->kind_size != sizeof(profile_kind_t))
         return -EPROTO;
     if (daemon_)
         return -EALREADY;

@@ -5,9 +5,8 @@
  * cprof_init), reads CPROF_*, maps the tables and only then sets the
  * sampling rate, so no sample is taken before everything it needs exists.
  * Allocations before that (the loader's own) are counted but not sampled.
- * Exit: a destructor writes CPROF_CPU_PROFILE, CPROF_MUTEX_PROFILE,
- * CPROF_LEAK_PROFILE, CPROF_BLOCK_PROFILE, CPROF_PEAK_PROFILE and
- * CPROF_HEAP_PROFILE.
+ * Exit: a destructor ends the sessions recorded for the run and writes
+ * each profile kind's file (profiles.h: every row with a variable set).
  * Tables are never torn down: threads still running during exit keep
  * allocating safely.
  * fork: every runtime lock is taken before fork and released after, in
@@ -28,6 +27,7 @@
 #include "output.h"
 #include "outfile.h"
 #include "peak.h"
+#include "profiles.h"
 #include "rt.h"
 #include "profwriter.h"
 #include "push.h"
@@ -128,14 +128,16 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     uint32_t g = rt_guard_enter();
     rt_warn_init();
     stackbounds_init();
-    config_read(&cfg);
+    config_read(&cfg, profile_kinds, profile_kinds_n);
     arena_set_limit(cfg.memory_limit);
     sampler_set_seed(cfg.seed);
     counters_init();
     unwfds_init(); /* before any other use of libunwind */
     sigmask_resolve(); /* no dlsym at a first call in a signal handler */
-    bool cpu = cfg.cpu_hz > 0 && cpu_init(cfg.cpu_hz, cfg.depth) == 0;
-    bool traced = trace_init(cfg.trace_buffer) == 0;
+    /* A kind that cannot be set up stays off: its start_env does nothing. */
+    if (cfg.cpu_hz > 0)
+        cpu_init(cfg.cpu_hz, cfg.depth);
+    trace_init(cfg.trace_buffer);
     unwind_init(cfg.unwinder, cfg.depth, cfg.unwind_check);
     if (buckets_init() < 0 || livemap_init() < 0) {
         rt_warn("cannot map %llu bytes for its tables (CPROF_MEMORY_LIMIT); heap profiling is off",
@@ -155,14 +157,16 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
             rt_warn("cannot track thread creation; no threadcreate profile");
         lockprof_set_mutex_rate(cfg.mutex_rate);
         lockprof_set_block_rate(cfg.block_rate);
-        if (cfg.every > 0 && output_start_periodic(cfg.heap_profile, cfg.every) < 0)
+        if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"), cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
     }
-    if (cpu)
-        session_start_env(&session_cpu, cfg.cpu_profile);
-    if (traced)
-        session_start_env(&session_trace, cfg.trace);
-    push_start_from_env(cpu ? cfg.cpu_hz : 0, ready); /* after CPROF_CPU_PROFILE's session */
+    for (size_t i = 0; i < profile_kinds_n; i++) {
+        session_t *s = profile_kinds[i].session;
+        if (s && s->start && cfg.path[i]) /* s->start: its module could bind it */
+            session_start_env(s, cfg.path[i]);
+    }
+    /* After CPROF_CPU_PROFILE's session, which the deltas then follow. */
+    push_start_from_env(session_cpu.start ? cfg.cpu_hz : 0, ready);
     httpctl_start_from_env();
     rt_guard_leave(g);
 }
@@ -178,34 +182,20 @@ __attribute__((constructor(103))) static void cprof_init_last(void)
 __attribute__((destructor)) static void cprof_fini(void)
 {
     uint32_t g = rt_guard_enter();
-    session_fini(&session_cpu); /* first: its last samples go into the trace */
-    push_fini();                /* then the last CPU delta is complete */
-    session_fini(&session_trace);
+    /* The sessions first, in the rows' order: the CPU profile's last
+     * samples go into the trace. */
+    for (size_t i = 0; i < profile_kinds_n; i++)
+        if (profile_kinds[i].session)
+            session_fini(profile_kinds[i].session);
+    push_fini(); /* after the CPU session: its last delta is complete */
     output_stop_periodic();
-    if (ready && cfg.leak_profile) {
-        int rc = profwriter_write_file(cfg.leak_profile, leaks_write);
+    for (size_t i = 0; i < profile_kinds_n; i++) {
+        const profile_kind_t *k = &profile_kinds[i];
+        if (!ready || k->how == PROFILE_SESSION || !cfg.path[i])
+            continue;
+        int rc = profwriter_write_file(cfg.path[i], k->write);
         if (rc < 0)
-            rt_warn("cannot write leak profile %s: %s", cfg.leak_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.mutex_profile) {
-        int rc = profwriter_write_file(cfg.mutex_profile, lockprof_write_mutex);
-        if (rc < 0)
-            rt_warn("cannot write mutex profile %s: %s", cfg.mutex_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.block_profile) {
-        int rc = profwriter_write_file(cfg.block_profile, lockprof_write_block);
-        if (rc < 0)
-            rt_warn("cannot write block profile %s: %s", cfg.block_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.peak_profile) {
-        int rc = profwriter_write_file(cfg.peak_profile, output_write_peak_fd);
-        if (rc < 0)
-            rt_warn("cannot write peak profile %s: %s", cfg.peak_profile, outfile_strerror(rc));
-    }
-    if (ready && cfg.heap_profile) {
-        int rc = output_write_heap(cfg.heap_profile);
-        if (rc < 0)
-            rt_warn("cannot write heap profile %s: %s", cfg.heap_profile, outfile_strerror(rc));
+            rt_warn("cannot write %s %s: %s", k->what, cfg.path[i], outfile_strerror(rc));
     }
     rt_guard_leave(g);
 }
@@ -229,58 +219,53 @@ RT_EXPORT int cprof_stats(cprof_stats_t *st)
     return 0;
 }
 
-/* A profile to the file a pattern names, for the cprof_*_write(path). */
-static int write_file_guarded(const char *path, int (*write)(int fd, int debug))
+/* --- the profiles' public writers: a registry row's writer and levels --- */
+
+/* A kind's profile to fd, as Go's pprof.Lookup(name).WriteTo(w, debug). */
+static int write_kind_fd(const char *name, int fd, int debug)
+{
+    const profile_kind_t *k = profile_find(name);
+    if (fd < 0 || debug < 0 || debug > k->max_debug)
+        return -EINVAL;
+    if (!ready)
+        return -ENOMEM;
+    uint32_t g = rt_guard_enter();
+    int rc = k->write(fd, debug);
+    rt_guard_leave(g);
+    return rc;
+}
+
+/* A kind's profile to the file a pattern names. */
+static int write_kind_file(const char *name, const char *path)
 {
     if (!path || config_check_pattern(path) < 0)
         return -EINVAL;
     if (!ready)
         return -ENOMEM;
     uint32_t g = rt_guard_enter();
-    int rc = profwriter_write_file(path, write);
+    int rc = profwriter_write_file(path, profile_find(name)->write);
     rt_guard_leave(g);
     return rc;
 }
 
 RT_EXPORT int cprof_heap_profile_write(const char *path)
 {
-    return write_file_guarded(path, output_write_heap_fd);
+    return write_kind_file("heap", path);
 }
 
 RT_EXPORT int cprof_heap_profile_write_fd(int fd, int debug)
 {
-    if (fd < 0 || (debug != 0 && debug != 1))
-        return -EINVAL;
-    if (!ready)
-        return -ENOMEM;
-    uint32_t g = rt_guard_enter();
-    int rc = output_write_heap_fd(fd, debug);
-    rt_guard_leave(g);
-    return rc;
-}
-
-/* --- threads, threadcreate, mutex and block profiles --------------------- */
-
-static int write_guarded(int (*write)(int fd, int debug), int fd, int debug, int max_debug)
-{
-    if (fd < 0 || debug < 0 || debug > max_debug)
-        return -EINVAL;
-    if (!ready)
-        return -ENOMEM;
-    uint32_t g = rt_guard_enter();
-    int rc = write(fd, debug);
-    rt_guard_leave(g);
-    return rc;
+    return write_kind_fd("heap", fd, debug);
 }
 
 RT_EXPORT int cprof_peak_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(output_write_peak_fd, fd, debug, 1);
+    return write_kind_fd("peak", fd, debug);
 }
 
 RT_EXPORT int cprof_peak_profile_write(const char *path)
 {
-    return write_file_guarded(path, output_write_peak_fd);
+    return write_kind_file("peak", path);
 }
 
 RT_EXPORT int cprof_peak_reset(void)
@@ -295,32 +280,32 @@ RT_EXPORT int cprof_peak_reset(void)
 
 RT_EXPORT int cprof_leak_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(leaks_write, fd, debug, 1);
+    return write_kind_fd("leaks", fd, debug);
 }
 
 RT_EXPORT int cprof_leak_profile_write(const char *path)
 {
-    return write_file_guarded(path, leaks_write);
+    return write_kind_file("leaks", path);
 }
 
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(threadprof_write_threads, fd, debug, 2);
+    return write_kind_fd("goroutine", fd, debug);
 }
 
 RT_EXPORT int cprof_threadcreate_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(threadprof_write_threadcreate, fd, debug, 1);
+    return write_kind_fd("threadcreate", fd, debug);
 }
 
 RT_EXPORT int cprof_mutex_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(lockprof_write_mutex, fd, debug, 1);
+    return write_kind_fd("mutex", fd, debug);
 }
 
 RT_EXPORT int cprof_block_profile_write_fd(int fd, int debug)
 {
-    return write_guarded(lockprof_write_block, fd, debug, 1);
+    return write_kind_fd("block", fd, debug);
 }
 
 RT_EXPORT int cprof_set_mutex_rate(int64_t rate)

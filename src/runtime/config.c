@@ -145,13 +145,44 @@ static void warn_if_secure(void)
         }
 }
 
-void config_read(rt_config_t *c)
+/* Each kind's variable: a file pattern (the exit write's, or the file of a
+ * session for the whole run). */
+static void read_paths(rt_config_t *c, const profile_kind_t *kinds, size_t n)
+{
+    static char bufs[PROFILE_KINDS_MAX][4096];
+    c->kinds = kinds;
+    c->n_kinds = n < PROFILE_KINDS_MAX ? n : PROFILE_KINDS_MAX;
+    for (size_t i = 0; i < c->n_kinds; i++) {
+        const char *v = kinds[i].env ? secure_getenv(kinds[i].env) : NULL;
+        if (!v)
+            continue;
+        char effect[96];
+        snprintf(effect, sizeof(effect), "no %s is written", kinds[i].what);
+        if (kinds[i].off) {
+            bad(kinds[i].env, v, kinds[i].off, effect);
+        } else if (config_check_pattern(v) == 0) {
+            c->path[i] = absolute(v, bufs[i], sizeof(bufs[i]));
+        } else {
+            bad(kinds[i].env, v, "expected a file name; %p pid, %e program, %t time, "
+                "%n sequence, %% percent", effect);
+        }
+    }
+}
+
+const char *config_path(const rt_config_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_kinds; i++)
+        if (strcmp(c->kinds[i].name, name) == 0)
+            return c->path[i];
+    return NULL;
+}
+
+void config_read(rt_config_t *c, const profile_kind_t *kinds, size_t n)
 {
     warn_if_secure();
     *c = (rt_config_t){.rate = 524288, .unwinder = UNWIND_CFI, .depth = 64,
                     .memory_limit = 1ull << 30, .cpu_hz = 100, .trace_buffer = 16u << 20};
     static const char heap_off[] = "heap profiling is off";
-    static char heap_buf[4096], cpu_buf[4096];
     const char *v;
     uint64_t u;
 
@@ -211,13 +242,6 @@ void config_read(rt_config_t *c)
     }
     if ((v = secure_getenv("CPROF_SEED")) && !parse_u64(v, 1, UINT64_MAX, false, &c->seed))
         bad("CPROF_SEED", v, "expected a whole number > 0", "sampling is seeded from the clock");
-    if ((v = secure_getenv("CPROF_HEAP_PROFILE"))) {
-        if (config_check_pattern(v) == 0)
-            c->heap_profile = absolute(v, heap_buf, sizeof(heap_buf));
-        else
-            bad("CPROF_HEAP_PROFILE", v, "expected a file name; %p pid, %e program, "
-                "%t time, %n sequence, %% percent", "no heap profile is written");
-    }
     if ((v = secure_getenv("CPROF_CPU_HZ"))) {
         if (parse_u64(v, 1, 10000, false, &u)) {
             c->cpu_hz = (int)u;
@@ -227,14 +251,6 @@ void config_read(rt_config_t *c)
             c->cpu_hz = 0;
         }
     }
-    if ((v = secure_getenv("CPROF_CPU_PROFILE"))) {
-        if (config_check_pattern(v) == 0 && c->cpu_hz > 0)
-            c->cpu_profile = absolute(v, cpu_buf, sizeof(cpu_buf));
-        else if (c->cpu_hz > 0)
-            bad("CPROF_CPU_PROFILE", v, "expected a file name; %p pid, %e program, "
-                "%t time, %n sequence, %% percent", "no CPU profile is written");
-    }
-    static char mutex_buf[4096], block_buf[4096];
     if ((v = secure_getenv("CPROF_MUTEX_RATE"))) {
         if (parse_u64(v, 0, INT64_MAX, false, &u))
             c->mutex_rate = (int64_t)u;
@@ -249,61 +265,21 @@ void config_read(rt_config_t *c)
             bad("CPROF_BLOCK_RATE", v, "expected nanoseconds blocked per sample, a whole "
                 "number >= 0 (0 = off, 1 = every blocking event)", "block profiling is off");
     }
-    if ((v = secure_getenv("CPROF_MUTEX_PROFILE"))) {
-        if (config_check_pattern(v) == 0)
-            c->mutex_profile = absolute(v, mutex_buf, sizeof(mutex_buf));
-        else
-            bad("CPROF_MUTEX_PROFILE", v, "expected a file name; %p pid, %e program, "
-                "%t time, %n sequence, %% percent", "no mutex profile is written");
-    }
-    if ((v = secure_getenv("CPROF_BLOCK_PROFILE"))) {
-        if (config_check_pattern(v) == 0)
-            c->block_profile = absolute(v, block_buf, sizeof(block_buf));
-        else
-            bad("CPROF_BLOCK_PROFILE", v, "expected a file name; %p pid, %e program, "
-                "%t time, %n sequence, %% percent", "no block profile is written");
-    }
-    static char peak_buf[4096], leak_buf[4096], supp_buf[4096];
-    if ((v = secure_getenv("CPROF_PEAK_PROFILE"))) {
-        if (config_check_pattern(v) == 0)
-            c->peak_profile = absolute(v, peak_buf, sizeof(peak_buf));
-        else
-            bad("CPROF_PEAK_PROFILE", v, "expected a file name; %p pid, %e program, "
-                "%t time, %n sequence, %% percent", "no peak profile is written");
-    }
-    if ((v = secure_getenv("CPROF_LEAK_PROFILE"))) {
-#ifdef __GLIBC__
-        if (config_check_pattern(v) == 0)
-            c->leak_profile = absolute(v, leak_buf, sizeof(leak_buf));
-        else
-            bad("CPROF_LEAK_PROFILE", v, "expected a file name; %p pid, %e program, "
-                "%t time, %n sequence, %% percent", "no leak profile is written");
-#else /* its scan misses musl's roots: every block would be a leak */
-        (void)leak_buf;
-        bad("CPROF_LEAK_PROFILE", v, "the musl build of libcprof.so has no leak scan",
-            "no leak profile is written");
-#endif
-    }
+    read_paths(c, kinds, n);
+    static char supp_buf[4096];
     if ((v = secure_getenv("CPROF_LEAK_SUPPRESS")) && *v)
         c->leak_suppress = absolute(v, supp_buf, sizeof(supp_buf));
-    static char trace_buf[4096];
-    if ((v = secure_getenv("CPROF_TRACE"))) {
-        if (config_check_pattern(v) == 0)
-            c->trace = absolute(v, trace_buf, sizeof(trace_buf));
-        else
-            bad("CPROF_TRACE", v, "expected a file name; %p pid, %e program, "
-                "%t time, %n sequence, %% percent", "no trace is written");
-    }
     if ((v = secure_getenv("CPROF_TRACE_BUFFER")) &&
         !parse_u64(v, 64u << 10, 1ull << 30, true, &c->trace_buffer))
         bad("CPROF_TRACE_BUFFER", v, "expected bytes from 64K to 1G, optionally with K, M or G",
             "the trace buffers are 16M");
+    const char *heap = config_path(c, "heap");
     if ((v = secure_getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         double d;
-        if (config_parse_seconds(v, 0.01, 1e7, &d) && c->heap_profile) {
+        if (config_parse_seconds(v, 0.01, 1e7, &d) && heap) {
             c->every = d;
         } else {
-            bad("CPROF_HEAP_PROFILE_EVERY", v, c->heap_profile ?
+            bad("CPROF_HEAP_PROFILE_EVERY", v, heap ?
                 "expected seconds between snapshots, a number from 0.01 to 10000000" :
                 "it needs CPROF_HEAP_PROFILE to name the files", "no periodic snapshots");
         }

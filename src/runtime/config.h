@@ -1,11 +1,14 @@
 /* config.h — the CPROF_* environment variables, read once at start.
  * Every value is validated; a bad one prints one line naming the variable
  * and what it accepts, and turns off what that variable controls (never
- * the program). secure_getenv only: safe before main and inside the
- * constructor; a setuid or setgid program (AT_SECURE) reads none of them
+ * the program). Each profile kind's file comes from its row's variable
+ * (profiles.h), all checked alike. secure_getenv only: safe before main
+ * and inside the constructor; a setuid or setgid program (AT_SECURE) reads none of them
  * (nor does httpctl's CPROF_HTTP*), with one line if any was set. */
 #ifndef CPROF_CONFIG_H
 #define CPROF_CONFIG_H
+
+#include "profiles.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,24 +19,27 @@ typedef struct {
     int unwinder;             /* CPROF_UNWIND: UNWIND_CFI (default) | UNWIND_LIBUNWIND | UNWIND_FP */
     bool unwind_check;        /* CPROF_UNWIND_CHECK: compare every stack with a full unwind */
     int depth;                /* CPROF_DEPTH: 1..256 (default 64) */
-    const char *heap_profile; /* CPROF_HEAP_PROFILE: output pattern, or NULL */
     double every;             /* CPROF_HEAP_PROFILE_EVERY: seconds, 0 = none */
     uint64_t memory_limit;    /* CPROF_MEMORY_LIMIT: bytes (default 1 GiB) */
     uint64_t seed;            /* CPROF_SEED: 0 = from the clock */
-    const char *cpu_profile;  /* CPROF_CPU_PROFILE: output pattern, or NULL */
     int cpu_hz;               /* CPROF_CPU_HZ: CPU samples per second (default 100) */
     int64_t mutex_rate;       /* CPROF_MUTEX_RATE: 1 in N contentions recorded, 0 off */
     int64_t block_rate;       /* CPROF_BLOCK_RATE: nanoseconds blocked per sample, 0 off */
-    const char *mutex_profile; /* CPROF_MUTEX_PROFILE: written at exit, or NULL */
-    const char *block_profile; /* CPROF_BLOCK_PROFILE: written at exit, or NULL */
-    const char *peak_profile; /* CPROF_PEAK_PROFILE: written at exit, or NULL */
-    const char *leak_profile; /* CPROF_LEAK_PROFILE: written at exit, or NULL */
     const char *leak_suppress; /* CPROF_LEAK_SUPPRESS: LSan suppressions file, or NULL */
-    const char *trace;        /* CPROF_TRACE: execution trace of the run, or NULL */
     uint64_t trace_buffer;    /* CPROF_TRACE_BUFFER: bytes of trace buffers (default 16 MiB) */
+    /* Each profile kind's variable (profiles.h: kinds[i].env), the file
+     * pattern made absolute, or NULL (unset, invalid, or a kind without). */
+    const profile_kind_t *kinds;
+    size_t n_kinds;
+    const char *path[PROFILE_KINDS_MAX];
 } rt_config_t;
 
-void config_read(rt_config_t *c);
+/* Reads every variable: the settings above, and the pattern of each of the
+ * n kinds (at most PROFILE_KINDS_MAX; the registry's, or a test's). */
+void config_read(rt_config_t *c, const profile_kind_t *kinds, size_t n);
+
+/* The pattern of the kind named name, or NULL. */
+const char *config_path(const rt_config_t *c, const char *name);
 
 /* Seconds as a plain decimal number ("5", "0.25") within [min, max]: no
  * sign, space, exponent, hex or infinity. Also push.h's interval. */

@@ -12,15 +12,10 @@
 #include "heapprof.h"
 #include "httpops.h"
 #include "base/fdio.h"
-#include "leaks.h"
-#include "lockprof.h"
 #include "outfile.h"
-#include "output.h"
-#include "peak.h"
+#include "profiles.h"
 #include "rt.h"
 #include "sampler.h"
-#include "session.h"
-#include "threadprof.h"
 
 #include "cprof.h"
 
@@ -55,22 +50,9 @@ static int64_t op_rate(void)
     return __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
 }
 
-/* The profiles served as they are written (httpops.h). */
-static const cprof_http_profile_t profiles[] = {
-    {"goroutine", threadprof_write_threads, threadprof_count_threads, 2, NULL},
-    {"threadcreate", threadprof_write_threadcreate, threadprof_count_threadcreate, 1, NULL},
-    {"mutex", lockprof_write_mutex, lockprof_count_mutex, 1, NULL},
-    {"block", lockprof_write_block, lockprof_count_block, 1, NULL},
-    {"peak", output_write_peak_fd, NULL, 1, peak_reset},
-    {"leaks", leaks_write, NULL, 1, NULL},
-};
-
-static const cprof_http_session_t sessions[] = {
-    {"profile", session_cpu_start_fd, session_cpu_stop},
-    {"trace", session_trace_start_fd, session_trace_stop},
-};
-
-static const cprof_http_ops_t ops = {
+/* Not const: start sets n_kinds (profile_kinds_n is not a constant
+ * expression). */
+static cprof_http_ops_t ops = {
     .version = CPROF_HTTP_OPS_VERSION,
     .size = sizeof(cprof_http_ops_t),
     .heap_snapshot_version = HEAP_SNAPSHOT_VERSION,
@@ -84,10 +66,8 @@ static const cprof_http_ops_t ops = {
     .heap_write_text = heap_write_text,
     .stats = cprof_stats,
     .rate = op_rate,
-    .profiles = profiles,
-    .n_profiles = sizeof(profiles) / sizeof(profiles[0]),
-    .sessions = sessions,
-    .n_sessions = sizeof(sessions) / sizeof(sessions[0]),
+    .kind_size = sizeof(profile_kind_t),
+    .kinds = profile_kinds,
 };
 
 /* --- state ----------------------------------------------------------------- */
@@ -353,6 +333,7 @@ static int start_locked(const char *addr, const char *token, char *bound, size_t
     int p;
     format_addr(fd, bound, boundlen, &p);
     cprof_http_args_t args = {.listen_fd = fd, .token = token};
+    ops.n_kinds = profile_kinds_n;
     rc = mod_start(&ops, &args);
     close(fd); /* the module serves on its own duplicate */
     if (rc < 0) {

@@ -14,51 +14,28 @@
  * (httpctl.c serializes them).
  *
  * Versioning: the module refuses a table whose version differs or whose
- * size is smaller than the one it was built with. New members go at the
- * end; bump CPROF_HTTP_OPS_VERSION when a member changes meaning. */
+ * size is smaller than the one it was built with, and rows of a size it
+ * was not built with. New members go at the end; bump
+ * CPROF_HTTP_OPS_VERSION when a member changes meaning (or profile_kind_t
+ * or heap_snapshot_t its layout). A new profile kind is a row of the
+ * registry, not a change here. */
 #ifndef CPROF_HTTPOPS_H
 #define CPROF_HTTPOPS_H
 
 #include "cprof.h"
 #include "runtime/heapprof.h"
+#include "runtime/profiles.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define CPROF_HTTP_OPS_VERSION 5
-
-/* A profile the runtime writes whole, served as /debug/pprof/NAME (the
- * threads ("goroutine"), threadcreate, mutex and block profiles of
- * threadprof.h and lockprof.h; the peak and leak profiles of peak.h and
- * leaks.h). write: debug 0 gzipped profile.proto, 1 Go's text, 2 (up to
- * max_debug) one block per thread; 0 or a negative errno. count: what the
- * index page shows (the program's threads now, the live threads
- * threadcreate counts, the records of mutex and block), or NULL. reset, or
- * NULL: starts the profile anew (the peak's ?reset=1).
- * Adding one: a row in httpctl.c's profiles[] and one in the server's
- * endpoints[] (src/http/pprof.c). */
-typedef struct {
-    const char *name;
-    int (*write)(int fd, int debug);
-    size_t (*count)(void);
-    int max_debug;
-    void (*reset)(void);
-} cprof_http_profile_t;
-
-/* A profile recorded over a while, served as /debug/pprof/NAME?seconds=N
- * (the CPU profile of cpuprof.h, "profile", and the execution trace of
- * trace.h, "trace"): start begins a session written to fd (the caller's):
- * the session id (> 0), -EBUSY while another runs, or a negative errno.
- * stop ends session id and completes what it wrote (unless discard); if it
- * was stopped already, the outcome of that: 0 or a negative errno. Adding
- * one: a row in httpctl.c's sessions[] and one in the server's
- * endpoints[]. */
-typedef struct {
-    const char *name;
-    int64_t (*start)(int fd);
-    int (*stop)(int64_t id, bool discard);
-} cprof_http_session_t;
+/* 6: the profile kinds are the registry's rows (profiles.h), which replace
+ * the tables of profiles written whole and of sessions. A build may set
+ * another: tests/e2e/http_contract.sh builds a module of version 5. */
+#ifndef CPROF_HTTP_OPS_VERSION
+#define CPROF_HTTP_OPS_VERSION 6
+#endif
 
 typedef struct {
     uint32_t version; /* CPROF_HTTP_OPS_VERSION */
@@ -83,11 +60,11 @@ typedef struct {
     int (*stats)(cprof_stats_t *st);
     int64_t (*rate)(void);
 
-    /* The profiles written whole, and those recorded over a while (above). */
-    const cprof_http_profile_t *profiles;
-    size_t n_profiles;
-    const cprof_http_session_t *sessions;
-    size_t n_sessions;
+    /* The profile kinds (profiles.h), one endpoint each: the registry's
+     * rows, sorted by name. They cross by layout, as heap_snapshot_t. */
+    uint32_t kind_size; /* sizeof(profile_kind_t) */
+    const profile_kind_t *kinds;
+    size_t n_kinds;
 } cprof_http_ops_t;
 
 typedef struct {

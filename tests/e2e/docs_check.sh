@@ -42,9 +42,9 @@ rows = set(re.findall(r'^\| `(CPROF_[A-Z0-9_]+)`', read("docs/environment.md"), 
 for v in sorted(env - rows):
     bad.append(f"docs/environment.md: no row for {v}, which the runtime reads")
 
-# --- endpoints: the first string of each row of src/http/pprof.c's
-# endpoints[], and the names of src/runtime/httpctl.c's profiles[] and
-# sessions[] (positional rows or designated initializers).
+# --- endpoints: the name of each row of src/http/pprof.c's pages[] (the
+# server's own) and of src/runtime/profiles.c's profile_kinds[] (one path
+# per profile kind), positional rows or designated initializers.
 def table_names(path, table):
     m = re.search(r'\b' + table + r'\[\]\s*=\s*\{(.*?)\n\};', read(path), re.S)
     if not m:
@@ -53,10 +53,9 @@ def table_names(path, table):
     body = re.sub(r'/\*.*?\*/', '', m.group(1), flags=re.S)
     return set(re.findall(r'(?:^|\n)\s*\{\s*(?:\.name\s*=\s*)?"([a-z_]*)"', body))
 
-paths = table_names("src/http/pprof.c", "endpoints")
-at_least("endpoints in src/http/pprof.c", paths, 10)
-paths |= table_names("src/runtime/httpctl.c", "profiles")
-paths |= table_names("src/runtime/httpctl.c", "sessions")
+paths = table_names("src/http/pprof.c", "pages")
+paths |= table_names("src/runtime/profiles.c", "profile_kinds")
+at_least("endpoints in src/http/pprof.c and src/runtime/profiles.c", paths, 13)
 http = read("docs/http.md")
 for p in sorted(paths):
     if not re.search(r'^\|.*`/debug/pprof/' + re.escape(p) + r'[`?]', http, re.M):

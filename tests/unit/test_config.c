@@ -15,6 +15,16 @@
 #include "runtime/config.h"
 #include "runtime/unwind.h"
 
+/* Kinds as the registry (profiles.h) gives them, their variables only:
+ * the registry's own rows are test_profiles.c's. */
+enum { HEAP, MUTEX, BLOCK };
+static const profile_kind_t kinds[] = {
+    [HEAP] = {.name = "heap", .env = "CPROF_HEAP_PROFILE", .what = "heap profile"},
+    [MUTEX] = {.name = "mutex", .env = "CPROF_MUTEX_PROFILE", .what = "mutex profile"},
+    [BLOCK] = {.name = "block", .env = "CPROF_BLOCK_PROFILE", .what = "block profile"},
+};
+#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+
 static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_UNWIND_CHECK", "CPROF_DEPTH",
                                    "CPROF_HEAP_PROFILE", "CPROF_HEAP_PROFILE_EVERY",
                                    "CPROF_MEMORY_LIMIT", "CPROF_SEED", "CPROF_MUTEX_RATE",
@@ -31,7 +41,7 @@ static void read_with(rt_config_t *c, char *err, size_t errlen, const char *name
     FILE *tmp = tmpfile();
     int saved = dup(2);
     dup2(fileno(tmp), 2);
-    config_read(c);
+    config_read(c, kinds, N_KINDS);
     dup2(saved, 2);
     close(saved);
     rewind(tmp);
@@ -59,7 +69,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.unwinder, UNWIND_CFI);
     assert_false(c.unwind_check);
     assert_int_equal(c.depth, 64);
-    assert_null(c.heap_profile);
+    assert_null(c.path[HEAP]);
     assert_int_equal(c.memory_limit, 1ull << 30);
 }
 
@@ -83,13 +93,13 @@ static void test_good_values(void **state)
     read_with(&c, err, sizeof(err), "CPROF_MEMORY_LIMIT", "64M");
     assert_int_equal(c.memory_limit, 64u << 20);
     read_with(&c, err, sizeof(err), "CPROF_HEAP_PROFILE", "/x/h.%p.%e.%t.%n.%%.pb.gz");
-    assert_string_equal(c.heap_profile, "/x/h.%p.%e.%t.%n.%%.pb.gz");
+    assert_string_equal(c.path[HEAP], "/x/h.%p.%e.%t.%n.%%.pb.gz");
     /* Relative: against the directory at start. */
     char want[4200], cwd[4096];
     assert_non_null(getcwd(cwd, sizeof(cwd)));
     snprintf(want, sizeof(want), "%s/h.pb.gz", cwd);
     read_with(&c, err, sizeof(err), "CPROF_HEAP_PROFILE", "h.pb.gz");
-    assert_string_equal(c.heap_profile, want);
+    assert_string_equal(c.path[HEAP], want);
     assert_string_equal(err, "");
 }
 
@@ -119,7 +129,7 @@ static void test_bad_values(void **state)
         assert_non_null(strstr(err, cases[i].name));
         assert_true(strncmp(err, "cprof: ", 7) == 0);
         assert_int_equal(c.rate == 0, cases[i].heap_off);
-        assert_null(c.heap_profile);
+        assert_null(c.path[HEAP]);
     }
 }
 
@@ -133,7 +143,7 @@ static void test_every_needs_profile(void **state)
     FILE *tmp = tmpfile();
     int saved = dup(2);
     dup2(fileno(tmp), 2);
-    config_read(&c);
+    config_read(&c, kinds, N_KINDS);
     dup2(saved, 2);
     close(saved);
     fclose(tmp);
@@ -154,7 +164,7 @@ static void test_lock_profiles(void **state)
     read_with(&c, err, sizeof(err), NULL, NULL);
     assert_int_equal(c.mutex_rate, 0);
     assert_int_equal(c.block_rate, 0);
-    assert_null(c.mutex_profile);
+    assert_null(c.path[MUTEX]);
     read_with(&c, err, sizeof(err), "CPROF_MUTEX_RATE", "5");
     assert_string_equal(err, "");
     assert_int_equal(c.mutex_rate, 5);
@@ -163,7 +173,7 @@ static void test_lock_profiles(void **state)
     assert_int_equal(c.block_rate, 10000);
     read_with(&c, err, sizeof(err), "CPROF_MUTEX_PROFILE", "/x/m.%p.pb.gz");
     assert_string_equal(err, "");
-    assert_string_equal(c.mutex_profile, "/x/m.%p.pb.gz");
+    assert_string_equal(c.path[MUTEX], "/x/m.%p.pb.gz");
     static const char *const bad[][2] = {
         {"CPROF_MUTEX_RATE", "-1"}, {"CPROF_MUTEX_RATE", "x"},  {"CPROF_MUTEX_RATE", "1.5"},
         {"CPROF_BLOCK_RATE", ""},   {"CPROF_BLOCK_RATE", "1s"}, {"CPROF_MUTEX_PROFILE", "m.%q"},
@@ -175,8 +185,8 @@ static void test_lock_profiles(void **state)
         assert_non_null(strstr(err, bad[i][0]));
         assert_int_equal(c.mutex_rate, 0);
         assert_int_equal(c.block_rate, 0);
-        assert_null(c.mutex_profile);
-        assert_null(c.block_profile);
+        assert_null(c.path[MUTEX]);
+        assert_null(c.path[BLOCK]);
         assert_int_equal(c.rate, 524288); /* the heap profile is not touched */
     }
 }
