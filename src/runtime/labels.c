@@ -7,6 +7,7 @@
 #include "cprof.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #define NHEADS (1u << 12)
@@ -200,6 +201,22 @@ int labels_to_profile(profile_t *p, uint32_t id, profile_label_t *out, size_t ma
             return -ENOMEM;
     }
     return (int)n;
+}
+
+size_t labels_format(uint32_t id, char *buf, size_t len)
+{
+    const labelset_t *e = labels_get(id);
+    size_t n = 0;
+    if (len)
+        buf[0] = '\0';
+    for (uint32_t i = 0; e && i < e->n && n + 1 < len; i++) {
+        int w = snprintf(buf + n, len - n, "%s%s=%s", i ? " " : "", e->pairs[i].key,
+                         e->pairs[i].value);
+        if (w < 0)
+            break;
+        n += (size_t)w < len - n ? (size_t)w : len - n - 1;
+    }
+    return n;
 }
 
 void labels_fork_prepare(void)

@@ -23,7 +23,11 @@
  * call out while held, never from a signal handler). Readers of the
  * current set (labels_now) are async-signal-safe: one TLS load, and a
  * read of a node that is complete before it is published. labels_get
- * reads the append-only table without a lock, from any thread. */
+ * reads the append-only table without a lock, from any thread.
+ *
+ * Who records the set: heap.c (in the bucket key), cpuring.c (the SIGPROF
+ * slot), lockprof.c (the waiter's), threaddump.c (each thread's answer),
+ * trace.c (a user log after a region begin). */
 #ifndef CPROF_LABELS_H
 #define CPROF_LABELS_H
 
@@ -70,6 +74,10 @@ const labelset_t *labels_get(uint32_t id);
 /* Appends set id's pairs as string labels to out (room for max), keys and
  * values interned in p; returns how many, or -ENOMEM. */
 int labels_to_profile(profile_t *p, uint32_t id, profile_label_t *out, size_t max);
+
+/* Writes set id's pairs as "key=value key=value" into buf (cut to len,
+ * NUL-terminated); returns the length written, 0 for no labels. */
+size_t labels_format(uint32_t id, char *buf, size_t len);
 
 /* Nodes made so far (for tests and stats). */
 uint32_t labels_count(void);

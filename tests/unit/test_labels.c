@@ -174,6 +174,13 @@ static void test_profile(void **state)
     assert_int_equal(l[1].num, 0);
     assert_int_equal(labels_to_profile(p, 0, l, LABELS_MAX_PAIRS), 0);
     assert_int_equal(labels_to_profile(p, labels_now(), l, 1), 1); /* room for one */
+    char text[128];
+    assert_int_equal(labels_format(labels_now(), text, sizeof(text)), 66);
+    assert_string_equal(text, "span_id=00f067aa0ba902b7 trace_id=4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_int_equal(labels_format(labels_now(), text, 16), 15); /* cut */
+    assert_string_equal(text, "span_id=00f067a");
+    assert_int_equal(labels_format(0, text, sizeof(text)), 0);
+    assert_string_equal(text, "");
     profile_free(p);
     cprof_labels_pop();
     cprof_labels_pop();
