@@ -110,9 +110,11 @@ static labelset_t *make_locked(const labelset_t *parent, uint64_t h, const char 
     e->hash = h;
     e->n = n;
     /* Strings are shared with the ancestors that pushed them. */
-    memcpy(e->pairs, pp, at * sizeof(*pp));
     e->pairs[at] = (labels_pair_t){ks, vs};
-    memcpy(e->pairs + at + 1, pp + at + replace, (np - at - replace) * sizeof(*pp));
+    if (pp) {
+        memcpy(e->pairs, pp, at * sizeof(*pp));
+        memcpy(e->pairs + at + 1, pp + at + replace, (np - at - replace) * sizeof(*pp));
+    }
     e->set_hash = hash_pairs(e->pairs, n);
     e->id = count;
     labelset_t **sh = &set_heads[e->set_hash & (NHEADS - 1)], *s = *sh;
@@ -161,10 +163,9 @@ RT_EXPORT int cprof_labels_push(const char *key, const char *value)
 {
     if (!key || !value)
         return -EINVAL;
-    rt_thread_t *t = &rt_self;
-    const labelset_t *e = t->label_ghosts ? NULL : intern(t->labels, key, value);
+    const labelset_t *e = rt_self.label_ghosts ? NULL : intern(rt_self.labels, key, value);
     if (!e) {
-        t->label_ghosts++;
+        rt_self.label_ghosts++;
         if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
             rt_warn("more than %u label sets, %u labels in a set, or CPROF_MEMORY_LIMIT reached; "
                     "further labels are not recorded",
@@ -172,7 +173,7 @@ RT_EXPORT int cprof_labels_push(const char *key, const char *value)
         return -ENOSPC;
     }
     /* The node is complete: a handler on this thread may read it now. */
-    __atomic_store_n(&t->labels, e, __ATOMIC_RELEASE);
+    __atomic_store_n(&rt_self.labels, e, __ATOMIC_RELEASE);
     return 0;
 }
 

@@ -13,6 +13,8 @@
 #  - the threads profile, taken while both workers wait inside a kind=a
 #    request: debug=1 prints Go's "# labels: {...}" line for each, the
 #    protobuf carries them as string labels;
+#  - C++: cprof::label_scope pushes and pops with the scope, also when an
+#    exception leaves it (tests/progs/labels_cxx.cc);
 #  - with Go 1.19 and the newest Go installed.
 # timeout: 240
 . "$(dirname "$0")/../lib.sh"
@@ -73,4 +75,15 @@ if [ -x "$CPROF" ]; then
     [ "$got" = "$(truth r1 $kind alloc_space)" ] || fail "cprof -tagfocus=kind=$kind: $got"
   done
 fi
+# C++ scopes: alloc_n's objects per label, as labels_cxx.cc says.
+cc_prog "$T/lc" "$PROGS/labels_cxx.cc" -I"$TOP/include" -L"$BUILD" -lcprof -Wl,-rpath,"$BUILD"
+CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/lc.heap" "$T/lc" > "$T/lc.out" || fail "labels_cxx failed"
+[ "$(cat "$T/lc.out")" = ok ] || fail "labels_cxx printed $(cat "$T/lc.out")"
+for go in $GOS; do
+  for want in -tagfocus=kind=cxx:42 -tagfocus=step=inner:20 -tagfocus=step=throws:3 -tagignore=kind=cxx:7; do
+    got=$(PPROF="$go tool pprof" pprof_flat alloc_objects "$T/lc.heap" "${want%:*}" "$T/lc" | awk '$1 == "alloc_n" { print $2 }')
+    [ "$got" = "${want##*:}" ] || fail "labels_cxx ${want%:*}: alloc_n $got objects, want ${want##*:} ($go)"
+  done
+done
+
 note "rate 1: heap, leaks and mutex per kind exact; labels on their own threads' samples only"
