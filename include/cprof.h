@@ -163,11 +163,13 @@ int cprof_trace_log(uint64_t task, const char *category, const char *message);
  * push adds key=value to the thread's labels (replacing the key's value
  * if set) until the matching pop; pushes nest. Keys and values are copied
  * (cut at 1024 bytes). With no label set a sample costs one thread-local
- * load more. Bounds: 65535 distinct sets a process, 32 labels a set; a
- * push past them (or past CPROF_MEMORY_LIMIT) leaves the labels as they
- * were, returns -ENOSPC and warns once, and is still undone by its pop.
- * push: 0, -EINVAL (NULL), -ENOSPC; pop: 0, -ENOENT (nothing pushed).
- * Signal handlers may not push or pop. */
+ * load more. Bounds: 65535 distinct pushes (labels before, key, value) a
+ * process, 32 labels a set; a push past them (or past CPROF_MEMORY_LIMIT)
+ * leaves the labels as they were, returns -ENOSPC and warns once, and is
+ * still undone by its pop. push: 0, -EINVAL (NULL), -ENOSPC; pop: 0,
+ * -ENOENT (nothing pushed). Signal handlers may not push or pop. A link
+ * dependency, as every function here (docs/labels.md: running without
+ * libcprof). */
 int cprof_labels_push(const char *key, const char *value);
 int cprof_labels_pop(void);
 
