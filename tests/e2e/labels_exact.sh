@@ -4,10 +4,12 @@
 # kind=a (3 units of work) and kind=b (1 unit), under cprof_labels_push.
 #  - go tool pprof -tagfocus=kind=K isolates each kind's allocations in the
 #    heap profile (alloc_* and inuse_*: the objects keep the labels they
-#    were allocated under), its leaked blocks in the leak profile, and its
+#    were allocated under), its leaked blocks in the leak profile (but for
+#    at most 2 a stale word keeps, the scan being conservative), and its
 #    contended locks in the mutex profile, each equal to the program's
 #    truth; cprof's tool agrees on the heap;
 #  - -tags lists both kinds and both workers; -tagshow keeps the label;
+#    the peak profile has both kinds too;
 #  - a label never lands on another thread's samples (-traces: worker=N
 #    only under worker_loop_N, main_churn unlabeled), in every profile;
 #  - the threads profile, taken while both workers wait inside a kind=a
@@ -29,10 +31,13 @@ for go in $GOS; do
       got=$(tagtotal "$go" $idx kind=$kind "$T/r1.heap"); want=$(truth r1 $kind $idx)
       [ "$got" = "$want" ] || fail "heap $idx kind=$kind: $got, truth $want ($go)"
     done
-    for idx in inuse_objects:leak_objects inuse_space:leak_space; do
-      got=$(tagtotal "$go" ${idx%:*} kind=$kind "$T/r1.leak"); want=$(truth r1 $kind ${idx#*:})
-      [ "$got" = "$want" ] || fail "leaks ${idx#*:} kind=$kind: $got, truth $want ($go)"
-    done
+    # The scan is conservative (LeakSanitizer's definition): a stale word
+    # that happens to point at a leaked block keeps it; at most 2 here.
+    got=$(tagtotal "$go" inuse_objects kind=$kind "$T/r1.leak"); want=$(truth r1 $kind leak_objects)
+    [ "$got" -le "$want" ] && [ "$got" -ge $((want - 2)) ] ||
+      fail "leaks leak_objects kind=$kind: $got, truth $want ($go)"
+    bytes=$(tagtotal "$go" inuse_space kind=$kind "$T/r1.leak")
+    [ "$bytes" = $((got * 3000)) ] || fail "leaks leak_space kind=$kind: $bytes for $got blocks of 3000 ($go)"
     got=$(tagtotal "$go" contentions kind=$kind "$T/r1.mutex"); want=$(truth r1 $kind contentions)
     [ "$got" = "$want" ] || fail "mutex contentions kind=$kind: $got, truth $want ($go)"
     delay=$(tagtotal "$go" delay kind=$kind "$T/r1.mutex" ns)
@@ -49,7 +54,10 @@ for go in $GOS; do
   "$go" tool pprof -tags -tagshow=kind "$T/r1.heap" > "$T/tagshow" 2>&1
   grep -q '^ worker:' "$T/tagshow" && fail "-tagshow=kind still shows worker ($go)"
   grep -q '^ kind:' "$T/tagshow" || fail "-tagshow=kind: no kind ($go)"
-  for p in heap leak mutex; do
+  # peak: the kept and leaked blocks live at the high carry their kinds
+  "$go" tool pprof -tags "$T/r1.peak" > "$T/ptags" 2>&1 || fail "peak: -tags failed ($go)"
+  grep -q '): a$' "$T/ptags" && grep -q '): b$' "$T/ptags" || { cat "$T/ptags"; fail "peak: no kinds ($go)"; }
+  for p in heap leak mutex peak; do
     check_isolation "$go" "$T/r1.$p" $( [ $p = heap ] && echo alloc_space )
   done
   # threads: both workers inside a kind=a request
