@@ -165,9 +165,10 @@ int cprof_trace_log(uint64_t task, const char *category, const char *message);
  * (cut at 1024 bytes). With no label set a sample costs one thread-local
  * load more. Bounds: 65535 distinct pushes (labels before, key, value) a
  * process, 32 labels a set; a push past them (or past CPROF_MEMORY_LIMIT)
- * leaves the labels as they were, returns -ENOSPC and warns once, and is
- * still undone by its pop. push: 0, -EINVAL (NULL), -ENOSPC; pop: 0,
- * -ENOENT (nothing pushed). Signal handlers may not push or pop. A link
+ * leaves the labels as they were, returns -ENOSPC and warns once. Every
+ * push is undone by one pop, whatever it returned: unchecked pairs stay
+ * balanced. push: 0, -EINVAL (NULL), -ENOSPC; pop: 0, -ENOENT (nothing
+ * pushed). Signal handlers may not push or pop. A link
  * dependency, as every function here (docs/labels.md: running without
  * libcprof). */
 int cprof_labels_push(const char *key, const char *value);

@@ -159,10 +159,15 @@ static const labelset_t *intern(const labelset_t *parent, const char *k, const c
     return e;
 }
 
+/* Every push, failed or not, is undone by one pop (a ghost when it
+ * failed), so that push/pop pairs written without checks, and the C++
+ * scope, stay balanced. */
 RT_EXPORT int cprof_labels_push(const char *key, const char *value)
 {
-    if (!key || !value)
+    if (!key || !value) {
+        rt_self.label_ghosts++;
         return -EINVAL;
+    }
     const labelset_t *e = rt_self.label_ghosts ? NULL : intern(rt_self.labels, key, value);
     if (!e) {
         rt_self.label_ghosts++;

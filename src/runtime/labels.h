@@ -14,9 +14,10 @@
  *
  * Memory: nodes live in the arena and are never freed; at most
  * LABELS_MAX_NODES nodes, LABELS_MAX_PAIRS pairs a set, keys and values
- * cut at LABELS_MAX_LEN bytes. A push past a bound leaves the labels as
- * they were (one warning the first time) and still counts, so that the
- * pop that goes with it undoes it (rt_self.label_ghosts).
+ * cut at LABELS_MAX_LEN bytes. A push past a bound (or of NULL) leaves
+ * the labels as they were (one warning the first time for a bound) and
+ * still counts, so that the pop that goes with it undoes it
+ * (rt_self.label_ghosts).
  *
  * Threads and signals: push and pop change only the calling thread's
  * rt_self.labels (one pointer store) and insert under one rt_lock (no

@@ -35,8 +35,17 @@ static void test_nesting(void **state)
     (void)state;
     assert_int_equal(labels_now(), 0);
     assert_int_equal(cprof_labels_pop(), -ENOENT);
+    /* A failed push changes nothing and is undone by its pop. */
+    assert_int_equal(cprof_labels_push("worker", "1"), 0);
+    uint32_t w = labels_now();
     assert_int_equal(cprof_labels_push(NULL, "v"), -EINVAL);
     assert_int_equal(cprof_labels_push("k", NULL), -EINVAL);
+    assert_int_equal(labels_now(), w);
+    assert_int_equal(cprof_labels_pop(), 0);
+    assert_int_equal(cprof_labels_pop(), 0);
+    assert_int_equal(labels_now(), w);
+    assert_int_equal(cprof_labels_pop(), 0);
+    assert_int_equal(labels_now(), 0);
     assert_int_equal(cprof_labels_push("worker", "1"), 0);
     uint32_t outer = labels_now();
     assert_int_not_equal(outer, 0);
