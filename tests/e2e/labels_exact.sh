@@ -1,13 +1,13 @@
 #!/bin/sh
-# Profiler labels at CPROF_RATE=1 and CPROF_MUTEX_RATE=1, where the numbers
-# are exact: tests/progs/labels_server.c's two workers handle requests of
+# Profiler labels at CPROF_RATE=1, CPROF_MUTEX_RATE=1 and CPROF_BLOCK_RATE=1,
+# where the numbers are exact: tests/progs/labels_server.c's two workers handle requests of
 # kind=a (3 units of work) and kind=b (1 unit), under cprof_labels_push.
 #  - go tool pprof -tagfocus=kind=K isolates each kind's allocations in the
 #    heap profile (alloc_* and inuse_*: the objects keep the labels they
 #    were allocated under), its leaked blocks in the leak profile (but for
 #    at most 2 a stale word keeps, the scan being conservative), and its
-#    contended locks in the mutex profile, each equal to the program's
-#    truth; cprof's tool agrees on the heap;
+#    contended locks in the mutex and block profiles, each equal to the
+#    program's truth; cprof's tool agrees on the heap;
 #  - -tags lists both kinds and both workers; -tagshow keeps the label;
 #    the peak profile has both kinds too;
 #  - a label never lands on another thread's samples (-traces: worker=N
@@ -23,7 +23,7 @@
 . "$(dirname "$0")/labels_common.inc"
 
 reqs=40
-run_server r1 $reqs 0 CPROF_RATE=1 CPROF_MUTEX_RATE=1 CPROF_CPU_HZ=100
+run_server r1 $reqs 0 CPROF_RATE=1 CPROF_MUTEX_RATE=1 CPROF_BLOCK_RATE=1 CPROF_CPU_HZ=100
 
 for go in $GOS; do
   for kind in a b; do
@@ -40,6 +40,9 @@ for go in $GOS; do
     [ "$bytes" = $((got * 3000)) ] || fail "leaks leak_space kind=$kind: $bytes for $got blocks of 3000 ($go)"
     got=$(tagtotal "$go" contentions kind=$kind "$T/r1.mutex"); want=$(truth r1 $kind contentions)
     [ "$got" = "$want" ] || fail "mutex contentions kind=$kind: $got, truth $want ($go)"
+    # the block profile: the same waits (the only blocking under labels)
+    got=$(tagtotal "$go" contentions kind=$kind "$T/r1.block")
+    [ "$got" = "$want" ] || fail "block contentions kind=$kind: $got, truth $want ($go)"
     delay=$(tagtotal "$go" delay kind=$kind "$T/r1.mutex" ns)
     [ "${delay%%.*}" -gt 0 ] 2>/dev/null || fail "mutex delay kind=$kind: $delay ($go)"
   done
@@ -57,7 +60,7 @@ for go in $GOS; do
   # peak: the kept and leaked blocks live at the high carry their kinds
   "$go" tool pprof -tags "$T/r1.peak" > "$T/ptags" 2>&1 || fail "peak: -tags failed ($go)"
   grep -q '): a$' "$T/ptags" && grep -q '): b$' "$T/ptags" || { cat "$T/ptags"; fail "peak: no kinds ($go)"; }
-  for p in heap leak mutex peak; do
+  for p in heap leak mutex block peak; do
     check_isolation "$go" "$T/r1.$p" $( [ $p = heap ] && echo alloc_space )
   done
   # threads: both workers inside a kind=a request
