@@ -226,6 +226,29 @@ int cprof_trace_region_begin(uint64_t task, const char *name);
 int cprof_trace_region_end(uint64_t task, const char *name);
 int cprof_trace_log(uint64_t task, const char *category, const char *message);
 
+/* Profiler labels, as Go's pprof.Do / pprof.Labels: key=value pairs of
+ * the calling thread that every sample it takes while they are set
+ * carries as pprof string labels — CPU samples, heap allocations (kept
+ * with the object: inuse, peak and leak profiles show the labels of the
+ * code that allocated it), mutex and block waits, the threads profile,
+ * and the regions of an execution trace — so that `pprof -tagfocus`
+ * isolates a request, a tenant or an endpoint (docs/labels.md).
+ * OpenTelemetry's span profiles correlate through the keys "trace_id" and
+ * "span_id" (hex, as OpenTelemetry writes them).
+ * push adds key=value to the thread's labels (replacing the key's value
+ * if set) until the matching pop; pushes nest. Keys and values are copied
+ * (cut at 1024 bytes). With no label set a sample costs one thread-local
+ * load more. Bounds: 65535 distinct pushes (labels before, key, value) a
+ * process, 32 labels a set; a push past them (or past CPROF_MEMORY_LIMIT)
+ * leaves the labels as they were, returns -ENOSPC and warns once. Every
+ * push is undone by one pop, whatever it returned: unchecked pairs stay
+ * balanced. push: 0, -EINVAL (NULL), -ENOSPC; pop: 0, -ENOENT (nothing
+ * pushed). Signal handlers may not push or pop. A link
+ * dependency, as every function here (docs/labels.md: running without
+ * libcprof). */
+int cprof_labels_push(const char *key, const char *value);
+int cprof_labels_pop(void);
+
 /* The /debug/pprof/ endpoints of Go's net/http/pprof, served by a thread of
  * this process (libcprof-http.so, loaded on first use from the directory
  * libcprof.so was loaded from). addr is HOST:PORT: a numeric IPv4 address,
@@ -244,5 +267,18 @@ int cprof_http_port(void);
 
 #ifdef __cplusplus
 }
+#endif
+#ifdef __cplusplus
+/* C++: labels for a scope, as pprof.Do's function body:
+ *     { cprof::label_scope l("kind", "a"); handle(request); } */
+namespace cprof {
+class label_scope {
+public:
+    label_scope(const char *key, const char *value) { cprof_labels_push(key, value); }
+    ~label_scope() { cprof_labels_pop(); }
+    label_scope(const label_scope &) = delete;
+    label_scope &operator=(const label_scope &) = delete;
+};
+} // namespace cprof
 #endif
 #endif

@@ -12,8 +12,8 @@
  * fork: every runtime lock is taken before fork and released after, in
  * both processes (lock order: buckets, livemap stripes, counters, the
  * threadcreate table and thread registry, the mutex and block tables, the
- * peak lock). A leak scan that another thread runs at fork holds its locks
- * in the child for good: the child frees them. */
+ * peak lock, the label sets). A leak scan that another thread runs at fork
+ * holds its locks in the child for good: the child frees them. */
 #include "cprof.h"
 
 #include "arena.h"
@@ -22,6 +22,7 @@
 #include "glibcheap.h"
 #include "heap.h"
 #include "httpctl.h"
+#include "labels.h"
 #include "leaks.h"
 #include "lockprof.h"
 #include "output.h"
@@ -60,10 +61,12 @@ static void fork_prepare(void)
     threadprof_fork_prepare();
     lockprof_fork_prepare();
     peak_fork_prepare();
+    labels_fork_prepare();
 }
 
 static void release(void)
 {
+    labels_fork_release();
     counters_fork_release();
     livemap_unlock_all();
     buckets_fork_release();

@@ -1,4 +1,5 @@
-/* buckets.c — the heap profile's table of (stack, size, rate) buckets (see buckets.h). */
+/* buckets.c — the heap profile's table of (stack, size, rate, labels)
+ * buckets (see buckets.h). */
 #include "buckets.h"
 
 #include "arena.h"
@@ -51,10 +52,11 @@ int buckets_init(void)
 }
 
 static bucket_t *find(bucket_t *b, uint64_t h, const uintptr_t *pcs, int depth, uint64_t size,
-                      int64_t rate)
+                      int64_t rate, uint32_t labels)
 {
     for (; b; b = __atomic_load_n(&b->chain, __ATOMIC_ACQUIRE))
-        if (b->hash == h && b->size == size && b->rate == rate && b->depth == (uint32_t)depth &&
+        if (b->hash == h && b->size == size && b->rate == rate && b->labels == labels &&
+            b->depth == (uint32_t)depth &&
             memcmp(b->pcs, pcs, (size_t)depth * sizeof(*pcs)) == 0)
             return b;
     return NULL;
@@ -72,7 +74,7 @@ static bucket_t *find_stack_locked(uint64_t stack_hash, const uintptr_t *pcs, in
 }
 
 bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t stack_hash, uint64_t size,
-                         int64_t rate)
+                         int64_t rate, uint32_t labels)
 {
     /* At rate 1 (every allocation sampled) the scale is 1 whatever the
      * size: the sizes of a stack just sum, in one bucket, so that a site
@@ -82,13 +84,15 @@ bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t stack_hash, u
     /* The sizes of one stack spread over the chains, so that a stack
      * allocating many sizes does not make one long chain. */
     uint64_t h = hash_pcs_step(stack_hash ^ hash_mix64(size + 1), (uintptr_t)rate);
+    if (labels)
+        h = hash_pcs_step(h, labels);
     bucket_t **head = &heads[h & (NHEADS - 1)];
-    bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth, size, rate);
+    bucket_t *b = find(__atomic_load_n(head, __ATOMIC_ACQUIRE), h, pcs, depth, size, rate, labels);
     if (b)
         return b;
     rt_lock(&insert_lock);
     bucket_t *first = __atomic_load_n(head, __ATOMIC_ACQUIRE);
-    b = find(first, h, pcs, depth, size, rate);
+    b = find(first, h, pcs, depth, size, rate, labels);
     bucket_t ***page = &table[count >> PAGE_BITS];
     if (!b && count < MAX_BUCKETS && !*page)
         __atomic_store_n(page, arena_map(sizeof(bucket_t *) << PAGE_BITS), __ATOMIC_RELEASE);
@@ -98,6 +102,7 @@ bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t stack_hash, u
         b->hash = h;
         b->size = size;
         b->rate = rate;
+        b->labels = labels;
         b->depth = (uint32_t)depth;
         if (same_stack) {
             b->pcs = same_stack->pcs;

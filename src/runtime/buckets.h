@@ -17,7 +17,9 @@
  * size costs a bucket's counters, not the stack again.
  *
  * The sampling rate is part of the key too: each sample is scaled by the
- * rate it was taken at, also after the rate changed (sampler.h).
+ * rate it was taken at, also after the rate changed (sampler.h). So is the
+ * allocating thread's label set (labels.h): the object keeps the labels
+ * it was allocated under through its bucket, for inuse, peak and leaks.
  *
  * Lookups are lock-free over append-only hash chains; inserts take one lock
  * and publish with release stores. A bucket is never freed. When the table
@@ -49,6 +51,7 @@ typedef struct bucket {
     int64_t rate;               /* bytes; the sampling rate of its samples, 0
                                  * for the overflow bucket (any rate) */
     uint32_t index;             /* position in the table, for the live map */
+    uint32_t labels;            /* label set id (labels.h), 0: none */
     uint32_t depth;
     uintptr_t own_pcs[];        /* the stack's first bucket only */
 } bucket_t;
@@ -56,13 +59,13 @@ typedef struct bucket {
 /* Maps the table. 0 or -ENOMEM. */
 int buckets_init(void);
 
-/* The bucket of this stack, object size and sampling rate (the size
- * ignored at rate <= 1), created if new;
+/* The bucket of this stack, object size, sampling rate (the size
+ * ignored at rate <= 1) and label set, created if new;
  * hash is the stack's hash_pcs (base/hash.h). The overflow bucket (size 0,
  * rate 0: any sizes and rates mixed) when the table is full. Never NULL
  * after a successful buckets_init. */
 bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, uint64_t size,
-                         int64_t rate);
+                         int64_t rate, uint32_t labels);
 
 uint32_t buckets_count(void);
 bucket_t *buckets_get(uint32_t index);

@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "cpuring.h"
 #include "cprof.h"
+#include "labels.h"
 #include "profile/profile.h"
 #include "rt.h"
 #include "procmaps.h"
@@ -326,6 +327,7 @@ typedef struct {
     int64_t count;  /* timer periods */
     uint32_t depth;
     uint32_t off;   /* pcs at pool[off] */
+    uint32_t labels; /* label set id (labels.h): part of the key */
 } centry_t;
 
 typedef struct {
@@ -389,17 +391,18 @@ static bool table_grow_pool(ctable_t *t, size_t need)
     return true;
 }
 
-static void table_add(ctable_t *t, const uintptr_t *pcs, uint32_t n, uint32_t count)
+static void table_add(ctable_t *t, const uintptr_t *pcs, uint32_t n, uint32_t labels,
+                      uint32_t count)
 {
     if ((t->n + 1) * 2 > t->cap && !table_grow_slots(t)) {
         t->full += count;
         return;
     }
-    uint64_t h = hash_pcs(pcs, n);
+    uint64_t h = hash_pcs_step(hash_pcs(pcs, n), labels);
     size_t i = h & (t->cap - 1);
     for (; t->slots[i].count; i = (i + 1) & (t->cap - 1)) {
         centry_t *e = &t->slots[i];
-        if (e->hash == h && e->depth == n &&
+        if (e->hash == h && e->depth == n && e->labels == labels &&
             memcmp(t->pool + e->off, pcs, n * sizeof(*pcs)) == 0) {
             e->count += count;
             return;
@@ -410,7 +413,7 @@ static void table_add(ctable_t *t, const uintptr_t *pcs, uint32_t n, uint32_t co
         return;
     }
     memcpy(t->pool + t->pool_len, pcs, n * sizeof(*pcs));
-    t->slots[i] = (centry_t){h, count, n, (uint32_t)t->pool_len};
+    t->slots[i] = (centry_t){h, count, n, (uint32_t)t->pool_len, labels};
     t->pool_len += n;
     t->n++;
 }
@@ -434,13 +437,13 @@ static void drain(ctable_t *t)
     bool d = __atomic_load_n(&delta_on, __ATOMIC_ACQUIRE);
     while (cpuring_peek(&s)) {
         if (s.depth > 0)
-            table_add(t, s.pcs, s.depth, s.count);
+            table_add(t, s.pcs, s.depth, s.labels, s.count);
         else
             t->blocked += s.count;
         if (d) {
             rt_lock(&delta_lock);
             if (s.depth > 0)
-                table_add(&delta, s.pcs, s.depth, s.count);
+                table_add(&delta, s.pcs, s.depth, s.labels, s.count);
             else
                 delta.blocked += s.count;
             rt_unlock(&delta_lock);
@@ -520,8 +523,12 @@ static int build(profwriter_t *b, const ctable_t *t, int64_t time_ns, int64_t du
     for (size_t i = 0; i < t->cap && rc == 0; i++) {
         const centry_t *e = &t->slots[i];
         int64_t v[2] = {e->count, e->count * period};
-        if (e->count)
-            rc = profwriter_add(b, t->pool + e->off, e->depth, v, NULL, 0);
+        profile_label_t l[LABELS_MAX_PAIRS];
+        int nl = e->count ? labels_to_profile(p, e->labels, l, LABELS_MAX_PAIRS) : 0;
+        if (nl < 0)
+            rc = nl;
+        else if (e->count)
+            rc = profwriter_add(b, t->pool + e->off, e->depth, v, l, (size_t)nl);
     }
     if (rc == 0)
         rc = add_marker(p, "cprof_lost_samples", t->lost, period);

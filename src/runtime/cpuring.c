@@ -2,6 +2,7 @@
 #include "cpuring.h"
 
 #include "arena.h"
+#include "labels.h"
 #include "rt.h"
 #include "sigmask.h"
 #include "unwfds.h"
@@ -38,6 +39,7 @@ typedef struct {
     uint32_t count;
     int64_t ts;      /* CLOCK_MONOTONIC ns while a trace runs, else 0 */
     uint64_t thread; /* trace_thread_sigsafe() */
+    uint32_t labels; /* labels_now() */
     uintptr_t pcs[];
 } slot_t;
 
@@ -220,6 +222,7 @@ static void record_sigsafe(const siginfo_t *info, ucontext_t *uc)
         return;
     }
     s->count = count;
+    s->labels = labels_now();
     s->ts = 0;
     s->thread = 0;
     if (trace_on()) { /* the execution trace shows the sample too */
@@ -429,6 +432,7 @@ bool cpuring_peek(cpuring_sample_t *out)
     out->count = s->count;
     out->ts = s->ts;
     out->thread = s->thread;
+    out->labels = s->labels;
     return true;
 }
 

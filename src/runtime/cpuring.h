@@ -18,7 +18,7 @@
  *   thread (a system call), while a trace runs clock_gettime and
  *   trace_thread_sigsafe (reads of the thread's own trace record), and
  *   sigmask.h's *_sigsafe functions (reads and writes of the thread's
- *   own mask record).
+ *   own mask record), and labels_now (a read of the thread's own TLS).
  * - If the signal interrupted libunwind on this thread (a heap sample being
  *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
  *   per-thread caches may be half updated: the sample is then recorded
@@ -66,6 +66,7 @@ typedef struct {
     uint32_t count;       /* timer periods it stands for: 1 + overruns */
     int64_t ts;           /* when, if an execution trace ran (trace.h), else 0 */
     uint64_t thread;      /* the trace's thread (trace_thread_sigsafe) */
+    uint32_t labels;      /* the thread's label set (labels_now) */
 } cpuring_sample_t;
 
 /* Early, from the runtime's constructor: has libunwind make its

@@ -15,6 +15,7 @@
 
 #include "arena.h"
 #include "buckets.h"
+#include "labels.h"
 #include "peak.h"
 #include "unwind.h"
 #include "usdt.h"
@@ -49,7 +50,7 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
     uintptr_t pcs[UNWIND_MAX_DEPTH];
     uint64_t hash;
     int depth = unwind_capture_hash(pcs, &hash);
-    bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate);
+    bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate, labels_now());
     uint32_t old_bucket;
     uint64_t old_size;
     int rc = livemap_insert(p, b->index, size, &old_bucket, &old_size);

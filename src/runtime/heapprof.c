@@ -8,6 +8,7 @@
 #include "sampler.h"
 #include "profwriter.h"
 #include "buckets.h"
+#include "labels.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,11 +36,17 @@ int heap_snapshot(heap_snapshot_t *s)
         r->inuse_bytes = r->alloc_bytes - fb;
         r->temp_objects = (int64_t)__atomic_load_n(&b->temp_objects, __ATOMIC_RELAXED);
         r->temp_bytes = (int64_t)__atomic_load_n(&b->temp_bytes, __ATOMIC_RELAXED);
-        r->pcs = b->pcs;
-        r->depth = b->depth;
-        r->rate = sampler_record_rate(b->rate);
+        heap_record_site(r, b);
     }
     return 0;
+}
+
+void heap_record_site(heap_record_t *r, const bucket_t *b)
+{
+    r->pcs = b->pcs;
+    r->depth = b->depth;
+    r->rate = sampler_record_rate(b->rate);
+    r->labels = b->labels;
 }
 
 void heap_snapshot_free(heap_snapshot_t *s)
@@ -93,11 +100,18 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
         sampler_scale(r->inuse_objects, r->inuse_bytes, rate, &v[2], &v[3]);
         sampler_scale(r->temp_objects, r->temp_bytes, rate, &v[4], &v[5]);
         /* As Go: the object size (a bucket holds one, but for the overflow
-         * bucket's average) as the numeric label "bytes". */
-        profile_label_t l = {.key = bytes_key};
+         * bucket's average) as the numeric label "bytes"; then the
+         * allocating thread's labels. */
+        profile_label_t l[1 + LABELS_MAX_PAIRS] = {{.key = bytes_key}};
         if (r->alloc_objects > 0)
-            l.num = r->alloc_bytes / r->alloc_objects;
-        rc = profwriter_add(b, r->pcs, r->depth, v, &l, l.num != 0);
+            l[0].num = r->alloc_bytes / r->alloc_objects;
+        int nl = labels_to_profile(p, r->labels, l + 1, LABELS_MAX_PAIRS);
+        if (nl < 0) {
+            rc = nl;
+            break;
+        }
+        int skip = l[0].num == 0; /* no "bytes" label */
+        rc = profwriter_add(b, r->pcs, r->depth, v, l + skip, (size_t)(nl + 1 - skip));
     }
     if (rc == 0)
         rc = profwriter_write(b, fd);

@@ -22,11 +22,12 @@ typedef struct {
     /* raw sampled numbers; bytes as the program asked */
     int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
     int64_t temp_objects, temp_bytes; /* temporaries (heap.c) */
+    uint32_t labels;      /* label set id (labels.h), 0: none */
 } heap_record_t;
 
 /* The snapshot crosses into libcprof-http.so (httpops.h): bump the version
  * when it or heap_record_t changes. */
-#define HEAP_SNAPSHOT_VERSION 3
+#define HEAP_SNAPSHOT_VERSION 4
 
 typedef struct {
     heap_record_t *recs; /* recs[i] is bucket i */
@@ -37,6 +38,11 @@ typedef struct {
 } heap_snapshot_t;
 
 int heap_snapshot(heap_snapshot_t *s);
+
+/* Sets r's stack, rate and labels from bucket b (buckets.h): what every
+ * snapshot (heap, peak, leaks) takes from a bucket besides its counts. */
+struct bucket;
+void heap_record_site(heap_record_t *r, const struct bucket *b);
 
 /* The rate r's numbers are scaled by (sampler_scale). */
 static inline int64_t heap_record_rate(const heap_snapshot_t *s, const heap_record_t *r)

@@ -1012,9 +1012,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     for (size_t i = 0; i < out->n; i++) {
         heap_record_t *r = &out->recs[i];
         bucket_t *bk = buckets_get((uint32_t)i);
-        r->pcs = bk->pcs;
-        r->depth = bk->depth;
-        r->rate = sampler_record_rate(bk->rate);
+        heap_record_site(r, bk);
         int64_t c, bytes, rate = heap_record_rate(out, r);
         if (reach[2 * i]) {
             ro += reach[2 * i];

@@ -2,6 +2,7 @@
  * lockprof.h). */
 #include "lockprof.h"
 
+#include "labels.h"
 #include "profwriter.h"
 #include "sitetab.h"
 
@@ -80,7 +81,8 @@ bool lockprof_block_take(int64_t delay_ns, int64_t rate)
 
 static void add(sitetab_t *t, const uintptr_t *pcs, int depth, int64_t delay_ns)
 {
-    site_t *e = sitetab_intern(t, pcs, depth < 0 ? 0 : depth);
+    /* The waiting thread's labels: the hooks run on it. */
+    site_t *e = sitetab_intern_labeled(t, pcs, depth < 0 ? 0 : depth, labels_now());
     if (!e)
         return;
     __atomic_add_fetch(&e->v[0], 1, __ATOMIC_RELAXED);
@@ -102,6 +104,7 @@ void lockprof_block_event(const uintptr_t *pcs, int depth, int64_t delay_ns)
 typedef struct {
     const uintptr_t *pcs;
     uint32_t depth;
+    uint32_t labels;
     int64_t count, delay;
 } rec_t;
 
@@ -116,7 +119,9 @@ static int by_delay(const void *a, const void *b)
         return x->count > y->count ? -1 : 1;
     uint32_t d = x->depth < y->depth ? x->depth : y->depth;
     int c = memcmp(x->pcs, y->pcs, d * sizeof(uintptr_t));
-    return c ? c : (x->depth > y->depth) - (x->depth < y->depth);
+    if (c || x->depth != y->depth)
+        return c ? c : (x->depth > y->depth) - (x->depth < y->depth);
+    return (x->labels > y->labels) - (x->labels < y->labels);
 }
 
 static int snapshot(sitetab_t *t, rec_t **out, size_t *n_out)
@@ -136,7 +141,8 @@ static int snapshot(sitetab_t *t, rec_t **out, size_t *n_out)
             r = nr;
             cap *= 2;
         }
-        r[n++] = (rec_t){e->pcs, e->depth, count, __atomic_load_n(&e->v[1], __ATOMIC_RELAXED)};
+        r[n++] = (rec_t){e->pcs, e->depth, e->labels, count,
+                         __atomic_load_n(&e->v[1], __ATOMIC_RELAXED)};
     }
     if (!r)
         return -ENOMEM;
@@ -173,7 +179,9 @@ static int write_profile(sitetab_t *t, int fd, int debug, const char *name, int6
         int64_t m = scale > 0 ? scale : 1;
         for (size_t i = 0; i < n && rc == 0; i++) {
             int64_t v[2] = {r[i].count * m, r[i].delay * m};
-            rc = profwriter_add(b, r[i].pcs, r[i].depth, v, NULL, 0);
+            profile_label_t l[LABELS_MAX_PAIRS];
+            int nl = labels_to_profile(p, r[i].labels, l, LABELS_MAX_PAIRS);
+            rc = nl < 0 ? nl : profwriter_add(b, r[i].pcs, r[i].depth, v, l, (size_t)nl);
         }
         if (rc == 0)
             rc = profwriter_write(b, fd);

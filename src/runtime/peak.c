@@ -97,9 +97,7 @@ int peak_snapshot(heap_snapshot_t *s)
         }
         r->inuse_objects = r->alloc_objects - fo;
         r->inuse_bytes = r->alloc_bytes - fb;
-        r->pcs = b->pcs;
-        r->depth = b->depth;
-        r->rate = sampler_record_rate(b->rate);
+        heap_record_site(r, b);
     }
     uint64_t live = peak_live;
     int64_t at = peak_ns;

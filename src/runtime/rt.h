@@ -60,6 +60,9 @@ typedef struct {
     uint64_t temp_mark;   /*   right after it: a temporary if freed unchanged */
     int64_t gap_rate;     /* the rate next_sample was drawn at; <= 1: none */
     int64_t taken_rate;   /* the rate of the sample just taken (sampler.h) */
+    const struct labelset *labels; /* cprof_labels_push's set, NULL: none;
+                                    * read by this thread's handlers (labels.h) */
+    uint32_t label_ghosts; /* failed pushes, undone by pops first */
 } __attribute__((aligned(64))) rt_thread_t; /* the fast path's fields share a line */
 
 extern __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec")));

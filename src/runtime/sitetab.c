@@ -13,10 +13,10 @@
 /* buckets.c: the one frame of an overflow entry. */
 void cprof_stack_table_full(void);
 
-static site_t *find(site_t *e, uint64_t h, const uintptr_t *pcs, int depth)
+static site_t *find(site_t *e, uint64_t h, const uintptr_t *pcs, int depth, uint32_t labels)
 {
     for (; e; e = __atomic_load_n(&e->chain, __ATOMIC_ACQUIRE))
-        if (e->hash == h && e->depth == (uint32_t)depth &&
+        if (e->hash == h && e->depth == (uint32_t)depth && e->labels == labels &&
             memcmp(e->pcs, pcs, (size_t)depth * sizeof(*pcs)) == 0)
             return e;
     return NULL;
@@ -29,13 +29,15 @@ static void publish_locked(sitetab_t *t, site_t *e)
     __atomic_store_n(&t->all, e, __ATOMIC_RELEASE);
 }
 
-site_t *sitetab_intern(sitetab_t *t, const uintptr_t *pcs, int depth)
+site_t *sitetab_intern_labeled(sitetab_t *t, const uintptr_t *pcs, int depth, uint32_t labels)
 {
     uint64_t h = hash_pcs(pcs, (size_t)depth);
+    if (labels)
+        h = hash_pcs_step(h, labels);
     site_t **heads = __atomic_load_n(&t->heads, __ATOMIC_ACQUIRE);
     site_t *e;
     if (heads && (e = find(__atomic_load_n(&heads[h & (SITETAB_HEADS - 1)], __ATOMIC_ACQUIRE), h,
-                           pcs, depth)))
+                           pcs, depth, labels)))
         return e;
     rt_lock(&t->lock);
     if (!t->heads)
@@ -45,11 +47,12 @@ site_t *sitetab_intern(sitetab_t *t, const uintptr_t *pcs, int depth)
     if (heads) {
         site_t **head = &heads[h & (SITETAB_HEADS - 1)];
         site_t *first = *head;
-        e = find(first, h, pcs, depth);
+        e = find(first, h, pcs, depth, labels);
         if (!e && t->count < t->max &&
             (e = arena_alloc(sizeof(*e) + (size_t)depth * sizeof(uintptr_t)))) {
             e->hash = h;
             e->depth = (uint32_t)depth;
+            e->labels = labels;
             memcpy(e->pcs, pcs, (size_t)depth * sizeof(*pcs));
             e->chain = first;
             t->count++;

@@ -23,6 +23,7 @@ typedef struct site {
     struct site *next_all;    /* next older entry, for iteration */
     uint64_t hash;
     uint32_t depth;
+    uint32_t labels;            /* label set id (labels.h), part of the key */
     uintptr_t pcs[];            /* return addresses, leaf first */
 } site_t;
 
@@ -36,9 +37,15 @@ typedef struct {
 
 #define SITETAB_INIT(max_entries) {.max = (max_entries), .lock = RT_LOCK_INIT}
 
-/* The entry of this stack, made if new; the overflow entry when the table
- * is full; NULL only when not even that can be mapped. */
-site_t *sitetab_intern(sitetab_t *t, const uintptr_t *pcs, int depth);
+/* The entry of this stack and label set (0: none), made if new; the
+ * overflow entry (no labels) when the table is full; NULL only when not
+ * even that can be mapped. */
+site_t *sitetab_intern_labeled(sitetab_t *t, const uintptr_t *pcs, int depth, uint32_t labels);
+
+static inline site_t *sitetab_intern(sitetab_t *t, const uintptr_t *pcs, int depth)
+{
+    return sitetab_intern_labeled(t, pcs, depth, 0);
+}
 
 /* The newest entry (then follow next_all with acquire loads), or NULL. */
 static inline site_t *sitetab_first(sitetab_t *t)

@@ -14,6 +14,7 @@
 #include "threaddump.h"
 
 #include "arena.h"
+#include "labels.h"
 #include "procmaps.h"
 #include "rt.h"
 #include "unwind.h"
@@ -48,6 +49,7 @@ enum { IDLE, PENDING, WRITING, DONE };
 typedef struct {
     uint64_t tag; /* generation << 2 | state */
     uint32_t depth;
+    uint32_t labels; /* labels_now() of the answering thread */
     uintptr_t pcs[SLOT_DEPTH];
 } slot_t;
 
@@ -111,6 +113,7 @@ static void handler_sigsafe(int sig, siginfo_t *si, void *uc)
         if (s && __atomic_compare_exchange_n(&s->tag, &expect, tag_sigsafe(v >> IDX_BITS, WRITING), false,
                                              __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
             rt_thread_t *t = &rt_self;
+            s->labels = labels_now();
             if (t->unwinding) {
                 /* Interrupted inside libunwind (a heap sample, a CPU
                  * sample): its per-thread state may be half updated.
@@ -276,6 +279,7 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
     for (size_t i = 0; i < n; i++) {
         th[i].status = TD_NO_SIGNAL;
         th[i].depth = 0;
+        th[i].labels = 0;
     }
     size_t *slot_of = malloc((n ? n : 1) * sizeof(*slot_of));
     int *asks = calloc(n ? n : 1, sizeof(*asks));
@@ -406,6 +410,7 @@ int threaddump_collect(td_thread_t *th, size_t n, int max_depth, int timeout_ms)
         uint32_t d = s->depth < (uint32_t)max_depth ? s->depth : (uint32_t)max_depth;
         memcpy(th[i].pcs, s->pcs, d * sizeof(uintptr_t));
         th[i].depth = d;
+        th[i].labels = s->labels;
         th[i].status = TD_OK;
     }
     rt_unlock(&collect_lock);

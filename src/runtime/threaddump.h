@@ -44,6 +44,7 @@ typedef struct {
     pid_t tid;        /* in: the thread to ask */
     int status;       /* out: TD_* */
     uint32_t depth;   /* out: frames in pcs */
+    uint32_t labels;  /* out: the thread's label set then (labels.h) */
     uintptr_t *pcs;   /* in: room for max_depth frames; out: leaf first. The
                        * leaf is the interrupted instruction + 1, the others
                        * return addresses, so pc - 1 is inside every frame */

@@ -11,6 +11,7 @@
 #include "threadprof.h"
 
 #include "arena.h"
+#include "labels.h"
 #include "rt.h"
 #include "profwriter.h"
 #include "unwind.h"
@@ -221,6 +222,7 @@ typedef struct {
     int status;      /* TD_* */
     site_t *creator;
     uint32_t depth;
+    uint32_t labels; /* its label set (labels.h) when it answered */
     uintptr_t *pcs;
     char *key;       /* grouping key (Go's): "@ 0x.. 0x..\n# labels: {...}" */
 } thr_t;
@@ -348,9 +350,11 @@ static int collect_threads(thr_t **out, size_t *nout, uintptr_t **pcs_out)
     for (size_t i = 0; i < n; i++) {
         if (t[i].tid == self) {
             t[i].depth = (uint32_t)threaddump_self(t[i].pcs, depth_max);
+            t[i].labels = labels_now();
             t[i].status = TD_OK;
         } else {
             t[i].depth = td[i].depth;
+            t[i].labels = td[i].labels;
             t[i].status = td[i].status;
         }
     }
@@ -409,6 +413,7 @@ typedef struct {
     int64_t count;
     const char *key;
     const char *name; /* thread label, or NULL */
+    uint32_t labels;  /* label set (labels.h), 0: none */
 } group_t;
 
 static int by_key(const void *a, const void *b)
@@ -425,7 +430,51 @@ static int by_count(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-static char *make_key(const uintptr_t *pcs, uint32_t depth, const char *label)
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "key":"value" (Go's %q:%q), malloc'd, or NULL. */
+static char *quoted_pair(const char *k, const char *v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    quote(f, k);
+    fputc(':', f);
+    quote(f, v);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Go's labelMap.String: {"k":"v", ...}, the pairs sorted as strings; the
+ * thread's name is the label "thread". */
+static void write_labels(FILE *f, const char *thread, uint32_t labels)
+{
+    const labelset_t *s = labels_get(labels);
+    char *kv[1 + LABELS_MAX_PAIRS];
+    size_t n = 0;
+    if (thread && (kv[n] = quoted_pair("thread", thread)))
+        n++;
+    for (uint32_t i = 0; s && i < s->n; i++)
+        if ((kv[n] = quoted_pair(s->pairs[i].key, s->pairs[i].value)))
+            n++;
+    qsort(kv, n, sizeof(*kv), by_string);
+    fputs("\n# labels: {", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s%s", i ? ", " : "", kv[i]);
+        free(kv[i]);
+    }
+    fputc('}', f);
+}
+
+static char *make_key(const uintptr_t *pcs, uint32_t depth, const char *label, uint32_t labels)
 {
     char *text = NULL;
     size_t len = 0;
@@ -435,11 +484,8 @@ static char *make_key(const uintptr_t *pcs, uint32_t depth, const char *label)
     fputc('@', f);
     for (uint32_t i = 0; i < depth; i++)
         fprintf(f, " %#lx", (unsigned long)pcs[i]);
-    if (label) {
-        fputs("\n# labels: {\"thread\":", f);
-        quote(f, label);
-        fputc('}', f);
-    }
+    if (label || labels)
+        write_labels(f, label, labels);
     if (fclose(f) != 0) {
         free(text);
         return NULL;
@@ -478,8 +524,13 @@ static int write_counts(int fd, int debug, const char *name, group_t *g, size_t 
         p->period_type.unit = profile_intern(p, "count");
         p->period = 1;
         for (size_t i = 0; i < n && rc == 0; i++) {
-            profile_label_t l = {.key = key, .str = g[i].name ? profile_intern(p, g[i].name) : 0};
-            rc = profwriter_add(b, g[i].pcs, g[i].depth, &g[i].count, &l, g[i].name ? 1 : 0);
+            profile_label_t l[1 + LABELS_MAX_PAIRS];
+            size_t nl = 0;
+            if (g[i].name)
+                l[nl++] = (profile_label_t){.key = key, .str = profile_intern(p, g[i].name)};
+            int ns = labels_to_profile(p, g[i].labels, l + nl, LABELS_MAX_PAIRS);
+            rc = ns < 0 ? ns
+                        : profwriter_add(b, g[i].pcs, g[i].depth, &g[i].count, l, nl + (size_t)ns);
         }
         if (rc == 0)
             rc = profwriter_write(b, fd);
@@ -568,7 +619,8 @@ int threadprof_write_threads(int fd, int debug)
         g[i].depth = t[i].depth;
         g[i].count = 1;
         g[i].name = t[i].name;
-        g[i].key = t[i].key = make_key(t[i].pcs, t[i].depth, t[i].name);
+        g[i].labels = t[i].labels;
+        g[i].key = t[i].key = make_key(t[i].pcs, t[i].depth, t[i].name, t[i].labels);
         if (!g[i].key) {
             free(g);
             g = NULL;
@@ -604,7 +656,7 @@ int threadprof_write_threadcreate(int fd, int debug)
             cap *= 2;
         }
         g[n] = (group_t){.pcs = e->pcs, .depth = e->depth, .count = live};
-        if (!(g[n].key = make_key(e->pcs, e->depth, NULL)))
+        if (!(g[n].key = make_key(e->pcs, e->depth, NULL, 0)))
             break;
         total += live;
         n++;

@@ -8,6 +8,7 @@
 
 #include "arena.h"
 #include "cprof.h"
+#include "labels.h"
 #include "lockprof.h"
 #include "session.h"
 #include "threadhook.h"
@@ -291,7 +292,13 @@ RT_EXPORT int cprof_trace_region_begin(uint64_t task, const char *name)
 {
     if (!trace_on())
         return -ENOTCONN;
-    return region(task, name, 0);
+    int rc = region(task, name, 0);
+    /* Go's trace has no labels: a region begun under labels logs them
+     * (docs/labels.md). */
+    char text[1024];
+    if (rc == 0 && labels_format(labels_now(), text, sizeof(text)) > 0)
+        cprof_trace_log(task, "cprof.labels", text);
+    return rc;
 }
 
 RT_EXPORT int cprof_trace_region_end(uint64_t task, const char *name)

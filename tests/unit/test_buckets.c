@@ -13,7 +13,7 @@
 
 static bucket_t *intern(const uintptr_t *pcs, int depth, uint64_t size)
 {
-    return buckets_intern(pcs, depth, hash_pcs(pcs, (size_t)depth), size, 512 * 1024);
+    return buckets_intern(pcs, depth, hash_pcs(pcs, (size_t)depth), size, 512 * 1024, 0);
 }
 
 static void test_stack_and_size(void **state)
@@ -53,11 +53,11 @@ static void test_rate(void **state)
     assert_int_equal(buckets_init(), 0);
     uintptr_t c[2] = {0x4000, 0x5000};
     uint64_t h = hash_pcs(c, 2);
-    bucket_t *r1 = buckets_intern(c, 2, h, 32, 1), *rd = buckets_intern(c, 2, h, 32, 512 * 1024);
+    bucket_t *r1 = buckets_intern(c, 2, h, 32, 1, 0), *rd = buckets_intern(c, 2, h, 32, 512 * 1024, 0);
     assert_ptr_not_equal(r1, rd);
     assert_int_equal(r1->rate, 1);
     assert_int_equal(rd->rate, 512 * 1024);
-    assert_ptr_equal(buckets_intern(c, 2, h, 32, 1), r1);
+    assert_ptr_equal(buckets_intern(c, 2, h, 32, 1, 0), r1);
     assert_ptr_equal(r1->pcs, rd->pcs);
 }
 
@@ -70,15 +70,33 @@ static void test_rate_1_one_bucket(void **state)
     uintptr_t d[2] = {0x6000, 0x7000};
     uint64_t h = hash_pcs(d, 2);
     uint32_t before = buckets_count();
-    bucket_t *b = buckets_intern(d, 2, h, 16, 1);
+    bucket_t *b = buckets_intern(d, 2, h, 16, 1, 0);
     for (uint64_t s = 1; s <= 100000; s++)
-        assert_ptr_equal(buckets_intern(d, 2, h, s, 1), b);
+        assert_ptr_equal(buckets_intern(d, 2, h, s, 1, 0), b);
     assert_int_equal(b->size, 0);
     assert_int_equal(b->rate, 1);
     assert_int_equal(buckets_count(), before + 1);
     /* At another rate the sizes are apart again. */
-    assert_ptr_not_equal(buckets_intern(d, 2, h, 16, 512 * 1024), buckets_intern(d, 2, h, 17, 512 * 1024));
+    assert_ptr_not_equal(buckets_intern(d, 2, h, 16, 512 * 1024, 0), buckets_intern(d, 2, h, 17, 512 * 1024, 0));
     assert_int_equal(buckets_count(), before + 3);
+}
+
+/* The label set is part of the key: an object keeps its allocating
+ * thread's labels; the stack's copy is still shared. */
+static void test_labels(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uintptr_t e[2] = {0x8000, 0x9000};
+    uint64_t h = hash_pcs(e, 2);
+    bucket_t *none = buckets_intern(e, 2, h, 64, 1, 0), *a = buckets_intern(e, 2, h, 64, 1, 1),
+             *b = buckets_intern(e, 2, h, 64, 1, 2);
+    assert_ptr_not_equal(none, a);
+    assert_ptr_not_equal(a, b);
+    assert_int_equal(a->labels, 1);
+    assert_int_equal(b->labels, 2);
+    assert_ptr_equal(buckets_intern(e, 2, h, 64, 1, 1), a);
+    assert_ptr_equal(a->pcs, none->pcs);
 }
 
 int main(void)
@@ -87,6 +105,7 @@ int main(void)
         cmocka_unit_test(test_stack_and_size),
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_rate_1_one_bucket),
+        cmocka_unit_test(test_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

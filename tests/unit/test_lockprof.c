@@ -1,4 +1,4 @@
-// links: src/runtime/lockprof.c src/runtime/profwriter.c src/runtime/outfile.c src/runtime/sitetab.c src/runtime/arena.c src/runtime/rt.c src/runtime/procmaps.c src/runtime/config.c src/runtime/symtab.c profile
+// links: src/runtime/lockprof.c src/runtime/profwriter.c src/runtime/outfile.c src/runtime/sitetab.c src/runtime/labels.c src/runtime/arena.c src/runtime/rt.c src/runtime/procmaps.c src/runtime/config.c src/runtime/symtab.c profile
 /* test_lockprof.c — the mutex and block profiles' sampling (Go's 1-in-N
  * for contentions, blocksampled for delays) and their writers: the
  * protobuf (Go 1.19's types, period 1, mutex values times the rate) and the

@@ -68,6 +68,22 @@ static void test_full(void **state)
     assert_ptr_not_equal(sitetab_intern(&t, pc, 1), last); /* old entries stay found */
 }
 
+/* A stack under two label sets is two entries (mutex and block waits
+ * keep the waiter's labels). */
+static void test_labels(void **state)
+{
+    (void)state;
+    static sitetab_t t = SITETAB_INIT(16);
+    uintptr_t a[2] = {1, 2};
+    site_t *plain = sitetab_intern(&t, a, 2), *l1 = sitetab_intern_labeled(&t, a, 2, 1);
+    assert_ptr_not_equal(plain, l1);
+    assert_int_equal(plain->labels, 0);
+    assert_int_equal(l1->labels, 1);
+    assert_ptr_equal(sitetab_intern_labeled(&t, a, 2, 1), l1);
+    assert_ptr_not_equal(sitetab_intern_labeled(&t, a, 2, 2), l1);
+    assert_int_equal(count_entries(&t), 3);
+}
+
 static sitetab_t shared = SITETAB_INIT(1u << 16);
 
 static void *inserter(void *arg)
@@ -100,6 +116,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_intern),
         cmocka_unit_test(test_full),
+        cmocka_unit_test(test_labels),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
