@@ -11,18 +11,33 @@ PKGS="gcc g++ make pkg-config clang binutils elfutils
  perl git ripgrep openssh-client pigz xz-utils redis-server redis-tools lld valgrind linux-perf
  systemtap-sdt-dev bpftrace
  chromium nodejs musl-tools iproute2"
-missing=""
-for p in $PKGS; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
+# The newest Go Debian ships, the second oracle beside Go 1.19 (TESTING.md):
+# from bookworm-backports, whose source is added when the system lacks it.
+BPO_PKGS="golang-1.23-go"
+BPO_SOURCE=/etc/apt/sources.list.d/bookworm-backports.sources
+
+missing_of() {
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf ' %s' "$p"
+  done
+}
+missing=$(missing_of $PKGS)
+bpo=""
+grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release && bpo=$(missing_of $BPO_PKGS)
+[ -z "$missing$bpo" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
-  echo "deps: installing$missing"
+  echo "deps: installing$missing$bpo"
   export DEBIAN_FRONTEND=noninteractive
+  if [ -n "$bpo" ] && ! grep -rqs '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: bookworm-backports" \
+      "Components: main" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" > "$BPO_SOURCE"
+  fi
   apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  [ -z "$missing" ] || apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  [ -z "$bpo" ] || apt-get install -y -qq --no-install-recommends -t bookworm-backports $bpo >/dev/null
 else
   echo "deps: missing Debian packages. Run:" >&2
-  echo "  sudo apt-get install -y$missing" >&2
+  [ -z "$missing" ] || echo "  sudo apt-get install -y$missing" >&2
+  [ -z "$bpo" ] || echo "  (with bookworm-backports in apt's sources) sudo apt-get install -y -t bookworm-backports$bpo" >&2
   exit 1
 fi
