@@ -198,13 +198,6 @@ static void parse_mode(const char *mode, zmode_t *z)
     free(s);
 }
 
-static bool unsymbolizable(const char *file)
-{
-    const char *b = strrchr(file, '/');
-    b = b ? b + 1 : file;
-    return b[0] == '[' || strncmp(b, "linux-vdso", 10) == 0 || strncmp(file, "/dev/dri/", 9) == 0;
-}
-
 /* pprof's adjust: addr + offset, or false on overflow. */
 static bool adjust(uint64_t addr, int64_t off, uint64_t *out)
 {
@@ -458,7 +451,7 @@ int symbolz_profile(profile_t *p, const char *mode, const symbolz_sources_t *s,
         if (!z.force && m->has_functions)
             continue;
         const char *file = str(p, m->filename), *bid = str(p, m->build_id);
-        if (unsymbolizable(file))
+        if (profile_mapping_unsymbolizable(file))
             continue;
         /* sources[m.File], then sources[m.BuildID] */
         for (int pass = 0; pass < 2 && rc == 0; pass++) {

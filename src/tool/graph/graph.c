@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "tool/graph/measure.h"
-#include "tool/symbolize/pathclean.h"
 #include "base/hash.h"
+#include "base/path.h"
 #include "base/sbuf.h"
 
 static inline uint64_t mix(uint64_t h, uint64_t v)
@@ -91,22 +91,6 @@ static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
     if (n >= 0)
         g->node_slots[h] = (uint32_t)n + 1;
     return n;
-}
-
-static const char *base_name(const char *path)
-{
-    /* filepath.Base: strip trailing slashes, take the last element. */
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/')
-        n--;
-    size_t s = n;
-    while (s > 0 && path[s - 1] != '/')
-        s--;
-    static __thread char buf[4096];
-    if (n == 0)
-        return ".";
-    snprintf(buf, sizeof(buf), "%.*s", (int)(n - s), path + s);
-    return buf;
 }
 
 void graph_free(graph_t *g)
@@ -868,7 +852,8 @@ const char *graph_node_name(graph_t *g, uint32_t idx)
     } else if (*name) {
         tail = NULL;
     } else if (*work_str(w, i->objfile)) {
-        sb_printf(&t, "[%s]", base_name(work_str(w, i->objfile)));
+        char ob[4096];
+        sb_printf(&t, "[%s]", path_base(work_str(w, i->objfile), ob, sizeof(ob)));
         tail = sb_cstr(&t);
     } else {
         snprintf(tmp, sizeof(tmp), "<unknown>");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/path.h"
 #include "tool/graph/measure.h"
 
 static inline int64_t abs64(int64_t v)
@@ -52,21 +53,6 @@ const char *report_format_value(const report_t *r, int64_t v, char *buf, size_t 
     if (r->ratio > 0 && r->ratio != 1)
         v = profile_value_of((double)v * r->ratio);
     return measure_scaled_label(buf, n, v, r->sample_unit, r->output_unit);
-}
-
-static const char *base_name(const char *path, char *buf, size_t n)
-{
-    size_t l = strlen(path);
-    while (l > 1 && path[l - 1] == '/')
-        l--;
-    size_t s = l;
-    while (s > 0 && path[s - 1] != '/')
-        s--;
-    if (l == 0)
-        snprintf(buf, n, ".");
-    else
-        snprintf(buf, n, "%.*s", (int)(l - s), path + s);
-    return buf;
 }
 
 const char *report_time_header(int64_t nanos, char *buf, size_t n)
@@ -119,7 +105,7 @@ void report_profile_labels(const report_t *r, sbuf_t *out)
     if (p->n_mappings > 0) {
         const char *file = work_str(w, p->mappings[0].filename);
         if (*file)
-            sb_printf(out, "File: %s\n", base_name(file, buf, sizeof(buf)));
+            sb_printf(out, "File: %s\n", path_base(file, buf, sizeof(buf)));
         const char *bid = work_str(w, p->mappings[0].build_id);
         if (*bid)
             sb_printf(out, "Build ID: %s\n", bid);

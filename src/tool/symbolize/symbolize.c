@@ -17,7 +17,7 @@
  */
 #include "symbolize.h"
 
-#include "tool/symbolize/pathclean.h"
+#include "base/path.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -283,12 +283,6 @@ static const addr_slot_t *resolve(ctx_t *c, module_t *m, uint64_t addr, int *rc)
 
 /* --- finding the object files ------------------------------------------------ */
 
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 /* dir/a[/b], without doubled slashes (Go's filepath.Join, minus cleaning). */
 static char *join(const char *dir, const char *a, const char *b)
 {
@@ -361,7 +355,8 @@ static int locate_binaries(ctx_t *c)
             rc = oom(c);
             break;
         }
-        const char *base = *file ? base_name(file) : "";
+        char bb[4096];
+        const char *base = *file ? path_base(file, bb, sizeof(bb)) : "";
         char *save = NULL;
         char *work = strdup(paths);
         if (!work) {
@@ -410,14 +405,6 @@ static int locate_binaries(ctx_t *c)
 }
 
 /* --- the mappings to symbolize -------------------------------------------------- */
-
-/* Mappings pprof does not even try: "[vdso]", "[heap]", linux-vdso.so.1,
- * GPU driver mappings. */
-static bool unsymbolizable(const char *file)
-{
-    const char *b = base_name(file);
-    return b[0] == '[' || !strncmp(b, "linux-vdso", 10) || !strncmp(file, "/dev/dri/", 9);
-}
 
 /* "http://...", "https://...": a source URL, not an object file. */
 static bool is_http_url(const char *file)
@@ -488,13 +475,14 @@ static int choose_mappings(ctx_t *c, mstate_t *ms, bool force)
                 missing = true;
             continue;
         }
-        if (unsymbolizable(file) || (!*bid && is_http_url(file)))
+        if (profile_mapping_unsymbolizable(file) || (!*bid && is_http_url(file)))
             continue;
-        char name[1024];
+        char name[1024], bb[1024];
+        const char *base = path_base(file, bb, sizeof(bb));
         if (*bid)
-            snprintf(name, sizeof(name), "%s (build ID %s)", base_name(file), bid);
+            snprintf(name, sizeof(name), "%s (build ID %s)", base, bid);
         else
-            snprintf(name, sizeof(name), "%s", base_name(file));
+            snprintf(name, sizeof(name), "%s", base);
         ssize_t k = module_get(c, file);
         if (k < 0) {
             rc = oom(c);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/path.h"
 #include "tool/report/dot.h"
 #include "tool/driver/driver.h"
 #include "tool/report/flame.h"
@@ -806,9 +807,9 @@ static void view_memory(const web_req_t *q, web_resp_t *r)
         sbuf_t legend = {0};
         const profile_t *lp = t.snaps[t.n_snaps - 1].p;
         if (lp->n_mappings && lp->mappings[0].filename > 0) {
-            const char *f = lp->strings[lp->mappings[0].filename];
-            const char *slash = strrchr(f, '/');
-            sb_printf(&legend, "File: %s\n", slash && slash[1] ? slash + 1 : f);
+            char fb[4096];
+            sb_printf(&legend, "File: %s\n",
+                      path_base(lp->strings[lp->mappings[0].filename], fb, sizeof(fb)));
         }
         sb_printf(&legend, "Type: %s\n", t.sample_type);
         for (size_t i = 0; i < t.n_snaps; i++) {
