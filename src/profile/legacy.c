@@ -744,16 +744,6 @@ static long hex_addresses(const char *s, uint64_t **arr, size_t *cap, char *bad,
 
 /* --- memory maps ------------------------------------------------------------------ */
 
-static char *dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 /* Applies the "$name" substitutions defined by earlier "name=value" lines
  * (strings.NewReplacer: at each position the first matching name wins). */
 static char *substitute(const char *line, char **attrs, size_t nattrs)
@@ -826,8 +816,8 @@ static int mapping_entry(lp_t *lp, const char *l, lmap_t *m)
         return -1;
     if (off[0] && !parse_u64(off, 16, &m->offset))
         return -1;
-    m->file = file_so >= 0 ? dupn(file_s + file_so, (size_t)(file_eo - file_so)) : dupn("", 0);
-    m->build_id = bid_so >= 0 ? dupn(bid_s + bid_so, (size_t)(bid_eo - bid_so)) : dupn("", 0);
+    m->file = file_so >= 0 ? strndup(file_s + file_so, (size_t)(file_eo - file_so)) : strdup("");
+    m->build_id = bid_so >= 0 ? strndup(bid_s + bid_so, (size_t)(bid_eo - bid_so)) : strdup("");
     if (!m->file || !m->build_id) {
         free(m->file);
         free(m->build_id);
@@ -870,7 +860,7 @@ static int parse_maps(lp_t *lp, lines_t *it)
                     rc = -ENOMEM;
                 } else {
                     char *key = malloc(kn + 2);
-                    char *val = dupn(v, vn);
+                    char *val = strndup(v, vn);
                     if (key) {
                         key[0] = '$';
                         memcpy(key + 1, k, kn);
@@ -980,7 +970,7 @@ static void massage_mappings(lp_t *lp)
         clean[n] = '\0';
         size_t tl;
         const char *t = trim(clean, &tl);
-        char *name = dupn(t, tl);
+        char *name = strndup(t, tl);
         bool candidate = name && tl > 0 && !is_lib(name) && name[0] != '[';
         free(name);
         free(clean);
@@ -1382,7 +1372,7 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
         lineno++;
         size_t tl;
         const char *t = trim(it.text, &tl);
-        char *l = dupn(t, tl);
+        char *l = strndup(t, tl);
         if (!l) {
             rc = oom(lp);
             break;
@@ -1413,7 +1403,7 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
         if (rc == 0)
             rc = heap_values(lp, l, io, ib, "inuse", v2, vals, &nv, &block);
         if (rc == 0) {
-            char *stk = dupn(l + g[5].rm_so, (size_t)(g[5].rm_eo - g[5].rm_so));
+            char *stk = strndup(l + g[5].rm_so, (size_t)(g[5].rm_eo - g[5].rm_so));
             long n = stk ? hex_addresses(stk, &addrs, &capaddrs, bad, sizeof(bad)) : -2;
             free(stk);
             if (n == -2)
@@ -1451,7 +1441,7 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
         free(it.buf);
         return rc < 0 ? oom(lp) : LEGACY_UNRECOGNIZED;
     }
-    char *tname = dupn(it.text + g[1].rm_so, (size_t)(g[1].rm_eo - g[1].rm_so));
+    char *tname = strndup(it.text + g[1].rm_so, (size_t)(g[1].rm_eo - g[1].rm_so));
     lp->owned = tname; /* types[] otherwise point at literals */
     if (!tname) {
         free(it.buf);
@@ -1535,7 +1525,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
         if (!eq)
             break;
         size_t kn, vn;
-        char *k = dupn(t, (size_t)(eq - t)), *v = dupn(eq + 1, tl - (size_t)(eq - t) - 1);
+        char *k = strndup(t, (size_t)(eq - t)), *v = strndup(eq + 1, tl - (size_t)(eq - t) - 1);
         if (!k || !v) {
             free(k);
             free(v);
@@ -1576,7 +1566,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
     for (;;) {
         size_t tl;
         const char *t = trim(it.text, &tl);
-        char *l = dupn(t, tl);
+        char *l = strndup(t, tl);
         if (!l) {
             rc = -ENOMEM;
             break;
@@ -1609,7 +1599,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
                 v2 = (int64_t)((uint64_t)v2 * (uint64_t)lp->period);
             }
             int64_t vals[2] = {v2, v1};
-            char *stk = dupn(l + g[3].rm_so, (size_t)(g[3].rm_eo - g[3].rm_so));
+            char *stk = strndup(l + g[3].rm_so, (size_t)(g[3].rm_eo - g[3].rm_so));
             long n = stk ? hex_addresses(stk, &addrs, &capaddrs, bad, sizeof(bad)) : -2;
             free(stk);
             if (n == -2)
@@ -1667,7 +1657,7 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
     uint64_t *addrs = NULL;
     size_t capaddrs = 0;
     /* The current line is kept in `cur` across parse_thread_sample. */
-    char *cur = dupn(it.text, strlen(it.text));
+    char *cur = strdup(it.text);
     while (rc == 0 && cur && !memory_map_sentinel(cur)) {
         if (has_prefix(cur, "---- no stack trace for")) {
             cur[0] = '\0';
@@ -1687,14 +1677,14 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
             if (tl == 0)
                 continue;
             if (has_prefix(t, "---")) {
-                next = dupn(t, tl);
+                next = strndup(t, tl);
                 break;
             }
             if (strstr(t, "same as previous thread")) {
                 same = true;
                 continue;
             }
-            char *l = dupn(t, tl), bad[48];
+            char *l = strndup(t, tl), bad[48];
             uint64_t *more = NULL;
             size_t capmore = 0;
             long k = l ? hex_addresses(l, &more, &capmore, bad, sizeof(bad)) : -2;
@@ -1712,7 +1702,7 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
             free(more);
         }
         free(cur);
-        cur = next ? next : dupn("", 0);
+        cur = next ? next : strdup("");
         if (rc != 0)
             break;
         if (same || n == 0) {
