@@ -16,7 +16,7 @@
 #include "leaks.h"
 #include "lockprof.h"
 #include "outfile.h"
-#include "output.h"
+#include "heapoutput.h"
 #include "peak.h"
 #include "rt.h"
 #include "sampler.h"
