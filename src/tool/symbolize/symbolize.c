@@ -596,33 +596,29 @@ static int demangle_functions(ctx_t *c, demangle_mode_t mode, bool force)
 
 /* --- entry point ----------------------------------------------------------------- */
 
-typedef struct {
-    bool none, local, fast, force;
-    demangle_mode_t demangle;
-} symmode_t;
-
-static void parse_mode(const char *mode, symmode_t *m)
+bool symbolize_parse_mode(const char *mode, symbolize_mode_t *m)
 {
-    *m = (symmode_t){.local = true, .demangle = DEMANGLE_DEFAULT};
+    *m = (symbolize_mode_t){.local = true, .remote = true, .demangle = DEMANGLE_DEFAULT};
     if (!mode)
-        return;
+        return true;
     char *s = strdup(mode);
     if (!s)
-        return;
+        return true;
     for (char *q = s; *q; q++)
         *q = (char)tolower((unsigned char)*q);
-    bool bad = false;
+    bool ok = true;
     char *save = NULL;
     for (char *o = strtok_r(s, ":", &save); o; o = strtok_r(NULL, ":", &save)) {
         if (!strcmp(o, "none") || !strcmp(o, "no")) {
             m->none = true;
             break;
         } else if (!strcmp(o, "local")) {
-            m->local = true;
+            m->remote = false;
         } else if (!strcmp(o, "fastlocal")) {
-            m->local = m->fast = true;
+            m->remote = false;
+            m->fast = true;
         } else if (!strcmp(o, "remote")) {
-            m->local = false; /* symbolz is the fetcher's business */
+            m->local = false;
         } else if (!strcmp(o, "force")) {
             m->force = true;
         } else if (!strncmp(o, "demangle=", 9) && demangle_parse_mode(o + 9) >= 0) {
@@ -630,22 +626,22 @@ static void parse_mode(const char *mode, symmode_t *m)
             if (strcmp(o + 9, "default") != 0)
                 m->force = true; /* pprof re-symbolizes to apply a new mode */
         } else {
-            bad = true;
+            ok = false;
         }
     }
-    if (bad)
-        fprintf(stderr, "ignoring unrecognized symbolization option: %s\n"
-                        "expecting -symbolize=[local|fastlocal|remote|none][:force]"
-                        "[:demangle=[none|full|templates|default]\n",
-                mode);
     free(s);
+    return ok;
 }
 
 int symbolize_profile(profile_t *p, const symbolize_opts_t *o, char *err, size_t errlen)
 {
     ctx_t c = {.p = p, .err = err, .errlen = errlen};
-    symmode_t mode;
-    parse_mode(o ? o->mode : NULL, &mode);
+    symbolize_mode_t mode;
+    if (!symbolize_parse_mode(o ? o->mode : NULL, &mode))
+        fprintf(stderr, "ignoring unrecognized symbolization option: %s\n"
+                        "expecting -symbolize=[local|fastlocal|remote|none][:force]"
+                        "[:demangle=[none|full|templates|default]\n",
+                o->mode);
     c.fast = mode.fast;
     c.demangle = mode.demangle;
     c.first_new_fn = p->n_functions;
