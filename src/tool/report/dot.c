@@ -693,11 +693,9 @@ static int compose(report_t *r, sbuf_t *b, char *err, size_t errlen)
 {
     graph_t *g;
     trim_result_t t;
-    int rc = report_trimmed_graph(r, true, &g, &t);
-    if (rc < 0) {
-        snprintf(err, errlen, "out of memory");
+    int rc = report_trimmed_graph(r, true, &g, &t, err, errlen);
+    if (rc < 0)
         return rc;
-    }
     composer_t c = {r, g, b};
     const profile_t *p = r->w->p;
     char tb[4096];

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "assets.h"
+#include "base/err.h"
 #include "base/path.h"
 #include "tool/graph/measure.h"
 
@@ -296,14 +297,8 @@ static uint32_t heap_pop(cands_t *cs)
 
 static cand_t *cand_new(cands_t *cs)
 {
-    if (cs->n == cs->cap) {
-        size_t nc = cs->cap ? cs->cap * 2 : 1024;
-        cand_t *c = realloc(cs->c, nc * sizeof(*c));
-        if (!c)
-            return NULL;
-        cs->c = c;
-        cs->cap = nc;
-    }
+    if (err_grow((void **)&cs->c, &cs->cap, cs->n + 1, sizeof(*cs->c)) < 0)
+        return NULL;
     cand_t *c = &cs->c[cs->n++];
     memset(c, 0, sizeof(*c));
     return c;
