@@ -1,15 +1,14 @@
 #!/bin/sh
 # Every report names the profile's file as go tool pprof does, with Go's
 # filepath.Base (src/base/path.h), even when the mapping's name ends in
-# '/': the text report's "File:" line, the DOT graph's name and the flame
-# graph's title all say what pprof's -top says. tests/progs/filenames.c is
+# '/': the text report's "File:" line, the DOT graph's name, the flame
+# graph's title and the web UI's profile title all say what pprof's -top
+# says. tests/progs/filenames.c is
 # profiled at rate 1, then the profile's mapping name is rewritten in place
 # (same length) from ".../filenames" to ".../filename/".
 # timeout: 120
-. "$(dirname "$0")/../lib.sh"
-command -v python3 >/dev/null 2>&1 || skip "skip: python3 not installed"
+. "$(dirname "$0")/webui_common.inc"
 command -v go >/dev/null 2>&1 || skip "skip: go not installed"
-CPROF=$BUILD/cprof
 
 cc_prog "$T/filenames" "$PROGS/filenames.c"
 CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/h.pb.gz" LD_PRELOAD="$LIB" "$T/filenames" > "$T/out" ||
@@ -42,4 +41,11 @@ got=$("$CPROF" -dot -symbolize=none "$T/r.pb.gz" 2>"$T/err" | sed -n '1s/^digrap
   fail "-flame: $(cat "$T/err")"
 got=$(sed -n 's|^<title>\([^ ]*\) .*</title>$|\1|p' "$T/f.html" | head -n1)
 [ "$got" = "$want" ] || fail "-flame: title '$got', go tool pprof: '$want'"
-note "File: $want in -top, -dot and -flame, as go tool pprof -top"
+
+# A page without a report (here a 404) titles the profile from its mapping.
+start_ui ui -symbolize=none "$T/r.pb.gz"
+get /ui/nosuchview
+[ "$CODE" = 404 ] || fail "/ui/nosuchview: status $CODE"
+grep -q ">$want inuse_space</summary>" "$T/body" ||
+  fail "/ui/nosuchview: no '$want inuse_space' title: $(grep -o '<summary[^<]*</summary>' "$T/body")"
+note "File: $want in -top, -dot, -flame and the web UI, as go tool pprof -top"
