@@ -173,10 +173,13 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/asan/%)
 # test_profiles checks the registry of profile kinds, whose rows name every
-# kind's writer: it links the runtime's objects whole (its links line), and
-# has no ASan twin, as ASan cannot wrap the runtime's malloc.
+# kind's writer: it links the runtime's objects whole (those of today's
+# sources, never a renamed file's stale object), and has no ASan twin, as
+# ASan cannot wrap the runtime's malloc.
 ASAN_BIN := $(filter-out $(B)/tests/asan/test_profiles,$(ASAN_BIN))
-$(B)/tests/test_profiles: $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a
+$(B)/tests/test_profiles: tests/unit/test_profiles.c $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Itests -o $@ $< $(RUNTIME_OBJ) $(B)/lib/profile.a $(B)/lib/base.a $(UNIT_LIBS)
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 unit_links = $(shell sed -n '1s|^// links:||p' $(1))
 # The layers a test names, and those below them, in link order.

@@ -744,16 +744,6 @@ static long hex_addresses(const char *s, uint64_t **arr, size_t *cap, char *bad,
 
 /* --- memory maps ------------------------------------------------------------------ */
 
-static char *dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 /* Applies the "$name" substitutions defined by earlier "name=value" lines
  * (strings.NewReplacer: at each position the first matching name wins). */
 static char *substitute(const char *line, char **attrs, size_t nattrs)
@@ -826,8 +816,8 @@ static int mapping_entry(lp_t *lp, const char *l, lmap_t *m)
         return -1;
     if (off[0] && !parse_u64(off, 16, &m->offset))
         return -1;
-    m->file = file_so >= 0 ? dupn(file_s + file_so, (size_t)(file_eo - file_so)) : dupn("", 0);
-    m->build_id = bid_so >= 0 ? dupn(bid_s + bid_so, (size_t)(bid_eo - bid_so)) : dupn("", 0);
+    m->file = file_so >= 0 ? strndup(file_s + file_so, (size_t)(file_eo - file_so)) : strdup("");
+    m->build_id = bid_so >= 0 ? strndup(bid_s + bid_so, (size_t)(bid_eo - bid_so)) : strdup("");
     if (!m->file || !m->build_id) {
         free(m->file);
         free(m->build_id);
@@ -870,7 +860,7 @@ static int parse_maps(lp_t *lp, lines_t *it)
                     rc = -ENOMEM;
                 } else {
                     char *key = malloc(kn + 2);
-                    char *val = dupn(v, vn);
+                    char *val = strndup(v, vn);
                     if (key) {
                         key[0] = '$';
                         memcpy(key + 1, k, kn);
@@ -938,7 +928,7 @@ static int stack_sample(lp_t *lp, const char *s, size_t n, uint64_t **addrs, siz
                         const int64_t *v, bool has_bytes, int64_t bytes, const char *what,
                         size_t lineno)
 {
-    char *stk = dupn(s, n), bad[48];
+    char *stk = strndup(s, n), bad[48];
     long k = stk ? hex_addresses(stk, addrs, cap, bad, sizeof(bad)) : -2;
     free(stk);
     if (k == -2)
@@ -1051,7 +1041,7 @@ static void massage_mappings(lp_t *lp)
         clean[n] = '\0';
         size_t tl;
         const char *t = trim(clean, &tl);
-        char *name = dupn(t, tl);
+        char *name = strndup(t, tl);
         bool candidate = name && tl > 0 && !is_lib(name) && name[0] != '[';
         free(name);
         free(clean);
@@ -1450,7 +1440,7 @@ static int parse_heap(lp_t *lp, const uint8_t *data, size_t len)
         lineno++;
         size_t tl;
         const char *t = trim(it.text, &tl);
-        char *l = dupn(t, tl);
+        char *l = strndup(t, tl);
         if (!l) {
             rc = oom(lp);
             break;
@@ -1501,7 +1491,7 @@ static int parse_count(lp_t *lp, const uint8_t *data, size_t len)
         free(it.buf);
         return LEGACY_UNRECOGNIZED;
     }
-    char *tname = dupn(it.text + g[1].rm_so, (size_t)(g[1].rm_eo - g[1].rm_so));
+    char *tname = strndup(it.text + g[1].rm_so, (size_t)(g[1].rm_eo - g[1].rm_so));
     lp->owned = tname; /* types[] otherwise point at literals */
     if (!tname) {
         free(it.buf);
@@ -1570,7 +1560,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
         if (!eq)
             break;
         size_t kn, vn;
-        char *k = dupn(t, (size_t)(eq - t)), *v = dupn(eq + 1, tl - (size_t)(eq - t) - 1);
+        char *k = strndup(t, (size_t)(eq - t)), *v = strndup(eq + 1, tl - (size_t)(eq - t) - 1);
         if (!k || !v) {
             free(k);
             free(v);
@@ -1611,7 +1601,7 @@ static int parse_contention(lp_t *lp, const uint8_t *data, size_t len)
     for (;;) {
         size_t tl;
         const char *t = trim(it.text, &tl);
-        char *l = dupn(t, tl);
+        char *l = strndup(t, tl);
         if (!l) {
             rc = -ENOMEM;
             break;
@@ -1683,7 +1673,7 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
     uint64_t *addrs = NULL;
     size_t capaddrs = 0;
     /* The current line is kept in `cur` across parse_thread_sample. */
-    char *cur = dupn(it.text, strlen(it.text));
+    char *cur = strdup(it.text);
     while (rc == 0 && cur && !memory_map_sentinel(cur)) {
         if (has_prefix(cur, "---- no stack trace for")) {
             cur[0] = '\0';
@@ -1703,14 +1693,14 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
             if (tl == 0)
                 continue;
             if (has_prefix(t, "---")) {
-                next = dupn(t, tl);
+                next = strndup(t, tl);
                 break;
             }
             if (strstr(t, "same as previous thread")) {
                 same = true;
                 continue;
             }
-            char *l = dupn(t, tl), bad[48];
+            char *l = strndup(t, tl), bad[48];
             uint64_t *more = NULL;
             size_t capmore = 0;
             long k = l ? hex_addresses(l, &more, &capmore, bad, sizeof(bad)) : -2;
@@ -1728,7 +1718,7 @@ static int parse_thread(lp_t *lp, const uint8_t *data, size_t len)
             free(more);
         }
         free(cur);
-        cur = next ? next : dupn("", 0);
+        cur = next ? next : strdup("");
         if (rc != 0)
             break;
         if (same || n == 0) {

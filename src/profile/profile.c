@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "base/hash.h"
+#include "base/path.h"
 
 /* Small arrays (sample stacks, values, labels, location lines, strings) come
  * from chunks so that a 200,000-sample profile costs a few hundred mallocs,
@@ -459,4 +460,11 @@ const profile_mapping_t *profile_mapping_by_id(const profile_t *p, uint64_t id)
     return lookup(p->map_index, p->n_map_index, p->map_sparse, p->n_map_sparse,
                   p->mappings, p->n_mappings,
                   sizeof(*p->mappings), id);
+}
+
+bool profile_mapping_unsymbolizable(const char *file)
+{
+    char buf[256];
+    const char *b = path_base(file, buf, sizeof(buf));
+    return b[0] == '[' || strncmp(b, "linux-vdso", 10) == 0 || strncmp(file, "/dev/dri/", 9) == 0;
 }

@@ -217,6 +217,11 @@ const profile_location_t *profile_location_by_id(const profile_t *p, uint64_t id
 const profile_function_t *profile_function_by_id(const profile_t *p, uint64_t id);
 const profile_mapping_t *profile_mapping_by_id(const profile_t *p, uint64_t id);
 
+/* pprof's Mapping.Unsymbolizable, for a mapping of that file name: one no
+ * symbolizer even tries ("[vdso]", "[heap]", linux-vdso.so.1, GPU driver
+ * mappings under /dev/dri/). */
+bool profile_mapping_unsymbolizable(const char *file);
+
 /* --- wire format --------------------------------------------------------- */
 
 typedef struct {

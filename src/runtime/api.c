@@ -25,7 +25,7 @@
 #include "labels.h"
 #include "leaks.h"
 #include "lockprof.h"
-#include "output.h"
+#include "heapoutput.h"
 #include "outfile.h"
 #include "peak.h"
 #include "profiles.h"

@@ -5,7 +5,7 @@
  * The inline functions are the general path of an unsampled call: a few
  * thread-local adds, the allocator's usable-size lookup, the sampler
  * countdown, and on free one read of the live-map filter. With glibc
- * behind, malloc and free do the same in their own fast paths (hooks.c).
+ * behind, malloc and free do the same in their own fast paths (allochooks.c).
  *
  * Signal handlers: a program may call malloc and free in a handler (unwise,
  * but glibc copes). If the handler interrupted cprof on its own thread while

@@ -127,7 +127,7 @@ typedef struct {
 } scan_t;
 
 /* One scan at a time. Not an rt_lock: a thread holding one allocates from
- * glibc (hooks.c), and the scan's buffers must come from cprof's private
+ * glibc (allochooks.c), and the scan's buffers must come from cprof's private
  * heap, which is excluded from the roots; anonymous glibc memory would be
  * scanned as a root and reach every sampled object at rates other than 1. */
 static int scan_busy;

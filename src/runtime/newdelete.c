@@ -1,6 +1,6 @@
 /* newdelete.c — C++ operator new and delete, interposed like malloc.
  *
- * libstdc++'s operators call malloc and free, which hooks.c sees. But an
+ * libstdc++'s operators call malloc and free, which allochooks.c sees. But an
  * allocator preloaded after cprof (jemalloc, tcmalloc) defines the
  * operators itself, straight on its own heap: without these definitions
  * every C++ allocation would be invisible to cprof. So cprof defines all

@@ -5,7 +5,7 @@
 #include "heap.h"
 #include "leaks.h"
 #include "lockprof.h"
-#include "output.h"
+#include "heapoutput.h"
 #include "peak.h"
 #include "session.h"
 #include "threadprof.h"

@@ -4,7 +4,7 @@
 #include "config.h"
 #include "cpuprof.h"
 #include "httpctl.h"
-#include "output.h"
+#include "heapoutput.h"
 #include "rt.h"
 #include "session.h"
 #include "base/base64.h"

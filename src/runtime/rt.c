@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 __thread rt_thread_t rt_self __attribute__((tls_model("initial-exec"))) = {.slow = 1};
-/* Filled by hooks.c when the next definitions are resolved (rt.h). */
+/* Filled by allochooks.c when the next definitions are resolved (rt.h). */
 rt_next_t rt_next;
 bool rt_glibc_chunks;
 

@@ -3,7 +3,7 @@
  *
  * Rules for all of src/runtime:
  * - Code reached from a hook runs with the thread's guard set; any malloc it
- *   makes then goes straight to the next allocator (see hooks.c).
+ *   makes then goes straight to the next allocator (see allochooks.c).
  * - No lock is held across a call out of cprof (unwinding, the next
  *   allocator, I/O); locks are rt_lock_t, which never allocates and is
  *   invisible to any pthread_mutex interposer.
@@ -100,7 +100,7 @@ typedef struct {
 
 extern rt_next_t rt_next __attribute__((visibility("hidden")));
 
-/* Set once at resolve (hooks.c) when the next allocator is glibc's and
+/* Set once at resolve (allochooks.c) when the next allocator is glibc's and
  * its blocks were seen to carry glibc's chunk header. */
 extern bool rt_glibc_chunks __attribute__((visibility("hidden")));
 

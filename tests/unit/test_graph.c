@@ -12,7 +12,6 @@
 
 #include "tool/graph/filter.h"
 #include "tool/graph/graph.h"
-#include "tool/symbolize/pathclean.h"
 #include "tool/graph/work.h"
 
 /* Functions 1..4: main, alloc, helper (inlined into alloc), leaf.
@@ -259,18 +258,6 @@ static void test_rx_translation(void **state)
     assert_null(rx_compile("(", err, sizeof(err)));
 }
 
-static void test_clean_path(void **state)
-{
-    (void)state;
-    const char *cases[][2] = {{"a/b/../c", "a/c"}, {"/../x", "/x"}, {"./a//b/", "a/b"},
-                              {"../../x", "../../x"}, {"", "."}, {"/", "/"}};
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *c = path_clean(cases[i][0]);
-        assert_string_equal(c, cases[i][1]);
-        free(c);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,7 +267,6 @@ int main(void)
         cmocka_unit_test(test_lines_and_addresses),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_rx_translation),
-        cmocka_unit_test(test_clean_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

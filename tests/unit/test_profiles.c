@@ -1,4 +1,5 @@
-// links: build/pic/src/runtime/*.o profile
+// links: profile
+// (and the runtime's objects whole: the Makefile's own rule for this test)
 /* test_profiles.c — the registry of profile kinds (profiles.h): every row
  * complete for how it is recorded, names and variables unique, rows in
  * Go's index order, and each writer answering with the form its debug

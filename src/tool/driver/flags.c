@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/strs.h"
 #include "cprof.h"
 #include "tool/report/commands.h"
 
@@ -54,11 +55,6 @@ static void put_help(FILE *f, const char *name, const char *help)
     fprintf(f, "    %-16s %.*s\n", name, len, help ? help : "");
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void flags_usage(FILE *f, bool cl)
 {
     const char *pre = cl ? "-" : "";
@@ -103,7 +99,7 @@ void flags_usage(FILE *f, bool cl)
                  h);
         lines[nl++] = strdup(line);
     }
-    qsort(lines, nl, sizeof(lines[0]), str_cmp);
+    strs_sort(lines, nl);
     for (size_t i = 0; i < nl; i++) {
         if (lines[i])
             fprintf(f, "%s\n", lines[i]);

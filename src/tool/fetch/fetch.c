@@ -34,16 +34,6 @@ static void gourl_free(gourl_t *u)
     memset(u, 0, sizeof(*u));
 }
 
-static char *dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 /* Every '%' starts a valid escape. */
 static bool escapes_ok(const char *s, size_t n)
 {
@@ -116,7 +106,7 @@ static int gourl_parse(const char *raw, gourl_t *u)
         if (c == ':') {
             if (i == 0)
                 goto bad; /* missing protocol scheme */
-            u->scheme = dupn(raw, i);
+            u->scheme = strndup(raw, i);
             for (char *s = u->scheme; s && *s; s++)
                 *s = (char)tolower((unsigned char)*s);
             rest = raw + i + 1;
@@ -132,7 +122,7 @@ static int gourl_parse(const char *raw, gourl_t *u)
         restlen--;
     } else if (nq) {
         const char *q = memchr(rest, '?', restlen);
-        u->query = dupn(q + 1, restlen - (size_t)(q + 1 - rest));
+        u->query = strndup(q + 1, restlen - (size_t)(q + 1 - rest));
         restlen = (size_t)(q - rest);
     }
     if (restlen == 0 || rest[0] != '/') {
@@ -158,19 +148,19 @@ static int gourl_parse(const char *raw, gourl_t *u)
         const char *h = a;
         if (at) {
             u->has_userinfo = true;
-            u->userinfo = dupn(a, (size_t)(at - a));
+            u->userinfo = strndup(a, (size_t)(at - a));
             h = at + 1;
         }
         size_t hlen = authlen - (size_t)(h - a);
         if (!valid_host(h, hlen))
             goto bad;
-        u->host = dupn(h, hlen);
+        u->host = strndup(h, hlen);
         rest = a + authlen;
         restlen = alen - authlen;
     }
     if (!escapes_ok(rest, restlen))
         goto bad;
-    u->path = dupn(rest, restlen);
+    u->path = strndup(rest, restlen);
     return 0;
 bad:
     gourl_free(u);

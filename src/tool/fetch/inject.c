@@ -3,6 +3,7 @@
 #include "tool/fetch/inject.h"
 
 #include "base/err.h"
+#include "base/path.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -76,20 +77,21 @@ void inject_maps_free(inject_map_t *m, size_t n)
     free(m);
 }
 
-/* The file name of a mapped object: after the last '/', and after the
+/* The file name of a mapped object (Go's filepath.Base), after the
  * "memfd:" of a library cprof attach handed over in a memfd (maps shows
  * "/memfd:libcprof.so (deleted)"). */
-static const char *base_name(const char *path)
+static const char *object_name(const char *path, char *buf, size_t n)
 {
-    const char *s = strrchr(path, '/');
-    s = s ? s + 1 : path;
+    const char *s = path_base(path, buf, n);
     return strncmp(s, "memfd:", 6) == 0 ? s + 6 : s;
 }
 
 const inject_map_t *inject_find_object(const inject_map_t *m, size_t n, const char *prefix)
 {
+    char b[256];
     for (size_t i = 0; i < n; i++)
-        if (m[i].path[0] == '/' && strncmp(base_name(m[i].path), prefix, strlen(prefix)) == 0)
+        if (m[i].path[0] == '/' &&
+            strncmp(object_name(m[i].path, b, sizeof(b)), prefix, strlen(prefix)) == 0)
             return &m[i];
     return NULL;
 }
@@ -216,7 +218,8 @@ static bool risky_object(const char *path)
 {
     static const char *const risky[] = {"libc.so", "libc-", "ld-linux", "ld-", "libstdc++",
                                          "libgcc_s", "libcprof", "libunwind"};
-    const char *b = base_name(path);
+    char buf[256];
+    const char *b = object_name(path, buf, sizeof(buf));
     for (size_t k = 0; k < sizeof(risky) / sizeof(risky[0]); k++)
         if (strncmp(b, risky[k], strlen(risky[k])) == 0)
             return true;
@@ -267,7 +270,8 @@ static bool unsafe_at(inject_t *t, const struct user_regs_struct *r, const injec
             continue;
         if (!risky_object(m[i].path))
             return false;
-        const char *b = base_name(m[i].path);
+        char buf[256];
+        const char *b = object_name(m[i].path, buf, sizeof(buf));
         if (strncmp(b, "libc.so", 7) != 0 && strncmp(b, "libc-", 5) != 0)
             return true;
         uint8_t insn[2];

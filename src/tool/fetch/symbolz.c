@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tool/symbolize/demangle.h"
+#include "tool/symbolize/symbolize.h"
 
 static const char *str(const profile_t *p, int64_t i)
 {
@@ -160,50 +161,6 @@ char *symbolz_url(const char *url)
 }
 
 /* --- symbolization ------------------------------------------------------------------ */
-
-typedef struct {
-    bool remote, force;
-    demangle_mode_t demangle;
-} zmode_t;
-
-/* pprof's Symbolizer.Symbolize option parsing (its messages about bad
- * options are the local symbolizer's). */
-static void parse_mode(const char *mode, zmode_t *z)
-{
-    *z = (zmode_t){.remote = true, .demangle = DEMANGLE_DEFAULT};
-    if (!mode)
-        return;
-    char *s = strdup(mode);
-    if (!s)
-        return;
-    for (char *c = s; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-    char *save = NULL;
-    for (char *o = strtok_r(s, ":", &save); o; o = strtok_r(NULL, ":", &save)) {
-        if (!strcmp(o, "none") || !strcmp(o, "no")) {
-            z->remote = false;
-            break;
-        } else if (!strcmp(o, "local") || !strcmp(o, "fastlocal")) {
-            z->remote = false;
-        } else if (!strcmp(o, "remote")) {
-            z->remote = true;
-        } else if (!strcmp(o, "force")) {
-            z->force = true;
-        } else if (!strncmp(o, "demangle=", 9) && demangle_parse_mode(o + 9) >= 0) {
-            z->demangle = (demangle_mode_t)demangle_parse_mode(o + 9);
-            if (strcmp(o + 9, "default") != 0)
-                z->force = true;
-        }
-    }
-    free(s);
-}
-
-static bool unsymbolizable(const char *file)
-{
-    const char *b = strrchr(file, '/');
-    b = b ? b + 1 : file;
-    return b[0] == '[' || strncmp(b, "linux-vdso", 10) == 0 || strncmp(file, "/dev/dri/", 9) == 0;
-}
 
 /* pprof's adjust: addr + offset, or false on overflow. */
 static bool adjust(uint64_t addr, int64_t off, uint64_t *out)
@@ -448,9 +405,9 @@ static int symbolize_mapping(profile_t *p, profile_mapping_t *m, const symbolz_s
 int symbolz_profile(profile_t *p, const char *mode, const symbolz_sources_t *s,
                     symbolz_post_fn post, char *err, size_t errlen)
 {
-    zmode_t z;
-    parse_mode(mode, &z);
-    if (!z.remote || !s || s->n == 0)
+    symbolize_mode_t z; /* its unknown options are the local symbolizer's to report */
+    symbolize_parse_mode(mode, &z);
+    if (z.none || !z.remote || !s || s->n == 0)
         return 0;
     int rc = 0;
     for (size_t mi = 0; mi < p->n_mappings && rc == 0; mi++) {
@@ -458,7 +415,7 @@ int symbolz_profile(profile_t *p, const char *mode, const symbolz_sources_t *s,
         if (!z.force && m->has_functions)
             continue;
         const char *file = str(p, m->filename), *bid = str(p, m->build_id);
-        if (unsymbolizable(file))
+        if (profile_mapping_unsymbolizable(file))
             continue;
         /* sources[m.File], then sources[m.BuildID] */
         for (int pass = 0; pass < 2 && rc == 0; pass++) {

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "tool/graph/measure.h"
+#include "base/err.h"
 #include "base/sbuf.h"
+#include "base/strs.h"
 
 /* --- numeric label units -------------------------------------------------- */
 
@@ -31,9 +33,20 @@ void numunits_free(numunits_t *u)
     u->n = 0;
 }
 
-static int strptr_cmp(const void *a, const void *b)
+size_t label_keys(const wsample_t *s, bool num, int64_t *keys, size_t max)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    size_t nk = 0;
+    for (uint32_t i = 0; i < s->n_labels && nk < max; i++) {
+        const profile_label_t *l = &s->labels[i];
+        if (num ? !label_is_num(l) : !label_is_str(l))
+            continue;
+        size_t k;
+        for (k = 0; k < nk && keys[k] != l->key; k++)
+            ;
+        if (k == nk)
+            keys[nk++] = l->key;
+    }
+    return nk;
 }
 
 int numunits_compute(const work_t *w, numunits_t *u, char **conflicts)
@@ -58,13 +71,8 @@ int numunits_compute(const work_t *w, numunits_t *u, char **conflicts)
             for (k = 0; k < u->n && u->v[k].key != l->key; k++)
                 ;
             if (k == u->n) {
-                if (u->n == cap) {
-                    cap = cap ? cap * 2 : 8;
-                    numunit_t *nv = realloc(u->v, cap * sizeof(*nv));
-                    if (!nv)
-                        goto oom;
-                    u->v = nv;
-                }
+                if (err_grow((void **)&u->v, &cap, u->n + 1, sizeof(*u->v)) < 0)
+                    goto oom;
                 u->v[u->n++] = (numunit_t){l->key, NULL};
             }
             if (l->num_unit == 0)
@@ -77,13 +85,8 @@ int numunits_compute(const work_t *w, numunits_t *u, char **conflicts)
                 for (x = 0; x < nign && !(ign[x].key == l->key && ign[x].unit == l->num_unit); x++)
                     ;
                 if (x == nign) {
-                    if (nign == capign) {
-                        capign = capign ? capign * 2 : 4;
-                        struct ign *ni = realloc(ign, capign * sizeof(*ni));
-                        if (!ni)
-                            goto oom;
-                        ign = ni;
-                    }
+                    if (err_grow((void **)&ign, &capign, nign + 1, sizeof(*ign)) < 0)
+                        goto oom;
                     ign[nign++] = (struct ign){l->key, l->num_unit};
                 }
             }
@@ -108,7 +111,7 @@ int numunits_compute(const work_t *w, numunits_t *u, char **conflicts)
                     list[nl++] = work_str(w, ign[x].unit);
             if (!nl)
                 continue;
-            qsort(list, nl, sizeof(list[0]), strptr_cmp);
+            strs_sort(list, nl);
             sb_printf(&b, "For tag %s used unit %s, also encountered unit(s) ",
                       work_str(w, u->v[k].key), u->v[k].unit);
             for (size_t x = 0; x < nl; x++)

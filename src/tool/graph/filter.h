@@ -40,6 +40,10 @@ static inline bool label_is_num(const profile_label_t *l)
     return l->str == 0 && (l->num != 0 || l->num_unit != 0);
 }
 
+/* The distinct keys of the sample's string (num false) or numeric labels,
+ * in first-seen order, at most max of them into keys; their number. */
+size_t label_keys(const wsample_t *s, bool num, int64_t *keys, size_t max);
+
 typedef struct {
     bool fm, im, hm, hnm;
 } name_match_t;

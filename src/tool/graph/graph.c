@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "tool/graph/measure.h"
-#include "tool/symbolize/pathclean.h"
+#include "base/err.h"
 #include "base/hash.h"
+#include "base/path.h"
 #include "base/sbuf.h"
+#include "base/strs.h"
 
 static inline uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -42,21 +44,38 @@ static bool ninfo_eq(const ninfo_t *a, const ninfo_t *b)
            a->start_line == b->start_line && a->lineno == b->lineno;
 }
 
+/* Nodes, edges, tags and tag strings are each found through an index of
+ * slots holding element numbers (0: empty), probed linearly from the
+ * element's hash and rebuilt twice as large before it is half full. This
+ * rebuilds one with nslots (a power of two) for elements first..n-1, each
+ * slot holding i + bias. */
+static int index_rebuild(const graph_t *g, uint32_t **slots, size_t *mask, size_t nslots,
+                         size_t first, size_t n, uint32_t bias,
+                         uint64_t (*hash_at)(const graph_t *g, size_t i))
+{
+    uint32_t *s = calloc(nslots, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    for (size_t i = first; i < n; i++) {
+        size_t h = hash_at(g, i) & (nslots - 1);
+        while (s[h])
+            h = (h + 1) & (nslots - 1);
+        s[h] = (uint32_t)i + bias;
+    }
+    free(*slots);
+    *slots = s;
+    *mask = nslots - 1;
+    return 0;
+}
+
+static uint64_t node_hash_at(const graph_t *g, size_t i)
+{
+    return ninfo_hash(&g->nodes[i].info);
+}
+
 static int node_rehash(graph_t *g, size_t nslots)
 {
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        size_t h = ninfo_hash(&g->nodes[i].info) & (nslots - 1);
-        while (slots[h])
-            h = (h + 1) & (nslots - 1);
-        slots[h] = (uint32_t)i + 1;
-    }
-    free(g->node_slots);
-    g->node_slots = slots;
-    g->node_mask = nslots - 1;
-    return 0;
+    return index_rebuild(g, &g->node_slots, &g->node_mask, nslots, 0, g->n_nodes, 1, node_hash_at);
 }
 
 /* Appends a node with info i (a copy: i may point into nodes[]); its
@@ -64,14 +83,8 @@ static int node_rehash(graph_t *g, size_t nslots)
 static int64_t append_node(graph_t *g, const ninfo_t *i)
 {
     ninfo_t info = *i;
-    if (g->n_nodes == g->cap_nodes) {
-        size_t nc = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-        gnode_t *nn = realloc(g->nodes, nc * sizeof(*nn));
-        if (!nn)
-            return -1;
-        g->nodes = nn;
-        g->cap_nodes = nc;
-    }
+    if (err_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof(*g->nodes)) < 0)
+        return -1;
     gnode_t *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof(*n));
     n->info = info;
@@ -91,22 +104,6 @@ static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
     if (n >= 0)
         g->node_slots[h] = (uint32_t)n + 1;
     return n;
-}
-
-static const char *base_name(const char *path)
-{
-    /* filepath.Base: strip trailing slashes, take the last element. */
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/')
-        n--;
-    size_t s = n;
-    while (s > 0 && path[s - 1] != '/')
-        s--;
-    static __thread char buf[4096];
-    if (n == 0)
-        return ".";
-    snprintf(buf, sizeof(buf), "%.*s", (int)(n - s), path + s);
-    return buf;
 }
 
 void graph_free(graph_t *g)
@@ -284,21 +281,14 @@ oom:
 
 /* --- edges -------------------------------------------------------------------- */
 
+static uint64_t edge_hash_at(const graph_t *g, size_t i)
+{
+    return pair_hash(g->edges[i].src, g->edges[i].dst);
+}
+
 static int edge_rehash(graph_t *g, size_t nslots)
 {
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < g->n_edges; i++) {
-        size_t h = pair_hash(g->edges[i].src, g->edges[i].dst) & (nslots - 1);
-        while (slots[h])
-            h = (h + 1) & (nslots - 1);
-        slots[h] = (uint32_t)i + 1;
-    }
-    free(g->edge_slots);
-    g->edge_slots = slots;
-    g->edge_mask = nslots - 1;
-    return 0;
+    return index_rebuild(g, &g->edge_slots, &g->edge_mask, nslots, 0, g->n_edges, 1, edge_hash_at);
 }
 
 static gedge_t *find_or_add_edge(graph_t *g, uint32_t src, uint32_t dst, bool *created)
@@ -313,14 +303,8 @@ static gedge_t *find_or_add_edge(graph_t *g, uint32_t src, uint32_t dst, bool *c
             return e;
         }
     }
-    if (g->n_edges == g->cap_edges) {
-        size_t nc = g->cap_edges ? g->cap_edges * 2 : 1024;
-        gedge_t *ne = realloc(g->edges, nc * sizeof(*ne));
-        if (!ne)
-            return NULL;
-        g->edges = ne;
-        g->cap_edges = nc;
-    }
+    if (err_grow((void **)&g->edges, &g->cap_edges, g->n_edges + 1, sizeof(*g->edges)) < 0)
+        return NULL;
     gedge_t *e = &g->edges[g->n_edges];
     memset(e, 0, sizeof(*e));
     e->src = src;
@@ -368,21 +352,15 @@ static uint64_t str_hash(const char *s)
     return hash_fnv1a(s, strlen(s));
 }
 
+static uint64_t tstr_hash_at(const graph_t *g, size_t i)
+{
+    return str_hash(g->tstr[i]);
+}
+
+/* Ids start at 1 (0 is ""), and a slot holds the id itself. */
 static int tstr_rehash(graph_t *g, size_t nslots)
 {
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 1; i < g->n_tstr; i++) {
-        size_t h = str_hash(g->tstr[i]) & (nslots - 1);
-        while (slots[h])
-            h = (h + 1) & (nslots - 1);
-        slots[h] = (uint32_t)i;
-    }
-    free(g->tstr_slots);
-    g->tstr_slots = slots;
-    g->tstr_mask = nslots - 1;
-    return 0;
+    return index_rebuild(g, &g->tstr_slots, &g->tstr_mask, nslots, 1, g->n_tstr, 0, tstr_hash_at);
 }
 
 /* Interns a tag string; its id (0 for ""), or -1 on OOM. */
@@ -391,10 +369,10 @@ static int64_t tstr_intern(graph_t *g, const char *s)
     if (!*s)
         return 0;
     if (g->n_tstr == 0) {
-        g->tstr = calloc(64, sizeof(*g->tstr));
-        if (!g->tstr || tstr_rehash(g, 128) < 0)
+        if (err_grow((void **)&g->tstr, &g->cap_tstr, 1, sizeof(*g->tstr)) < 0 ||
+            tstr_rehash(g, 128) < 0)
             return -1;
-        g->cap_tstr = 64;
+        g->tstr[0] = NULL;
         g->n_tstr = 1;
     }
     if ((g->n_tstr + 1) * 2 > g->tstr_mask + 1 && tstr_rehash(g, (g->tstr_mask + 1) * 2) < 0)
@@ -403,24 +381,14 @@ static int64_t tstr_intern(graph_t *g, const char *s)
     for (; g->tstr_slots[h]; h = (h + 1) & g->tstr_mask)
         if (strcmp(g->tstr[g->tstr_slots[h]], s) == 0)
             return g->tstr_slots[h];
-    if (g->n_tstr == g->cap_tstr) {
-        char **n = realloc(g->tstr, g->cap_tstr * 2 * sizeof(*n));
-        if (!n)
-            return -1;
-        g->tstr = n;
-        g->cap_tstr *= 2;
-    }
+    if (err_grow((void **)&g->tstr, &g->cap_tstr, g->n_tstr + 1, sizeof(*g->tstr)) < 0)
+        return -1;
     char *c = strdup(s);
     if (!c)
         return -1;
     g->tstr[g->n_tstr] = c;
     g->tstr_slots[h] = (uint32_t)g->n_tstr;
     return (int64_t)g->n_tstr++;
-}
-
-static int strp_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Per sample, once: the joined labels (pprof's joinLabels, without
@@ -478,8 +446,7 @@ static int tags_prepare(graph_t *g)
                 goto oom;
             parts[np++] = sb_steal(&t);
         }
-        if (np > 1) /* qsort(NULL, 0, ...) is undefined */
-            qsort(parts, np, sizeof(*parts), strp_cmp);
+        strs_sort(parts, np);
         sb_reset(&b);
         for (size_t j = 0; j < np; j++) {
             if (j)
@@ -524,22 +491,15 @@ static inline uint64_t tag_hash(uint32_t node, bool numeric, uint32_t group, uin
     return h ^ (h >> 29);
 }
 
+static uint64_t tag_hash_at(const graph_t *g, size_t i)
+{
+    const gtag_t *t = &g->tags[i];
+    return tag_hash(t->node, t->numeric, t->group, t->name);
+}
+
 static int tag_rehash(graph_t *g, size_t nslots)
 {
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < g->n_tags; i++) {
-        const gtag_t *t = &g->tags[i];
-        size_t h = tag_hash(t->node, t->numeric, t->group, t->name) & (nslots - 1);
-        while (slots[h])
-            h = (h + 1) & (nslots - 1);
-        slots[h] = (uint32_t)i + 1;
-    }
-    free(g->tag_slots);
-    g->tag_slots = slots;
-    g->tag_mask = nslots - 1;
-    return 0;
+    return index_rebuild(g, &g->tag_slots, &g->tag_mask, nslots, 0, g->n_tags, 1, tag_hash_at);
 }
 
 static gtag_t *find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t group,
@@ -553,14 +513,8 @@ static gtag_t *find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t
         if (t->node == node && t->numeric == numeric && t->group == group && t->name == name)
             return t;
     }
-    if (g->n_tags == g->cap_tags) {
-        size_t nc = g->cap_tags ? g->cap_tags * 2 : 1024;
-        gtag_t *nt = realloc(g->tags, nc * sizeof(*nt));
-        if (!nt)
-            return NULL;
-        g->tags = nt;
-        g->cap_tags = nc;
-    }
+    if (err_grow((void **)&g->tags, &g->cap_tags, g->n_tags + 1, sizeof(*g->tags)) < 0)
+        return NULL;
     gtag_t *t = &g->tags[g->n_tags];
     memset(t, 0, sizeof(*t));
     t->node = node;
@@ -868,7 +822,8 @@ const char *graph_node_name(graph_t *g, uint32_t idx)
     } else if (*name) {
         tail = NULL;
     } else if (*work_str(w, i->objfile)) {
-        sb_printf(&t, "[%s]", base_name(work_str(w, i->objfile)));
+        char ob[4096];
+        sb_printf(&t, "[%s]", path_base(work_str(w, i->objfile), ob, sizeof(ob)));
         tail = sb_cstr(&t);
     } else {
         snprintf(tmp, sizeof(tmp), "<unknown>");

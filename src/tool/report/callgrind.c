@@ -141,10 +141,9 @@ int report_callgrind(report_t *r, char *err, size_t errlen)
 {
     graph_t *g;
     trim_result_t t;
-    if (report_trimmed_graph(r, false, &g, &t) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    int rc = report_trimmed_graph(r, false, &g, &t, err, errlen);
+    if (rc < 0)
+        return rc;
     work_t *w = r->w;
     sbuf_t b = {0};
     names_t objs = {0}, files = {0}, fns = {0};
@@ -195,7 +194,6 @@ int report_callgrind(report_t *r, char *err, size_t errlen)
         free(out);
         prev = n;
     }
-    int rc = 0;
     if (b.oom) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
@@ -272,20 +270,19 @@ int report_topproto(report_t *r, char *err, size_t errlen)
 {
     graph_t *g;
     trim_result_t t;
-    if (report_trimmed_graph(r, false, &g, &t) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    int rc = report_trimmed_graph(r, false, &g, &t, err, errlen);
+    if (rc < 0)
+        return rc;
     const profile_t *p = r->w->p;
     profile_t *q = profile_new();
     uint64_t *fid = calloc(g->n_sel + 1, sizeof(*fid));
     uint32_t *first = calloc(g->n_sel + 1, sizeof(*first));
     size_t nf = 0;
-    int rc = q && fid && first && function_ids(g, fid, first, &nf) == 0 &&
-                     profile_add_sample_type(q, "cum", r->output_unit) >= 0 &&
-                     profile_add_sample_type(q, "flat", r->output_unit) >= 0
-                 ? 0
-                 : -ENOMEM;
+    rc = q && fid && first && function_ids(g, fid, first, &nf) == 0 &&
+                 profile_add_sample_type(q, "cum", r->output_unit) >= 0 &&
+                 profile_add_sample_type(q, "flat", r->output_unit) >= 0
+             ? 0
+             : -ENOMEM;
     if (rc == 0) {
         q->time_nanos = p->time_nanos;
         q->duration_nanos = p->duration_nanos;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "base/path.h"
 #include "tool/graph/measure.h"
 #include "tool/report/dot.h"
 #include "tool/symbolize/demangle.h"
@@ -190,12 +191,6 @@ static int find_symbols(char *nm, const profile_mapping_t *m, const char *path, 
 }
 
 /* --- objdump: pprof's disassemble ------------------------------------------------- */
-
-static const char *base_name(const char *f)
-{
-    const char *s = strrchr(f, '/');
-    return s ? s + 1 : f;
-}
 
 static int parse_objdump(char *text, disasm_inst_t **out, size_t *nout)
 {
@@ -491,15 +486,17 @@ int report_disasm(report_t *r, char *err, size_t errlen)
         fprintf(r->out, "%10s %10s (flat, cum) %s of Total\n", report_format_value(r, s->flat, a, sizeof(a)),
                 report_format_value(r, s->cum, b, sizeof(b)),
                 measure_percentage(pct, sizeof(pct), s->cum, r->total));
-        const char *function = "", *file = "";
+        const char *function = "";
+        char file[4096] = "", fb[4096];
         int64_t line = 0;
         for (size_t i = 0; i < s->n_insts; i++) {
             const disasm_inst_t *in = &s->insts[i];
-            const char *fn = in->function ? in->function : "", *fl = in->file ? base_name(in->file) : "";
+            const char *fn = in->function ? in->function : "";
+            const char *fl = in->file && *in->file ? path_base(in->file, fb, sizeof(fb)) : "";
             sbuf_t loc = {0};
             if (strcmp(fn, function) != 0 || strcmp(fl, file) != 0 || in->line != line) {
                 function = fn;
-                file = fl;
+                snprintf(file, sizeof(file), "%s", fl);
                 line = in->line;
                 if (*fn)
                     sb_printf(&loc, "%s ", fn);

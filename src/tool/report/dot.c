@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "base/path.h"
 #include "tool/graph/measure.h"
 
 extern char **environ;
@@ -220,21 +221,6 @@ static void tag_name(sbuf_t *b, const char *s)
     }
 }
 
-static const char *base_name(const char *path, char *buf, size_t n)
-{
-    size_t l = strlen(path);
-    while (l > 1 && path[l - 1] == '/')
-        l--;
-    size_t s = l;
-    while (s > 0 && path[s - 1] != '/')
-        s--;
-    if (l == 0)
-        snprintf(buf, n, ".");
-    else
-        snprintf(buf, n, "%.*s", (int)(l - s), path + s);
-    return buf;
-}
-
 /* pprof's multilinePrintableName. */
 static void multiline_name(graph_t *g, uint32_t ni, sbuf_t *b)
 {
@@ -278,7 +264,7 @@ static void multiline_name(graph_t *g, uint32_t ni, sbuf_t *b)
     char buf[4096];
     const char *file = work_str(w, i->file);
     if (*file)
-        file = base_name(file, buf, sizeof(buf));
+        file = path_base(file, buf, sizeof(buf));
     sbuf_t t = {0};
     if (i->lineno != 0)
         sb_printf(&t, "%s:%" PRId64, file, i->lineno);
@@ -288,7 +274,7 @@ static void multiline_name(graph_t *g, uint32_t ni, sbuf_t *b)
         ;
     else if (*work_str(w, i->objfile)) {
         char ob[4096];
-        sb_printf(&t, "[%s]", base_name(work_str(w, i->objfile), ob, sizeof(ob)));
+        sb_printf(&t, "[%s]", path_base(work_str(w, i->objfile), ob, sizeof(ob)));
     } else
         sb_puts(&t, "<unknown>");
     if (t.len) {
@@ -707,16 +693,15 @@ static int compose(report_t *r, sbuf_t *b, char *err, size_t errlen)
 {
     graph_t *g;
     trim_result_t t;
-    int rc = report_trimmed_graph(r, true, &g, &t);
-    if (rc < 0) {
-        snprintf(err, errlen, "out of memory");
+    int rc = report_trimmed_graph(r, true, &g, &t, err, errlen);
+    if (rc < 0)
         return rc;
-    }
     composer_t c = {r, g, b};
     const profile_t *p = r->w->p;
-    char title[4096] = "";
+    char tb[4096];
+    const char *title = "";
     if (p->n_mappings > 0 && *work_str(r->w, p->mappings[0].filename))
-        base_name(work_str(r->w, p->mappings[0].filename), title, sizeof(title));
+        title = path_base(work_str(r->w, p->mappings[0].filename), tb, sizeof(tb));
     sb_printf(b, "digraph \"%s\" {\n", *title ? title : "unnamed");
     sb_puts(b, "node [style=filled fillcolor=\"#f8f8f8\"]\n");
     sbuf_t labels = {0};

@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "assets.h"
+#include "base/err.h"
+#include "base/path.h"
 #include "tool/graph/measure.h"
 
 /* --- the sample table --------------------------------------------------------------- */
@@ -295,14 +297,8 @@ static uint32_t heap_pop(cands_t *cs)
 
 static cand_t *cand_new(cands_t *cs)
 {
-    if (cs->n == cs->cap) {
-        size_t nc = cs->cap ? cs->cap * 2 : 1024;
-        cand_t *c = realloc(cs->c, nc * sizeof(*c));
-        if (!c)
-            return NULL;
-        cs->c = c;
-        cs->cap = nc;
-    }
+    if (err_grow((void **)&cs->c, &cs->cap, cs->n + 1, sizeof(*cs->c)) < 0)
+        return NULL;
     cand_t *c = &cs->c[cs->n++];
     memset(c, 0, sizeof(*c));
     return c;
@@ -402,12 +398,6 @@ static size_t digits(int64_t v)
     return (size_t)snprintf(b, sizeof(b), "%" PRId64, v);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s && s[1] ? s + 1 : path;
-}
-
 int flame_json(report_t *r, sbuf_t *out, char *err, size_t errlen)
 {
     stacks_t s;
@@ -499,7 +489,8 @@ int flame_json(report_t *r, sbuf_t *out, char *err, size_t errlen)
     const profile_t *p = r->w->p;
     const char *file = p->n_mappings ? work_str(r->w, p->mappings[0].filename) : "";
     sb_puts(out, "{\"title\":");
-    json_str(out, *file ? base_name(file) : "");
+    char fb[4096];
+    json_str(out, *file ? path_base(file, fb, sizeof(fb)) : "");
     sb_puts(out, ",\"type\":");
     json_str(out, r->sample_type ? r->sample_type : "");
     sb_puts(out, ",\"unit\":");
@@ -628,7 +619,8 @@ int flame_html(report_t *r, char *err, size_t errlen)
                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                 "<title>");
     if (*file) {
-        html(&b, base_name(file));
+        char fb[4096];
+        html(&b, path_base(file, fb, sizeof(fb)));
         sb_puts(&b, " ");
     }
     html(&b, r->sample_type ? r->sample_type : "");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/path.h"
 #include "tool/graph/measure.h"
 #include "tool/report/report.h"
 
@@ -18,13 +19,9 @@ const char *list_trim_path(const char *path, const char *trim, const char *searc
         while (*d) {
             const char *e = strchr(d, ':');
             size_t len = e ? (size_t)(e - d) : strlen(d);
-            char dir[4096];
+            char dir[4096], bb[4096];
             snprintf(dir, sizeof(dir), "%.*s", (int)len, d);
-            size_t l = strlen(dir);
-            while (l > 1 && dir[l - 1] == '/')
-                dir[--l] = '\0';
-            const char *b = strrchr(dir, '/');
-            b = b && l > 1 ? b + 1 : (l == 0 ? "." : (strcmp(dir, "/") == 0 ? "/" : dir));
+            const char *b = path_base(dir, bb, sizeof(bb));
             char want[4200];
             snprintf(want, sizeof(want), "/%s/", b);
             const char *f = strstr(path, want);

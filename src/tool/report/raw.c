@@ -5,30 +5,16 @@
 #include <string.h>
 
 #include "tool/graph/filter.h"
+#include "base/strs.h"
 #include "tool/graph/measure.h"
 #include "tool/report/report.h"
-
-static int strp_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* "key:[v1 v2]" per key (string labels) or "key:[1 2]" / "key:[1 unit 2 unit]"
  * (numeric), sorted and space-joined. */
 static void labels_string(const work_t *w, const wsample_t *s, bool num, sbuf_t *out)
 {
     int64_t keys[64];
-    size_t nk = 0;
-    for (uint32_t i = 0; i < s->n_labels && nk < 64; i++) {
-        const profile_label_t *l = &s->labels[i];
-        if (num ? !label_is_num(l) : !label_is_str(l))
-            continue;
-        size_t k;
-        for (k = 0; k < nk && keys[k] != l->key; k++)
-            ;
-        if (k == nk)
-            keys[nk++] = l->key;
-    }
+    size_t nk = label_keys(s, num, keys, 64);
     char *parts[64];
     for (size_t k = 0; k < nk; k++) {
         sbuf_t b = {0};
@@ -63,7 +49,7 @@ static void labels_string(const work_t *w, const wsample_t *s, bool num, sbuf_t 
         sb_putc(&b, ']');
         parts[k] = sb_steal(&b);
     }
-    qsort(parts, nk, sizeof(parts[0]), strp_cmp);
+    strs_sort(parts, nk);
     for (size_t k = 0; k < nk; k++) {
         if (k)
             sb_putc(out, ' ');

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/err.h"
+#include "base/path.h"
+#include "base/strs.h"
 #include "tool/graph/measure.h"
 
 static inline int64_t abs64(int64_t v)
@@ -52,21 +55,6 @@ const char *report_format_value(const report_t *r, int64_t v, char *buf, size_t 
     if (r->ratio > 0 && r->ratio != 1)
         v = profile_value_of((double)v * r->ratio);
     return measure_scaled_label(buf, n, v, r->sample_unit, r->output_unit);
-}
-
-static const char *base_name(const char *path, char *buf, size_t n)
-{
-    size_t l = strlen(path);
-    while (l > 1 && path[l - 1] == '/')
-        l--;
-    size_t s = l;
-    while (s > 0 && path[s - 1] != '/')
-        s--;
-    if (l == 0)
-        snprintf(buf, n, ".");
-    else
-        snprintf(buf, n, "%.*s", (int)(l - s), path + s);
-    return buf;
 }
 
 const char *report_time_header(int64_t nanos, char *buf, size_t n)
@@ -119,7 +107,7 @@ void report_profile_labels(const report_t *r, sbuf_t *out)
     if (p->n_mappings > 0) {
         const char *file = work_str(w, p->mappings[0].filename);
         if (*file)
-            sb_printf(out, "File: %s\n", base_name(file, buf, sizeof(buf)));
+            sb_printf(out, "File: %s\n", path_base(file, buf, sizeof(buf)));
         const char *bid = work_str(w, p->mappings[0].build_id);
         if (*bid)
             sb_printf(out, "Build ID: %s\n", bid);
@@ -228,7 +216,8 @@ static void select_output_unit(report_t *r, graph_t *g)
     snprintf(r->output_unit, sizeof(r->output_unit), "%s", *unit ? unit : r->sample_unit);
 }
 
-int report_trimmed_graph(report_t *r, bool visual, graph_t **gout, trim_result_t *t)
+int report_trimmed_graph(report_t *r, bool visual, graph_t **gout, trim_result_t *t, char *err,
+                         size_t errlen)
 {
     int64_t kb = -1;
     for (size_t i = 1; i < r->w->p->n_strings && kb < 0; i++)
@@ -249,7 +238,7 @@ int report_trimmed_graph(report_t *r, bool visual, graph_t **gout, trim_result_t
     graph_t *g;
     int rc = graph_new(r->w, &go, &g);
     if (rc < 0)
-        return rc;
+        return err_fmt(err, errlen, rc, "out of memory");
     trim_opts_t to = {.node_fraction = r->cfg->nodefraction,
                       .edge_fraction = r->cfg->edgefraction,
                       .node_count = r->cfg->nodecount,
@@ -257,7 +246,7 @@ int report_trimmed_graph(report_t *r, bool visual, graph_t **gout, trim_result_t
                       .visual = visual};
     if ((rc = graph_trimmed(g, &to, t)) < 0) {
         graph_free(g);
-        return rc;
+        return err_fmt(err, errlen, rc, "out of memory");
     }
     select_output_unit(r, g);
     *gout = g;
@@ -300,10 +289,9 @@ int report_text(report_t *r, char *err, size_t errlen)
 {
     graph_t *g;
     trim_result_t t;
-    if (report_trimmed_graph(r, false, &g, &t) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    int rc = report_trimmed_graph(r, false, &g, &t, err, errlen);
+    if (rc < 0)
+        return rc;
     sbuf_t b = {0};
     report_labels(r, g, &t, &b);
     sb_printf(&b, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat", "sum", "cum", "cum");
@@ -327,7 +315,7 @@ int report_text(report_t *r, char *err, size_t errlen)
         }
     }
     graph_free(g);
-    int rc = flush(r, &b, err, errlen);
+    rc = flush(r, &b, err, errlen);
     sb_free(&b);
     return rc;
 }
@@ -351,10 +339,9 @@ int report_tree(report_t *r, char *err, size_t errlen)
     static const char sep[] = "----------------------------------------------------------+-------------\n";
     graph_t *g;
     trim_result_t t;
-    if (report_trimmed_graph(r, false, &g, &t) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    int rc = report_trimmed_graph(r, false, &g, &t, err, errlen);
+    if (rc < 0)
+        return rc;
     sbuf_t b = {0};
     report_labels(r, g, &t, &b);
     sb_puts(&b, sep);
@@ -388,18 +375,13 @@ int report_tree(report_t *r, char *err, size_t errlen)
     if (g->n_sel > 0)
         sb_puts(&b, sep);
     graph_free(g);
-    int rc = flush(r, &b, err, errlen);
+    rc = flush(r, &b, err, errlen);
     sb_free(&b);
     if (rc == 0 && r->symbol && matched == 0) {
         snprintf(err, errlen, "no matches found for regexp: %s", rx_pattern(r->symbol));
         return -ENOENT;
     }
     return rc;
-}
-
-static int strp_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Appends "%10s:  v1 v2\n" lines for the sample's string (num false) or
@@ -410,17 +392,7 @@ static void trace_labels(report_t *r, const wsample_t *s, bool num, sbuf_t *out)
     char *lines[64];
     size_t nl = 0;
     int64_t keys[64];
-    size_t nk = 0;
-    for (uint32_t i = 0; i < s->n_labels && nk < 64; i++) {
-        const profile_label_t *l = &s->labels[i];
-        if (num ? !label_is_num(l) : !label_is_str(l))
-            continue;
-        size_t k;
-        for (k = 0; k < nk && keys[k] != l->key; k++)
-            ;
-        if (k == nk)
-            keys[nk++] = l->key;
-    }
+    size_t nk = label_keys(s, num, keys, 64);
     sbuf_t b = {0};
     for (size_t k = 0; k < nk; k++) {
         sb_reset(&b);
@@ -444,7 +416,7 @@ static void trace_labels(report_t *r, const wsample_t *s, bool num, sbuf_t *out)
         lines[nl++] = sb_steal(&line);
     }
     sb_free(&b);
-    qsort(lines, nl, sizeof(lines[0]), strp_cmp);
+    strs_sort(lines, nl);
     for (size_t i = 0; i < nl; i++) {
         sb_puts(out, lines[i]);
         free(lines[i]);

@@ -52,8 +52,10 @@ void report_profile_labels(const report_t *r, sbuf_t *out);
 
 /* pprof's newTrimmedGraph and selectOutputUnit (sets r->output_unit).
  * visual: the call-graph variant (tags, entropy order, tags counted as
- * nodes, redundant residual edges removed). */
-int report_trimmed_graph(report_t *r, bool visual, graph_t **g, trim_result_t *t);
+ * nodes, redundant residual edges removed). 0, or -ENOMEM with the
+ * message in err. */
+int report_trimmed_graph(report_t *r, bool visual, graph_t **g, trim_result_t *t, char *err,
+                         size_t errlen);
 
 /* pprof's reportLabels, each line '\n'-terminated, into out. full (graphs):
  * the profile labels even with compact_labels, and the closing "See

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "tool/graph/filter.h"
 #include "tool/graph/measure.h"
 #include "tool/report/report.h"
@@ -104,14 +105,9 @@ static void tabw_flush(tabw_t *t)
 
 static void tabw_line(tabw_t *t, char *line)
 {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 32;
-        char **nc = realloc(t->cells, t->cap * sizeof(*nc));
-        if (!nc) {
-            free(line);
-            return;
-        }
-        t->cells = nc;
+    if (err_grow((void **)&t->cells, &t->cap, t->n + 1, sizeof(*t->cells)) < 0) {
+        free(line);
+        return;
     }
     t->cells[t->n++] = line;
     if (ncells(line) == 1)
@@ -154,13 +150,8 @@ static int add_val(tagkey_t *k, const char *name, int64_t v)
             k->v[i].flat += v;
             return 0;
         }
-    if (k->n == k->cap) {
-        k->cap = k->cap ? k->cap * 2 : 8;
-        tagval_t *nv = realloc(k->v, k->cap * sizeof(*nv));
-        if (!nv)
-            return -ENOMEM;
-        k->v = nv;
-    }
+    if (err_grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v)) < 0)
+        return -ENOMEM;
     k->v[k->n].name = strdup(name);
     k->v[k->n++].flat = v;
     return 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "base/path.h"
 #include "tool/graph/measure.h"
 #include "tool/report/disasm.h"
 #include "tool/report/list.h"
@@ -35,12 +36,6 @@ const char *weblist_js(void)
 static const char *value_or_dot(const report_t *r, int64_t v, char *buf, size_t n)
 {
     return v ? report_format_value(r, v, buf, n) : ".";
-}
-
-static const char *base_name(const char *f)
-{
-    const char *s = strrchr(f, '/');
-    return s ? s + 1 : f;
 }
 
 /* The source file's lines (lines[0] unused), or NULL. */
@@ -80,7 +75,8 @@ static void print_inst(const report_t *r, sbuf_t *b, const disasm_inst_t *in, in
     sb_html(b, sb_cstr(&text));
     sb_puts(b, " <span class=unimportant>");
     if (in->file) {
-        sb_html(b, base_name(in->file));
+        char fb[4096];
+        sb_html(b, *in->file ? path_base(in->file, fb, sizeof(fb)) : "");
         sb_printf(b, ":%lld", (long long)in->line);
     }
     sb_puts(b, "</span>\n");

@@ -8,6 +8,7 @@
  * and lets objects be opened, cached and closed independently.
  */
 #include "elfobj.h"
+#include "base/path.h"
 #include "demangle.h"
 #include "gopclntab.h"
 
@@ -380,10 +381,10 @@ static int setup_dwfl(elfobj_t *o)
     int fd = o->dwfl ? dup(o->fd) : -1;
     if (fd >= 0) {
         dwfl_report_begin(o->dwfl);
-        const char *base = strrchr(o->path, '/');
+        char bb[256];
         /* ET_DYN at base 0 "relative to p_vaddr": module addresses are the
          * file's own p_vaddr addresses, even for a prelinked library. */
-        o->mod = dwfl_report_elf(o->dwfl, base ? base + 1 : o->path, o->path, fd, 0, true);
+        o->mod = dwfl_report_elf(o->dwfl, path_base(o->path, bb, sizeof(bb)), o->path, fd, 0, true);
         if (!o->mod)
             close(fd);
         dwfl_report_end(o->dwfl, NULL, NULL);

@@ -17,7 +17,7 @@
  */
 #include "symbolize.h"
 
-#include "tool/symbolize/pathclean.h"
+#include "base/path.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -283,12 +283,6 @@ static const addr_slot_t *resolve(ctx_t *c, module_t *m, uint64_t addr, int *rc)
 
 /* --- finding the object files ------------------------------------------------ */
 
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 /* dir/a[/b], without doubled slashes (Go's filepath.Join, minus cleaning). */
 static char *join(const char *dir, const char *a, const char *b)
 {
@@ -361,7 +355,8 @@ static int locate_binaries(ctx_t *c)
             rc = oom(c);
             break;
         }
-        const char *base = *file ? base_name(file) : "";
+        char bb[4096];
+        const char *base = *file ? path_base(file, bb, sizeof(bb)) : "";
         char *save = NULL;
         char *work = strdup(paths);
         if (!work) {
@@ -410,14 +405,6 @@ static int locate_binaries(ctx_t *c)
 }
 
 /* --- the mappings to symbolize -------------------------------------------------- */
-
-/* Mappings pprof does not even try: "[vdso]", "[heap]", linux-vdso.so.1,
- * GPU driver mappings. */
-static bool unsymbolizable(const char *file)
-{
-    const char *b = base_name(file);
-    return b[0] == '[' || !strncmp(b, "linux-vdso", 10) || !strncmp(file, "/dev/dri/", 9);
-}
 
 /* "http://...", "https://...": a source URL, not an object file. */
 static bool is_http_url(const char *file)
@@ -488,13 +475,14 @@ static int choose_mappings(ctx_t *c, mstate_t *ms, bool force)
                 missing = true;
             continue;
         }
-        if (unsymbolizable(file) || (!*bid && is_http_url(file)))
+        if (profile_mapping_unsymbolizable(file) || (!*bid && is_http_url(file)))
             continue;
-        char name[1024];
+        char name[1024], bb[1024];
+        const char *base = path_base(file, bb, sizeof(bb));
         if (*bid)
-            snprintf(name, sizeof(name), "%s (build ID %s)", base_name(file), bid);
+            snprintf(name, sizeof(name), "%s (build ID %s)", base, bid);
         else
-            snprintf(name, sizeof(name), "%s", base_name(file));
+            snprintf(name, sizeof(name), "%s", base);
         ssize_t k = module_get(c, file);
         if (k < 0) {
             rc = oom(c);
@@ -608,33 +596,29 @@ static int demangle_functions(ctx_t *c, demangle_mode_t mode, bool force)
 
 /* --- entry point ----------------------------------------------------------------- */
 
-typedef struct {
-    bool none, local, fast, force;
-    demangle_mode_t demangle;
-} symmode_t;
-
-static void parse_mode(const char *mode, symmode_t *m)
+bool symbolize_parse_mode(const char *mode, symbolize_mode_t *m)
 {
-    *m = (symmode_t){.local = true, .demangle = DEMANGLE_DEFAULT};
+    *m = (symbolize_mode_t){.local = true, .remote = true, .demangle = DEMANGLE_DEFAULT};
     if (!mode)
-        return;
+        return true;
     char *s = strdup(mode);
     if (!s)
-        return;
+        return true;
     for (char *q = s; *q; q++)
         *q = (char)tolower((unsigned char)*q);
-    bool bad = false;
+    bool ok = true;
     char *save = NULL;
     for (char *o = strtok_r(s, ":", &save); o; o = strtok_r(NULL, ":", &save)) {
         if (!strcmp(o, "none") || !strcmp(o, "no")) {
             m->none = true;
             break;
         } else if (!strcmp(o, "local")) {
-            m->local = true;
+            m->remote = false;
         } else if (!strcmp(o, "fastlocal")) {
-            m->local = m->fast = true;
+            m->remote = false;
+            m->fast = true;
         } else if (!strcmp(o, "remote")) {
-            m->local = false; /* symbolz is the fetcher's business */
+            m->local = false;
         } else if (!strcmp(o, "force")) {
             m->force = true;
         } else if (!strncmp(o, "demangle=", 9) && demangle_parse_mode(o + 9) >= 0) {
@@ -642,22 +626,22 @@ static void parse_mode(const char *mode, symmode_t *m)
             if (strcmp(o + 9, "default") != 0)
                 m->force = true; /* pprof re-symbolizes to apply a new mode */
         } else {
-            bad = true;
+            ok = false;
         }
     }
-    if (bad)
-        fprintf(stderr, "ignoring unrecognized symbolization option: %s\n"
-                        "expecting -symbolize=[local|fastlocal|remote|none][:force]"
-                        "[:demangle=[none|full|templates|default]\n",
-                mode);
     free(s);
+    return ok;
 }
 
 int symbolize_profile(profile_t *p, const symbolize_opts_t *o, char *err, size_t errlen)
 {
     ctx_t c = {.p = p, .err = err, .errlen = errlen};
-    symmode_t mode;
-    parse_mode(o ? o->mode : NULL, &mode);
+    symbolize_mode_t mode;
+    if (!symbolize_parse_mode(o ? o->mode : NULL, &mode))
+        fprintf(stderr, "ignoring unrecognized symbolization option: %s\n"
+                        "expecting -symbolize=[local|fastlocal|remote|none][:force]"
+                        "[:demangle=[none|full|templates|default]\n",
+                o->mode);
     c.fast = mode.fast;
     c.demangle = mode.demangle;
     c.first_new_fn = p->n_functions;

@@ -24,9 +24,11 @@
 #ifndef CPROF_TOOL_SYMBOLIZE_H
 #define CPROF_TOOL_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "profile/profile.h"
+#include "tool/symbolize/demangle.h"
 
 typedef struct {
     /* The -symbolize= value: "none", "local", "fastlocal", "remote", "force",
@@ -37,6 +39,21 @@ typedef struct {
      * mapping[0].filename (as pprof does, also for the File: header), or NULL. */
     const char *binary;
 } symbolize_opts_t;
+
+/* The -symbolize= value as pprof's Symbolizer.Symbolize reads it, for
+ * this symbolizer and the remote one (symbolz.h). */
+typedef struct {
+    bool none;   /* "none" or "no": no symbolization at all */
+    bool local;  /* object files here; off after "remote" */
+    bool remote; /* the symbolz endpoint of an HTTP source; off after "local" */
+    bool fast;   /* "fastlocal" */
+    bool force;  /* "force", or a demangle= mode other than default */
+    demangle_mode_t demangle;
+} symbolize_mode_t;
+
+/* Parses mode (NULL: the defaults); false when an option is unknown (the
+ * caller warns, as pprof does; the others still apply). */
+bool symbolize_parse_mode(const char *mode, symbolize_mode_t *m);
 
 /* Fills the Function and Line tables for the locations of mappings that
  * lack them (all has_* flags false; every mapping with "force"), and sets

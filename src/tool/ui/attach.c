@@ -3,7 +3,7 @@
 
 #include "tool/fetch/inject.h"
 #include "tool/driver/driver.h"
-#include "tool/fetch/record.h"
+#include "tool/fetch/launch.h"
 #include "tool/ui/attachns.h"
 
 #include <dlfcn.h>
@@ -585,7 +585,7 @@ int attach_main(int argc, char **argv)
     } else if (o.detach) {
         driver_msg("cprof detach: cprof is not loaded in process %d", (int)o.pid);
         goto out;
-    } else if (record_find_runtime(lib, sizeof(lib), err, sizeof(err)) < 0) {
+    } else if (launch_find_runtime(lib, sizeof(lib), err, sizeof(err)) < 0) {
         driver_msg("cprof attach: %s", err);
         goto out;
     } else if (!attachns_sees(o.pid, lib)) {

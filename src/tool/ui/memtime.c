@@ -8,6 +8,7 @@
 
 #include "tool/driver/driver.h"
 #include "tool/graph/graph.h"
+#include "base/err.h"
 #include "base/hash.h"
 #include "base/sbuf.h"
 
@@ -42,15 +43,9 @@ static void thin(memseries_t *s)
 
 int memseries_add(memseries_t *s, profile_t *p, const char *name, bool stamp_now)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        memsnap_t *ns = realloc(s->snaps, nc * sizeof(*ns));
-        if (!ns) {
-            profile_free(p);
-            return -ENOMEM;
-        }
-        s->snaps = ns;
-        s->cap = nc;
+    if (err_grow((void **)&s->snaps, &s->cap, s->n + 1, sizeof(*s->snaps)) < 0) {
+        profile_free(p);
+        return -ENOMEM;
     }
     memsnap_t sn = {p, strdup(name ? name : ""), p->time_nanos, s->next_seq++};
     if (!sn.name) {

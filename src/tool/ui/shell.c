@@ -10,6 +10,7 @@
 
 #include <editline/readline.h>
 
+#include "base/strs.h"
 #include "tool/report/commands.h"
 #include "tool/driver/driver.h"
 #include "tool/graph/filter.h"
@@ -84,11 +85,6 @@ static void greetings(profile_t *p, const config_t *cfg)
     driver_msg("Entering interactive mode (type \"help\" for commands, \"o\" for options)");
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void print_options(profile_t *p, const config_t *cfg)
 {
     size_t nf;
@@ -104,7 +100,7 @@ static void print_options(profile_t *p, const config_t *cfg)
             size_t n = 0;
             for (const char *const *x = f[i].choices; *x && n < 8; x++)
                 ch[n++] = *x;
-            qsort(ch, n, sizeof(ch[0]), str_cmp);
+            strs_sort(ch, n);
             sb_puts(&c, "//: [");
             for (size_t k = 0; k < n; k++)
                 sb_printf(&c, "%s%s", k ? " | " : "", ch[k]);
@@ -130,7 +126,7 @@ static void print_options(profile_t *p, const config_t *cfg)
         sb_free(&c);
         lines[nl++] = sb_steal(&l);
     }
-    qsort(lines, nl, sizeof(lines[0]), str_cmp);
+    strs_sort(lines, nl);
     for (size_t i = 0; i < nl; i++) {
         fprintf(stderr, "%s\n", lines[i]);
         free(lines[i]);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "assets.h"
+#include "base/path.h"
 #include "tool/report/commands.h"
 #include "tool/driver/driver.h"
 #include "tool/ui/settings.h"
@@ -263,11 +264,9 @@ static void profile_title(sbuf_t *b, const web_req_t *q, const char *legend)
 {
     const profile_t *p = q->p;
     const char *file = "unknown", *type = "unknown";
-    if (p && p->n_mappings && p->strings[p->mappings[0].filename][0]) {
-        file = p->strings[p->mappings[0].filename];
-        const char *slash = strrchr(file, '/');
-        file = slash ? slash + 1 : file;
-    }
+    char fb[4096];
+    if (p && p->n_mappings && p->strings[p->mappings[0].filename][0])
+        file = path_base(p->strings[p->mappings[0].filename], fb, sizeof(fb));
     if (p && p->default_sample_type)
         type = p->strings[p->default_sample_type];
     else if (p && p->n_sample_types)

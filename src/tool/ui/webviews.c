@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/path.h"
 #include "tool/report/dot.h"
 #include "tool/driver/driver.h"
 #include "tool/report/flame.h"
@@ -118,10 +119,9 @@ static int gen_top(report_t *r, void *arg, char *err, size_t errlen)
     top_t *t = arg;
     graph_t *g;
     trim_result_t tr;
-    if (report_trimmed_graph(r, false, &g, &tr) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    int rc = report_trimmed_graph(r, false, &g, &tr, err, errlen);
+    if (rc < 0)
+        return rc;
     report_graph_labels(r, g, &tr, false, &t->legend);
     t->total = r->total;
     sbuf_t *b = &t->rows;
@@ -159,39 +159,51 @@ static int gen_top(report_t *r, void *arg, char *err, size_t errlen)
     return 0;
 }
 
-static void view_top(const web_req_t *q, web_resp_t *r)
+/* The top table of the request's profile, nodecount rows, into t; false
+ * (the error page written, nothing left to free) when it failed. */
+static bool top_run(const web_req_t *q, web_resp_t *r, int nodecount, top_t *t, run_t *run)
 {
+    *t = (top_t){.q = q};
+    memset(run, 0, sizeof(*run));
     config_t cfg;
     if (!request_config(q, r, &cfg))
-        return;
-    cfg.nodecount = 500; /* as pprof's top view */
-    top_t t = {.q = q};
-    run_t run;
-    run_report(q->p, &cfg, "top", NULL, gen_top, &t, &run);
+        return false;
+    cfg.nodecount = nodecount;
+    run_report(q->p, &cfg, "top", NULL, gen_top, t, run);
     config_free(&cfg);
-    if (run.rc < 0) {
-        report_failed(q, r, &run, NULL);
-    } else {
-        web_frame_t f = {sb_cstr(&t.legend), run.msgs, false};
-        sbuf_t *b = &r->body;
-        web_page_begin(b, q, &f);
-        sb_printf(b, "<table id=\"toptable\" data-total=\"%" PRId64 "\">\n<thead><tr>"
-                     "<th id=\"flathdr1\" class=\"num sort\" data-sort=\"flat\">Flat</th>"
-                     "<th id=\"flathdr2\" class=\"num sort\" data-sort=\"flat\">Flat%%</th>"
-                     "<th class=\"num\">Sum%%</th>"
-                     "<th id=\"cumhdr1\" class=\"num sort\" data-sort=\"cum\">Cum</th>"
-                     "<th id=\"cumhdr2\" class=\"num sort\" data-sort=\"cum\">Cum%%</th>"
-                     "<th id=\"namehdr\" class=\"sort\" data-sort=\"name\">Name</th>"
-                     "<th>Inlined?</th></tr></thead>\n<tbody id=\"rows\">\n",
-                  t.total);
-        sb_putn(b, t.rows.s ? t.rows.s : "", t.rows.len);
-        sb_puts(b, "</tbody></table>\n");
-        if (t.n == 0)
-            sb_puts(b, "<p class=\"empty\">No samples to show.</p>\n");
-        web_page_end(b, q, NULL);
-        if (t.rows.oom || t.legend.oom)
-            r->body.oom = true;
-    }
+    if (run->rc >= 0)
+        return true;
+    report_failed(q, r, run, NULL);
+    top_free(t);
+    run_free(run);
+    return false;
+}
+
+static void view_top(const web_req_t *q, web_resp_t *r)
+{
+    top_t t;
+    run_t run;
+    if (!top_run(q, r, 500 /* rows, as pprof's top view */, &t, &run))
+        return;
+    web_frame_t f = {sb_cstr(&t.legend), run.msgs, false};
+    sbuf_t *b = &r->body;
+    web_page_begin(b, q, &f);
+    sb_printf(b, "<table id=\"toptable\" data-total=\"%" PRId64 "\">\n<thead><tr>"
+                 "<th id=\"flathdr1\" class=\"num sort\" data-sort=\"flat\">Flat</th>"
+                 "<th id=\"flathdr2\" class=\"num sort\" data-sort=\"flat\">Flat%%</th>"
+                 "<th class=\"num\">Sum%%</th>"
+                 "<th id=\"cumhdr1\" class=\"num sort\" data-sort=\"cum\">Cum</th>"
+                 "<th id=\"cumhdr2\" class=\"num sort\" data-sort=\"cum\">Cum%%</th>"
+                 "<th id=\"namehdr\" class=\"sort\" data-sort=\"name\">Name</th>"
+                 "<th>Inlined?</th></tr></thead>\n<tbody id=\"rows\">\n",
+              t.total);
+    sb_putn(b, t.rows.s ? t.rows.s : "", t.rows.len);
+    sb_puts(b, "</tbody></table>\n");
+    if (t.n == 0)
+        sb_puts(b, "<p class=\"empty\">No samples to show.</p>\n");
+    web_page_end(b, q, NULL);
+    if (t.rows.oom || t.legend.oom)
+        r->body.oom = true;
     top_free(&t);
     run_free(&run);
 }
@@ -261,15 +273,18 @@ static void view_graph(const web_req_t *q, web_resp_t *r)
 
 /* --- flame graph ------------------------------------------------------------------------ */
 
+/* A view whose report writes into a buffer (flame_json, weblist_body):
+ * the profile's labels for the legend, then the body. */
 typedef struct {
-    sbuf_t legend, json;
-} flame_ctx_t;
+    int (*make)(report_t *r, sbuf_t *out, char *err, size_t errlen);
+    sbuf_t legend, body;
+} body_ctx_t;
 
-static int gen_flame(report_t *r, void *arg, char *err, size_t errlen)
+static int gen_body(report_t *r, void *arg, char *err, size_t errlen)
 {
-    flame_ctx_t *c = arg;
+    body_ctx_t *c = arg;
     report_profile_labels(r, &c->legend);
-    return flame_json(r, &c->json, err, errlen);
+    return c->make(r, &c->body, err, errlen);
 }
 
 static void view_flame(const web_req_t *q, web_resp_t *r)
@@ -280,9 +295,9 @@ static void view_flame(const web_req_t *q, web_resp_t *r)
     /* A tree of every sample, as pprof's flame graph: no trimming. */
     cfg.call_tree = true;
     cfg.trim = false;
-    flame_ctx_t c = {{0}, {0}};
+    body_ctx_t c = {flame_json, {0}, {0}};
     run_t run;
-    run_report(q->p, &cfg, "top", NULL, gen_flame, &c, &run);
+    run_report(q->p, &cfg, "top", NULL, gen_body, &c, &run);
     config_free(&cfg);
     if (run.rc < 0) {
         report_failed(q, r, &run, sb_cstr(&c.legend));
@@ -298,12 +313,12 @@ static void view_flame(const web_req_t *q, web_resp_t *r)
         const char *script = flame_script(&n);
         sb_putn(b, script, n);
         sb_puts(b, "</script>\n");
-        web_page_end(b, q, sb_cstr(&c.json));
-        if (c.json.oom)
+        web_page_end(b, q, sb_cstr(&c.body));
+        if (c.body.oom)
             r->body.oom = true;
     }
     sb_free(&c.legend);
-    sb_free(&c.json);
+    sb_free(&c.body);
     run_free(&run);
 }
 
@@ -353,42 +368,34 @@ static void source_html(sbuf_t *b, const char *text, size_t len)
 /* Source with no function asked for: the heaviest ones, to pick from. */
 static void source_picker(const web_req_t *q, web_resp_t *r)
 {
-    config_t cfg;
-    if (!request_config(q, r, &cfg))
-        return;
-    cfg.nodecount = 50;
-    top_t t = {.q = q};
+    top_t t;
     run_t run;
-    run_report(q->p, &cfg, "top", NULL, gen_top, &t, &run);
-    config_free(&cfg);
-    if (run.rc < 0) {
-        report_failed(q, r, &run, NULL);
-    } else {
-        web_frame_t f = {sb_cstr(&t.legend), run.msgs, false};
-        sbuf_t *b = &r->body;
-        web_page_begin(b, q, &f);
-        sb_puts(b, "<p class=\"hint\">Pick a function (or select nodes in another view, or "
-                   "type a regexp in the search box, then View \xe2\x86\x92 Source). "
-                   "The heaviest functions:</p>\n<ul id=\"picker\">\n");
-        for (size_t i = 0; i < t.n; i++) {
-            const char *fn = t.funcs[i];
-            bool dup = !fn || !*fn;
-            for (size_t j = 0; j < i && !dup; j++)
-                dup = t.funcs[j] && strcmp(t.funcs[j], fn) == 0;
-            if (dup)
-                continue;
-            sbuf_t rx = {0};
-            web_quotemeta(&rx, fn, true);
-            sb_puts(b, "<li><a href=\"./source");
-            web_query(b, q, "f", sb_cstr(&rx));
-            sb_puts(b, "\">");
-            web_html(b, fn);
-            sb_puts(b, "</a></li>\n");
-            sb_free(&rx);
-        }
-        sb_puts(b, "</ul>\n");
-        web_page_end(b, q, NULL);
+    if (!top_run(q, r, 50, &t, &run))
+        return;
+    web_frame_t f = {sb_cstr(&t.legend), run.msgs, false};
+    sbuf_t *b = &r->body;
+    web_page_begin(b, q, &f);
+    sb_puts(b, "<p class=\"hint\">Pick a function (or select nodes in another view, or "
+               "type a regexp in the search box, then View \xe2\x86\x92 Source). "
+               "The heaviest functions:</p>\n<ul id=\"picker\">\n");
+    for (size_t i = 0; i < t.n; i++) {
+        const char *fn = t.funcs[i];
+        bool dup = !fn || !*fn;
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = t.funcs[j] && strcmp(t.funcs[j], fn) == 0;
+        if (dup)
+            continue;
+        sbuf_t rx = {0};
+        web_quotemeta(&rx, fn, true);
+        sb_puts(b, "<li><a href=\"./source");
+        web_query(b, q, "f", sb_cstr(&rx));
+        sb_puts(b, "\">");
+        web_html(b, fn);
+        sb_puts(b, "</a></li>\n");
+        sb_free(&rx);
     }
+    sb_puts(b, "</ul>\n");
+    web_page_end(b, q, NULL);
     top_free(&t);
     run_free(&run);
 }
@@ -424,17 +431,6 @@ static void view_text(const web_req_t *q, web_resp_t *r, const char *cmd)
 
 /* --- source: the weblist page ---------------------------------------------------------- */
 
-typedef struct {
-    sbuf_t legend, body;
-} weblist_ctx_t;
-
-static int gen_weblist(report_t *r, void *arg, char *err, size_t errlen)
-{
-    weblist_ctx_t *c = arg;
-    report_profile_labels(r, &c->legend);
-    return weblist_body(r, &c->body, err, errlen);
-}
-
 /* pprof's source view: each function's lines with their instructions under
  * them (weblist.h). Without object code to show (no binary or objdump, a
  * Go profile), the annotated source alone, as -list prints it. */
@@ -443,9 +439,9 @@ static void view_source(const web_req_t *q, web_resp_t *r)
     config_t cfg;
     if (!request_config(q, r, &cfg))
         return;
-    weblist_ctx_t c = {{0}, {0}};
+    body_ctx_t c = {weblist_body, {0}, {0}};
     run_t run;
-    run_report(q->p, &cfg, "weblist", web_arg(q, "f"), gen_weblist, &c, &run);
+    run_report(q->p, &cfg, "weblist", web_arg(q, "f"), gen_body, &c, &run);
     config_free(&cfg);
     if (run.rc < 0) {
         view_text(q, r, "list");
@@ -806,9 +802,9 @@ static void view_memory(const web_req_t *q, web_resp_t *r)
         sbuf_t legend = {0};
         const profile_t *lp = t.snaps[t.n_snaps - 1].p;
         if (lp->n_mappings && lp->mappings[0].filename > 0) {
-            const char *f = lp->strings[lp->mappings[0].filename];
-            const char *slash = strrchr(f, '/');
-            sb_printf(&legend, "File: %s\n", slash && slash[1] ? slash + 1 : f);
+            char fb[4096];
+            sb_printf(&legend, "File: %s\n",
+                      path_base(lp->strings[lp->mappings[0].filename], fb, sizeof(fb)));
         }
         sb_printf(&legend, "Type: %s\n", t.sample_type);
         for (size_t i = 0; i < t.n_snaps; i++) {

@@ -1,10 +1,29 @@
-/* pathclean.c — Go's filepath.Clean for source file names (see
- * pathclean.h). */
-#include "pathclean.h"
+/* path.c — Go's filepath.Base and filepath.Clean (see path.h). */
+#include "path.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *path_base(const char *path, char *buf, size_t n)
+{
+    size_t end = strlen(path);
+    if (end == 0)
+        return ".";
+    while (end > 0 && path[end - 1] == '/')
+        end--;
+    if (end == 0)
+        return "/";
+    size_t start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    if (path[end] == '\0')
+        return path + start;
+    size_t len = end - start < n ? end - start : n - 1;
+    memcpy(buf, path + start, len);
+    buf[len] = '\0';
+    return buf;
+}
 
 char *path_clean(const char *path)
 {

@@ -1,12 +1,12 @@
-/* record.c — running a program under libcprof.so for `cprof record`
- * (see record.h). */
-#include "tool/fetch/record.h"
+/* launch.c — running a program with libcprof.so preloaded (see launch.h). */
+#include "tool/fetch/launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,68 +16,7 @@
 
 extern char **environ;
 
-int record_parse(int argc, char **argv, record_opts_t *o, char *err, size_t errlen)
-{
-    memset(o, 0, sizeof(*o));
-    int i = 0;
-    while (i < argc) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0')
-            break;
-        const char *name = a + (a[1] == '-' ? 2 : 1);
-        const char *eq = strchr(name, '=');
-        size_t nl = eq ? (size_t)(eq - name) : strlen(name);
-        const char *val = eq ? eq + 1 : NULL;
-        if ((nl == 1 && name[0] == 'h') || (nl == 4 && strncmp(name, "help", 4) == 0)) {
-            o->help = true;
-            return 0;
-        }
-        bool is_o = nl == 1 && name[0] == 'o', is_rate = nl == 4 && strncmp(name, "rate", 4) == 0;
-        if (!is_o && !is_rate) {
-            snprintf(err, errlen, "flag provided but not defined: -%.*s", (int)nl, name);
-            return -1;
-        }
-        if (!val) {
-            if (i + 1 >= argc) {
-                snprintf(err, errlen, "flag needs an argument: -%.*s", (int)nl, name);
-                return -1;
-            }
-            val = argv[++i];
-        }
-        if (is_o) {
-            if (!*val) {
-                snprintf(err, errlen, "invalid value \"\" for flag -o: empty file name");
-                return -1;
-            }
-            o->output = val;
-        } else {
-            bool digits = *val != '\0' && strlen(val) <= 18;
-            for (const char *c = val; *c; c++)
-                digits = digits && *c >= '0' && *c <= '9';
-            if (!digits) {
-                snprintf(err, errlen,
-                         "invalid value \"%s\" for flag -rate: bytes between samples, "
-                         "0 (off) or more",
-                         val);
-                return -1;
-            }
-            o->rate = val;
-        }
-        i++;
-    }
-    if (i >= argc) {
-        snprintf(err, errlen, "no program to run: cprof record [-o FILE] [-rate N] -- PROG ARGS");
-        return -1;
-    }
-    o->argv = argv + i;
-    return 0;
-}
-
-int record_find_runtime(char *path, size_t n, char *err, size_t errlen)
+int launch_find_runtime(char *path, size_t n, char *err, size_t errlen)
 {
     char exe[PATH_MAX];
     ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -128,8 +67,8 @@ static char **env_set(char **env, const char *name, const char *value, char **st
     return out;
 }
 
-int record_spawn(const record_opts_t *o, const char *runtime, const char *dir, pid_t *pid,
-                 char *err, size_t errlen)
+int launch_spawn(char *const argv[], const char *rate, const char *runtime, const char *dir,
+                 pid_t *pid, char *err, size_t errlen)
 {
     /* The runtime expands % in CPROF_HEAP_PROFILE: the directory's own
      * percent signs are doubled. */
@@ -153,8 +92,8 @@ int record_spawn(const record_opts_t *o, const char *runtime, const char *dir, p
     char *s1 = NULL, *s2 = NULL, *s3 = NULL;
     char **e1 = env_set(environ, "LD_PRELOAD", preload, &s1);
     char **e2 = e1 ? env_set(e1, "CPROF_HEAP_PROFILE", pattern, &s2) : NULL;
-    char **e3 = e2 && o->rate ? env_set(e2, "CPROF_RATE", o->rate, &s3) : NULL;
-    char **env = o->rate ? e3 : e2;
+    char **e3 = e2 && rate ? env_set(e2, "CPROF_RATE", rate, &s3) : NULL;
+    char **env = rate ? e3 : e2;
     int rc = 0;
     if (!env) {
         snprintf(err, errlen, "out of memory");
@@ -170,10 +109,10 @@ int record_spawn(const record_opts_t *o, const char *runtime, const char *dir, p
         sigaddset(&def, SIGHUP);
         posix_spawnattr_setsigdefault(&at, &def);
         posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
-        int e = posix_spawnp(pid, o->argv[0], NULL, &at, o->argv, env);
+        int e = posix_spawnp(pid, argv[0], NULL, &at, argv, env);
         posix_spawnattr_destroy(&at);
         if (e) {
-            snprintf(err, errlen, "%s: %s", o->argv[0], strerror(e));
+            snprintf(err, errlen, "%s: %s", argv[0], strerror(e));
             rc = -e;
         }
     }
@@ -194,7 +133,7 @@ static void forward(int sig)
         kill((pid_t)child_pid, sig);
 }
 
-int record_wait(pid_t pid, int *signo)
+int launch_wait(pid_t pid, int *signo)
 {
     struct sigaction ign = {0}, fwd = {0}, oint, oquit, oterm, ohup;
     ign.sa_handler = SIG_IGN;
@@ -226,7 +165,7 @@ int record_wait(pid_t pid, int *signo)
     return WEXITSTATUS(st);
 }
 
-int record_move(const char *from, const char *to)
+int launch_move(const char *from, const char *to)
 {
     /* Only a regular file (or a new name) is replaced by the rename; a
      * symlink, a device or a FIFO is written through, as os.Create would. */

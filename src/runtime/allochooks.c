@@ -1,4 +1,4 @@
-/* hooks.c — the allocation entry points cprof interposes (LD_PRELOAD or
+/* allochooks.c — the allocation entry points cprof interposes (LD_PRELOAD or
  * -lcprof). Each one forwards to the next allocator in the chain
  * (dlsym(RTLD_NEXT)), so glibc, jemalloc or tcmalloc behind cprof all work,
  * and tells heap.h what happened.

@@ -1,9 +1,9 @@
-/* output.h — heap profile files: name patterns, the writes (opened as
+/* heapoutput.h — heap profile files: name patterns, the writes (opened as
  * outfile.h says: a file atomically, a device or FIFO in place), and the thread
  * that writes numbered snapshots every CPROF_HEAP_PROFILE_EVERY seconds.
  * Called with the guard set. */
-#ifndef CPROF_OUTPUT_H
-#define CPROF_OUTPUT_H
+#ifndef CPROF_HEAPOUTPUT_H
+#define CPROF_HEAPOUTPUT_H
 
 #include <stddef.h>
 #include <stdint.h>

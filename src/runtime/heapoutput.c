@@ -1,5 +1,5 @@
-/* output.c — heap profile files (see output.h). */
-#include "output.h"
+/* heapoutput.c — heap profile files (see heapoutput.h). */
+#include "heapoutput.h"
 
 #include "config.h"
 #include "heapprof.h"
