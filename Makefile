@@ -230,6 +230,15 @@ fuzz: $(FUZZ_BIN)
 tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof $(REPLAY_BIN) \
        $(B)/ubsan/libcprof.so
 
+# --- arm64 (aarch64): a cross build into build/arm64/ ----------------------
+# Debian's cross compiler and the :arm64 -dev packages (scripts/deps.sh);
+# tests/e2e/arm64_*.sh run what it builds under qemu-aarch64.
+ARM64_CC ?= aarch64-linux-gnu-gcc
+ARM64_PKG := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
+arm64:
+	$(MAKE) B=$(B)/arm64 CC=$(ARM64_CC) PKG_CONFIG_LIBDIR=$(ARM64_PKG) \
+	    $(B)/arm64/libcprof.so $(B)/arm64/libcprof-http.so $(B)/arm64/cprof
+
 deps:
 	@sh scripts/deps.sh
 
@@ -260,5 +269,5 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests deps check check-stress demo install clean fuzz
+.PHONY: all arm64 tests deps check check-stress demo install clean fuzz
 .SECONDARY:

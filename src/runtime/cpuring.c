@@ -6,6 +6,7 @@
 #include "sigmask.h"
 #include "unwfds.h"
 #include "trace.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -168,7 +169,7 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     /* Straight into the slot: the handler's own frames first, then the
      * interrupted PC, then its callers, which move up behind the leaf. */
     int n = 1;
-    int m = unw_backtrace((void **)pcs, max + HANDLER_FRAMES), i = 0;
+    int m = unwind_backtrace_sigsafe(pcs, max + HANDLER_FRAMES), i = 0;
     while (i < m && i < HANDLER_FRAMES && pcs[i] != pc)
         i++;
     if (i < m && pcs[i] == pc) {
