@@ -1,0 +1,22 @@
+#!/bin/sh
+# arm64: unit tests cross-compiled for aarch64 and run under qemu-aarch64:
+# test_cfi (the cfi walk gives libunwind's stacks and hashes, reuses the
+# last walk, stays in bounds) and test_glibcusable (the hooks' fast path
+# reads aarch64 glibc's chunk headers as malloc_usable_size does). (The
+# leak scan's test_glibcheap reads the heap's start from /proc/self/stat
+# and [heap] in /proc/self/maps, which qemu-user does not give.)
+# timeout: 180
+. "$(dirname "$0")/arm64_common.inc"
+[ -e /usr/lib/aarch64-linux-gnu/libcmocka.so ] || skip "skip: no libcmocka-dev:arm64 (scripts/deps.sh)"
+
+for t in test_cfi test_glibcusable; do
+  src=$TOP/tests/unit/$t.c
+  links=$(sed -n '1s|^// links:||p' "$src")
+  (cd "$TOP" && aarch64-linux-gnu-gcc -std=gnu11 -Wall -Wextra -Werror -O2 -g -fno-omit-frame-pointer \
+    -D_GNU_SOURCE -Iinclude -Isrc -I"$A64/gen" -Itests -o "$T/$t" "$src" $links "$A64/lib/base.a" \
+    -lcmocka -lunwind -ldl -lpthread) || fail "cannot build $t for arm64"
+  timeout 120 qemu-aarch64 -L / "$T/$t" > "$T/$t.out" 2>&1 || { cat "$T/$t.out"; fail "$t failed on arm64"; }
+  grep -q 'PASSED' "$T/$t.out" || { cat "$T/$t.out"; fail "$t: no PASSED line"; }
+  note "$t: $(grep PASSED "$T/$t.out")"
+done
+exit 0
