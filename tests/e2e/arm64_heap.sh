@@ -4,7 +4,7 @@
 # profile is exact (tests/progs/heapknown.c's truth), built with frame
 # pointers and without, through the cfi walk and the frame-pointer walk,
 # read by go tool pprof and by the host's cprof, with and without the
-# arm64 binary given; cprof_stats' counters are exact with glibc behind
+# arm64 binary given, and by the arm64 build of cprof under qemu; cprof_stats' counters are exact with glibc behind
 # cprof (the hooks read usable sizes from aarch64 glibc's chunk headers:
 # tests/progs/counters.c); at the default rate each site's estimate is
 # within four standard errors (tests/progs/heapsampled.c).
@@ -24,7 +24,8 @@ run() { # NAME PROGRAM [VAR=VALUE...]
   check_truth "$T/$name.truth" "$T/$name.pb.gz"
   check_truth "$T/$name.truth" "$T/$name.pb.gz" "$prog"
   PPROF="$BUILD/cprof" check_truth "$T/$name.truth" "$T/$name.pb.gz"
-  note "$name: exact (go tool pprof, cprof)"
+  PPROF="qemu-aarch64 -L / $A64/cprof" check_truth "$T/$name.truth" "$T/$name.pb.gz" "$prog"
+  note "$name: exact (go tool pprof, cprof, the arm64 cprof)"
 }
 run cfi "$T/known"
 run fp "$T/known" CPROF_UNWIND=fp
