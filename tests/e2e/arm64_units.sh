@@ -4,7 +4,9 @@
 # last walk, stays in bounds) and test_glibcusable (the hooks' fast path
 # reads aarch64 glibc's chunk headers as malloc_usable_size does). (The
 # leak scan's test_glibcheap reads the heap's start from /proc/self/stat
-# and [heap] in /proc/self/maps, which qemu-user does not give.)
+# and [heap] in /proc/self/maps, which qemu-user does not give.) And the
+# arm64 cprof refuses attach with one line (ptrace, x86-64 only, cannot
+# be tested under qemu-user).
 # timeout: 180
 . "$(dirname "$0")/arm64_common.inc"
 [ -e /usr/lib/aarch64-linux-gnu/libcmocka.so ] || skip "skip: no libcmocka-dev:arm64 (scripts/deps.sh)"
@@ -19,4 +21,12 @@ for t in test_cfi test_glibcusable; do
   grep -q 'PASSED' "$T/$t.out" || { cat "$T/$t.out"; fail "$t: no PASSED line"; }
   note "$t: $(grep PASSED "$T/$t.out")"
 done
+
+sleep 60 & victim=$!
+timeout 60 qemu-aarch64 -L / "$A64/cprof" attach $victim > "$T/attach.out" 2>&1; rc=$?
+kill -0 $victim 2>/dev/null || fail "attach refusal: the target is gone"
+kill $victim
+[ $rc = 1 ] && [ "$(cat "$T/attach.out")" = \
+  "cprof attach: this cprof was not built for x86-64, the only architecture attach supports" ] ||
+  { cat "$T/attach.out"; fail "attach on arm64: exit $rc, want 1 and one line"; }
 exit 0
