@@ -44,7 +44,9 @@
 /* No real frame is larger; a CFA further away means a wrong rule. */
 #define MAX_FRAME (1u << 24)
 
-enum { RULE_NONE, RULE_STEP, RULE_LAST }; /* not modelled / a frame / RA undefined */
+/* not modelled / a frame / RA undefined / RA still in the link register
+ * (aarch64's x30: only an interrupted frame, cfi_walk_context_sigsafe) */
+enum { RULE_NONE, RULE_STEP, RULE_LAST, RULE_LEAF };
 
 /* A frame's rule, 8 bytes: read and written as one word. fp is the frame
  * pointer (rbp, x29), sp the stack pointer. */
@@ -575,6 +577,21 @@ static rule_t compute(uintptr_t pc)
         return none;
     if (row.ra_kind == 2)
         return (rule_t){.kind = RULE_LAST};
+#if defined(__aarch64__)
+    /* x30 not saved (yet): a leaf, or a prologue before its store. The
+     * CFA may be sp itself there (at the first instruction). */
+    if (row.ra_kind == 0) {
+        if (row.fp_kind == 2 || (row.cfa_reg != DW_SP && row.cfa_reg != DW_FP) ||
+            row.cfa_off < 0 || row.cfa_off >= (int64_t)MAX_FRAME ||
+            (row.fp_kind == 1 && (row.fp_off < OFF_MIN || row.fp_off > -8 ||
+                                  (row.cfa_reg == DW_SP && row.cfa_off + row.fp_off < 0))))
+            return none;
+        return (rule_t){.kind = RULE_LEAF,
+                        .cfa_off = (uint32_t)row.cfa_off,
+                        .cfa_fp = row.cfa_reg == DW_FP,
+                        .fp_off = row.fp_kind == 1 ? (int16_t)row.fp_off : 0};
+    }
+#endif
     /* What is read lies at CFA+OFF_MIN to CFA-8, and for a CFA relative
      * to sp not below sp (cfi_walk's bounds rely on both). A return
      * address left in aarch64's x30 (a leaf) is never a frame of a walk
@@ -890,4 +907,50 @@ give_up:
         s->busy = 0;
     }
     return -1;
+}
+
+int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lr,
+                             uintptr_t *pcs, int max, uintptr_t lo, uintptr_t hi)
+{
+    if (!__atomic_load_n(&table, __ATOMIC_ACQUIRE) || sp < lo || sp >= hi)
+        return -1;
+    uint64_t state = __atomic_load_n(&loader_state, __ATOMIC_ACQUIRE);
+    if (state & CLOSING_MASK)
+        return -1;
+    int n = 0;
+    for (bool first = true; n < max; first = false) {
+        pcs[n++] = pc;
+        /* The interrupted pc is an instruction, not a return address: its
+         * row is the one at pc itself, which compute finds for pc + 1 (a
+         * key no return address has: instructions are 4-byte aligned). */
+        rule_t r = lookup(first ? pc + 1 : pc, state);
+        if (r.kind == RULE_LAST)
+            break;
+        uintptr_t cfa = (r.cfa_fp ? fp : sp) + r.cfa_off, ra;
+        /* As in cfi_walk: what is read lies in [sp, hi). */
+        if (cfa < sp || cfa > hi || (r.fp_off && cfa - sp < (uintptr_t)-(intptr_t)r.fp_off))
+            return -1;
+        if (r.kind == RULE_LEAF && first) {
+            ra = lr;
+        } else if (r.kind == RULE_STEP && cfa > sp && cfa - sp >= (uintptr_t)-r.ra_off) {
+            ra = *(const uintptr_t *)(cfa + (intptr_t)r.ra_off);
+        } else {
+            return -1;
+        }
+        if (r.fp_off)
+            fp = *(const uintptr_t *)(cfa + (intptr_t)r.fp_off);
+        sp = cfa;
+        pc = strip_pac(ra);
+        if (!pc)
+            break;
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&loader_state, __ATOMIC_RELAXED) != state)
+        return -1;
+    return n;
+}
+
+bool cfi_prepare(void)
+{
+    return __atomic_load_n(&table, __ATOMIC_ACQUIRE) || map_tables();
 }

@@ -43,6 +43,7 @@
 #ifndef CPROF_CFI_H
 #define CPROF_CFI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Prepares walks of up to max frames (the first call decides). The rule
@@ -58,5 +59,19 @@ void cfi_init(int max);
  * instead). */
 int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo, uintptr_t hi,
              int *reused);
+
+/* Maps the rule table now (outside any signal handler), if cfi_init ran;
+ * whether walks can be made. */
+bool cfi_prepare(void);
+
+/* Walks the stack of an interrupted context (a signal's): pcs[0] = pc,
+ * then the return addresses of the callers, up to max; sp, fp the
+ * context's, lr its link register (aarch64's x30, which holds the return
+ * address of a leaf or of a prologue that has not saved it; 0 where
+ * there is none). The thread's last walk is neither used nor kept, the
+ * table must be mapped already (cfi_prepare). The count, or -1 if a
+ * frame is not modelled. For signal handlers: no lock, no allocation. */
+int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lr,
+                             uintptr_t *pcs, int max, uintptr_t lo, uintptr_t hi);
 
 #endif
