@@ -1,11 +1,12 @@
-// links: src/runtime/rt.c
+// links: src/runtime/rt.c -ldl
 /* test_glibcusable.c — the hooks' fast path reads a glibc block's usable
  * size from its chunk header (rt_glibc_usable, rt.h) instead of calling
  * malloc_usable_size: on this machine's glibc (x86-64, and aarch64 under
  * qemu in arm64_units.sh) the two agree for blocks of every kind the hooks
  * see — small, large (mmapped), zeroed, grown and shrunk, aligned — in the
- * main arena and in a thread's. */
-#include <malloc.h>
+ * main arena and in a thread's. The C library's own functions, found in
+ * libc.so.6 itself: under ASan the program's malloc is ASan's. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,11 +18,23 @@
 
 #include "runtime/rt.h"
 
+static struct {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*valloc)(size_t);
+    size_t (*malloc_usable_size)(void *);
+    void (*free)(void *);
+} c;
+
 static void same(void *p)
 {
     assert_non_null(p);
-    assert_int_equal(rt_glibc_usable(p), malloc_usable_size(p));
-    free(p);
+    assert_int_equal(rt_glibc_usable(p), c.malloc_usable_size(p));
+    c.free(p);
 }
 
 static void *every_kind(void *arg)
@@ -30,16 +43,16 @@ static void *every_kind(void *arg)
     static const size_t sizes[] = {0, 1, 8, 24, 25, 100, 1000, 4096, 70000, 200000, 1u << 22};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         size_t s = sizes[i];
-        same(malloc(s));
-        same(calloc(3, s + 1));
-        same(realloc(malloc(s + 1), 2 * s + 10));
-        same(realloc(malloc(2 * s + 10), s + 1));
-        same(memalign(64, s + 1));
-        same(aligned_alloc(4096, 4096 * (s / 4096 + 1)));
+        same(c.malloc(s));
+        same(c.calloc(3, s + 1));
+        same(c.realloc(c.malloc(s + 1), 2 * s + 10));
+        same(c.realloc(c.malloc(2 * s + 10), s + 1));
+        same(c.memalign(64, s + 1));
+        same(c.aligned_alloc(4096, 4096 * (s / 4096 + 1)));
         void *p = NULL;
-        assert_int_equal(posix_memalign(&p, 256, s + 1), 0);
+        assert_int_equal(c.posix_memalign(&p, 256, s + 1), 0);
         same(p);
-        same(valloc(s + 1));
+        same(c.valloc(s + 1));
     }
     return NULL;
 }
@@ -60,6 +73,21 @@ static void test_thread_arena(void **state)
 
 int main(void)
 {
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (!libc)
+        return 1;
+    *(void **)&c.malloc = dlsym(libc, "malloc");
+    *(void **)&c.calloc = dlsym(libc, "calloc");
+    *(void **)&c.realloc = dlsym(libc, "realloc");
+    *(void **)&c.memalign = dlsym(libc, "memalign");
+    *(void **)&c.aligned_alloc = dlsym(libc, "aligned_alloc");
+    *(void **)&c.posix_memalign = dlsym(libc, "posix_memalign");
+    *(void **)&c.valloc = dlsym(libc, "valloc");
+    *(void **)&c.malloc_usable_size = dlsym(libc, "malloc_usable_size");
+    *(void **)&c.free = dlsym(libc, "free");
+    if (!c.malloc || !c.calloc || !c.realloc || !c.memalign || !c.aligned_alloc ||
+        !c.posix_memalign || !c.valloc || !c.malloc_usable_size || !c.free)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_main_arena),
         cmocka_unit_test(test_thread_arena),
