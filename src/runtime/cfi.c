@@ -909,6 +909,7 @@ give_up:
     return -1;
 }
 
+#if defined(__aarch64__)
 int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lr,
                              uintptr_t *pcs, int max, uintptr_t lo, uintptr_t hi)
 {
@@ -954,3 +955,4 @@ bool cfi_prepare(void)
 {
     return __atomic_load_n(&table, __ATOMIC_ACQUIRE) || map_tables();
 }
+#endif

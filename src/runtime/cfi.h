@@ -60,6 +60,7 @@ void cfi_init(int max);
 int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo, uintptr_t hi,
              int *reused);
 
+#if defined(__aarch64__)
 /* Maps the rule table now (outside any signal handler), if cfi_init ran;
  * whether walks can be made. */
 bool cfi_prepare(void);
@@ -70,8 +71,11 @@ bool cfi_prepare(void);
  * address of a leaf or of a prologue that has not saved it; 0 where
  * there is none). The thread's last walk is neither used nor kept, the
  * table must be mapped already (cfi_prepare). The count, or -1 if a
- * frame is not modelled. For signal handlers: no lock, no allocation. */
+ * frame is not modelled. For signal handlers: no lock, no allocation.
+ * aarch64 only: its CPU profiler's handler (cpuring.c); x86-64's uses
+ * libunwind. */
 int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lr,
                              uintptr_t *pcs, int max, uintptr_t lo, uintptr_t hi);
+#endif
 
 #endif
