@@ -1,23 +1,26 @@
 #!/bin/sh
 # arm64: unit tests cross-compiled for aarch64 and run under qemu-aarch64:
 # test_cfi (the cfi walk gives libunwind's stacks and hashes, reuses the
-# last walk, stays in bounds) and test_glibcusable (the hooks' fast path
-# reads aarch64 glibc's chunk headers as malloc_usable_size does). (The
-# leak scan's test_glibcheap reads the heap's start from /proc/self/stat
-# and [heap] in /proc/self/maps, which qemu-user does not give.) And the
+# last walk, stays in bounds), test_glibcusable (the hooks' fast path
+# reads aarch64 glibc's chunk headers as malloc_usable_size does) and
+# test_glibcheap's test_arena (the leak scan tells a thread arena's heap
+# by glibc's heap_info; its other tests read the heap's start from
+# /proc/self/stat and [heap] in /proc/self/maps, which qemu-user fakes or
+# lacks). And the
 # arm64 cprof refuses attach with one line (ptrace, x86-64 only, cannot
 # be tested under qemu-user).
 # timeout: 180
 . "$(dirname "$0")/arm64_common.inc"
 [ -e /usr/lib/aarch64-linux-gnu/libcmocka.so ] || skip "skip: no libcmocka-dev:arm64 (scripts/deps.sh)"
 
-for t in test_cfi test_glibcusable; do
+for run in test_cfi test_glibcusable "test_glibcheap test_arena"; do
+  set -- $run; t=$1; shift
   src=$TOP/tests/unit/$t.c
   links=$(sed -n '1s|^// links:||p' "$src")
   (cd "$TOP" && aarch64-linux-gnu-gcc -std=gnu11 -Wall -Wextra -Werror -O2 -g -fno-omit-frame-pointer \
     -D_GNU_SOURCE -Iinclude -Isrc -I"$A64/gen" -Itests -o "$T/$t" "$src" $links "$A64/lib/base.a" \
     -lcmocka -lunwind -ldl -lpthread) || fail "cannot build $t for arm64"
-  timeout 120 qemu-aarch64 -L / "$T/$t" > "$T/$t.out" 2>&1 || { cat "$T/$t.out"; fail "$t failed on arm64"; }
+  timeout 120 qemu-aarch64 -L / "$T/$t" "$@" > "$T/$t.out" 2>&1 || { cat "$T/$t.out"; fail "$t failed on arm64"; }
   grep -q 'PASSED' "$T/$t.out" || { cat "$T/$t.out"; fail "$t: no PASSED line"; }
   note "$t: $(grep PASSED "$T/$t.out")"
 done
