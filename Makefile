@@ -9,6 +9,9 @@
 PREFIX  ?= /usr/local
 B       := build
 CC      ?= cc
+# arm64 cross build (make arm64): compiler and the :arm64 .pc files
+ARM64_CC ?= aarch64-linux-gnu-gcc
+ARM64_PKG := /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
 CSTD    := -std=gnu11
 WARN    := -Wall -Wextra -Werror
 OPT     ?= -O2 -g
@@ -273,8 +276,18 @@ fuzz: $(FUZZ_BIN)
 	      -artifact_prefix=$(B)/fuzz/crash-$$n- $(B)/fuzz/found-$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
+# The arm64 build too where the cross compiler is (the arm64 tests skip
+# without it).
 tests: all $(UNIT_BIN) $(ASAN_BIN) $(B)/profgen $(B)/profdump $(B)/asan/cprof $(REPLAY_BIN) \
-       $(B)/ubsan/libcprof.so $(if $(shell command -v $(MUSL_CC)),$(MB)/libcprof.so)
+       $(B)/ubsan/libcprof.so $(if $(shell command -v $(MUSL_CC)),$(MB)/libcprof.so) \
+       $(if $(shell command -v $(ARM64_CC) 2>/dev/null),arm64)
+
+# --- arm64 (aarch64): a cross build into build/arm64/ ----------------------
+# Debian's cross compiler and the :arm64 -dev packages (scripts/deps.sh);
+# tests/e2e/arm64_*.sh run what it builds under qemu-aarch64.
+arm64:
+	$(MAKE) B=$(B)/arm64 CC=$(ARM64_CC) PKG_CONFIG_LIBDIR=$(ARM64_PKG) \
+	    $(B)/arm64/libcprof.so $(B)/arm64/libcprof-http.so $(B)/arm64/cprof
 
 deps:
 	@sh scripts/deps.sh
@@ -306,5 +319,5 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests deps check check-stress demo install clean fuzz musl
+.PHONY: all arm64 tests deps check check-stress demo install clean fuzz musl
 .SECONDARY:

@@ -132,3 +132,36 @@ raw_totals() {
   awk '/^ *-?[0-9]+( +-?[0-9]+)+: / { sub(/:.*/, ""); a+=$1; b+=$2; c+=$3; d+=$4 }
        END { printf "%.0f %.0f %.0f %.0f\n", a, b, c, d }' "$T/raw"
 }
+
+# check_sampled SITES PROFILE SEED [BINARY]: a heap profile taken at the
+# default rate (512 KiB) from tests/progs/heapsampled.c, whose "SITE fn n
+# size kept" lines are in SITES: each site's alloc_space and inuse_space
+# within four standard errors of the truth (n objects of size s sampled
+# with probability p = 1 - exp(-s/R): sd s*sqrt(n(1-p)/p)), an object far
+# larger than the rate exactly.
+check_sampled() {
+  sites=$1; prof=$2; seed=$3; shift 3
+  pprof_flat alloc_space "$prof" "$@" > "$T/alloc"
+  pprof_flat inuse_space "$prof" "$@" > "$T/inuse"
+  pprof_flat inuse_objects "$prof" "$@" > "$T/inuse_obj"
+  awk -v R=524288 -v seed=$seed '
+    FILENAME ~ /alloc$/ { alloc[$1]=$2; next }
+    FILENAME ~ /inuse$/ { inuse[$1]=$2; next }
+    FILENAME ~ /inuse_obj$/ { iobj[$1]=$2; next }
+    $1 == "SITE" {
+      fn=$2; n=$3; s=$4; kept=$5; p=1-exp(-s/R)
+      if (s >= 40*R) {   # exact: one object, its size
+        if (inuse[fn] != s*kept || iobj[fn] != kept) { printf "seed %d %s: inuse %s B / %s objects, want exactly %d / %d\n", seed, fn, inuse[fn], iobj[fn], s*kept, kept; bad=1 }
+        next
+      }
+      split("alloc inuse", kinds, " ")
+      for (k=1; k<=2; k++) {
+        cnt = (k==1) ? n : kept; got = (k==1) ? alloc[fn] : inuse[fn]; truth = cnt*s
+        if (cnt == 0) { if (got+0 != 0) { printf "seed %d %s %s: %s, want 0\n", seed, fn, kinds[k], got; bad=1 }; continue }
+        sd = s*sqrt(cnt*(1-p)/p); dev = (got - truth)/sd
+        printf "# seed %d %-12s %-5s truth %10d got %10d (%+.2f sd)\n", seed, fn, kinds[k], truth, got, dev
+        if (dev > 4 || dev < -4) { printf "seed %d %s %s: %s is %.1f sd from %d\n", seed, fn, kinds[k], got, dev, truth; bad=1 }
+      }
+    }
+    END { exit bad }' "$T/alloc" "$T/inuse" "$T/inuse_obj" "$sites" || fail "estimate outside 4 standard errors (seed $seed)"
+}

@@ -1,4 +1,4 @@
-/* cfi.c — a table-driven x86-64 stack walk from .eh_frame (see cfi.h). */
+/* cfi.c — a table-driven x86-64 and aarch64 stack walk from .eh_frame (see cfi.h). */
 #include "cfi.h"
 
 #include "arena.h"
@@ -19,10 +19,26 @@
 #include <libunwind.h>
 #endif
 
-/* DWARF register numbers of x86-64 */
-#define DW_RBP 6
-#define DW_RSP 7
-#define DW_RA 16
+/* DWARF register numbers: the frame pointer, the stack pointer and the
+ * return address column; OFF_MIN: the lowest offset from the CFA at which
+ * a rule may read (x86-64 saves the return address at CFA-8 and rbp just
+ * below; aarch64 saves x29 and x30 at the bottom of the whole frame);
+ * USER_TOP: above the highest user-space address. */
+#if defined(__x86_64__)
+#define DW_FP 6   /* rbp */
+#define DW_SP 7   /* rsp */
+#define DW_RA 16  /* the return address column */
+#define OFF_MIN (-128)
+#define USER_TOP (1ull << 47)
+#elif defined(__aarch64__)
+#define DW_FP 29  /* x29 */
+#define DW_SP 31  /* sp */
+#define DW_RA 30  /* x30, the link register */
+#define OFF_MIN INT16_MIN
+#define USER_TOP (1ull << 48)
+#else
+#error "cfi.c: unsupported architecture"
+#endif
 
 #define TABLE_BITS 15
 #define TABLE_SIZE (1u << TABLE_BITS)
@@ -30,16 +46,20 @@
 /* No real frame is larger; a CFA further away means a wrong rule. */
 #define MAX_FRAME (1u << 24)
 
-enum { RULE_NONE, RULE_STEP, RULE_LAST }; /* not modelled / a frame / RA undefined */
+/* not modelled / a frame / RA undefined / RA still in the link register
+ * (aarch64's x30: only an interrupted frame, cfi_walk_context_sigsafe) */
+enum { RULE_NONE, RULE_STEP, RULE_LAST, RULE_LEAF };
 
-/* A frame's rule, 8 bytes: read and written as one word. */
+/* A frame's rule, 8 bytes: read and written as one word. fp is the frame
+ * pointer (rbp, x29), sp the stack pointer. */
 typedef struct {
-    uint32_t cfa_off;  /* CFA = (cfa_rbp ? rbp : rsp) + cfa_off */
-    uint8_t kind;      /* RULE_* */
-    uint8_t cfa_rbp;
-    int8_t ra_off;     /* return address at CFA + ra_off */
-    int8_t rbp_off;    /* rbp saved at CFA + rbp_off; 0: unchanged */
+    uint32_t cfa_off : 24; /* CFA = (cfa_fp ? fp : sp) + cfa_off; < MAX_FRAME */
+    uint32_t kind : 7;     /* RULE_* */
+    uint32_t cfa_fp : 1;
+    int16_t ra_off;        /* return address at CFA + ra_off */
+    int16_t fp_off;        /* fp saved at CFA + fp_off; 0: unchanged */
 } rule_t;
+_Static_assert(sizeof(rule_t) == 8, "a rule is one word");
 
 /* A kept rule. Written: key to 1, rule, state (release), key (release);
  * read: key, state (acquire), rule. An entry kept under another state is
@@ -69,10 +89,10 @@ static int (*next_dlclose)(void *);
 /* --- the last walk of each thread ------------------------------------- */
 
 /* One frame of a walk: its state, and the stack words its rule read (the
- * caller's return address and, if saved, rbp) with their values. */
+ * caller's return address and, if saved, fp) with their values. */
 typedef struct {
     uintptr_t pc, sp, bp;
-    uintptr_t ra_at, ra_val, bp_at, bp_val; /* bp_at 0: rbp not read */
+    uintptr_t ra_at, ra_val, bp_at, bp_val; /* bp_at 0: fp not read */
     uint64_t hash; /* hash_pcs of the walk's frames from this one out */
 } frame_t;
 
@@ -280,6 +300,10 @@ static bool parse_cie(const uint8_t *p, cie_t *c)
                     return false;
             } else if (*a == 'L') {
                 data++;
+#if defined(__aarch64__)
+            } else if (*a == 'B') {
+                /* return addresses signed with the B key: stripped alike */
+#endif
             } else {
                 return false; /* 'S' (a signal frame) and anything unknown */
             }
@@ -297,8 +321,8 @@ static bool parse_cie(const uint8_t *p, cie_t *c)
 typedef struct {
     uint8_t cfa_reg;
     int64_t cfa_off;
-    int8_t ra_kind, rbp_kind; /* 0 unchanged, 1 at CFA + off, 2 undefined */
-    int64_t ra_off, rbp_off;
+    int8_t ra_kind, fp_kind; /* 0 unchanged, 1 at CFA + off, 2 undefined */
+    int64_t ra_off, fp_off;
 } row_t;
 
 #define STATE_STACK 8
@@ -344,20 +368,20 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
                 reg = uleb(&p, end);
                 if (reg == DW_RA)
                     row->ra_kind = 2;
-                else if (reg == DW_RBP)
-                    row->rbp_kind = 2;
+                else if (reg == DW_FP)
+                    row->fp_kind = 2;
                 continue;
             case 0x08: /* same value */
                 reg = uleb(&p, end);
                 if (reg == DW_RA)
                     return false;
-                if (reg == DW_RBP)
-                    row->rbp_kind = 0;
+                if (reg == DW_FP)
+                    row->fp_kind = 0;
                 continue;
             case 0x09: /* register: in another register */
                 reg = uleb(&p, end);
                 uleb(&p, end);
-                if (reg == DW_RA || reg == DW_RBP)
+                if (reg == DW_RA || reg == DW_FP)
                     return false;
                 continue;
             case 0x0a:
@@ -383,23 +407,28 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
             case 0x13: row->cfa_off = sleb(&p, end) * c->data_align; continue;
             case 0x10: /* expression: fine for a register the walk ignores */
                 reg = uleb(&p, end);
-                if (reg == DW_RA || reg == DW_RBP)
+                if (reg == DW_RA || reg == DW_FP)
                     return false;
                 p += uleb(&p, end);
                 continue;
             case 0x14: case 0x15: /* val_offset */
                 reg = uleb(&p, end);
-                if (reg == DW_RA || reg == DW_RBP)
+                if (reg == DW_RA || reg == DW_FP)
                     return false;
                 uleb(&p, end);
                 continue;
             case 0x16: /* val_expression */
                 reg = uleb(&p, end);
-                if (reg == DW_RA || reg == DW_RBP)
+                if (reg == DW_RA || reg == DW_FP)
                     return false;
                 p += uleb(&p, end);
                 continue;
             case 0x2e: uleb(&p, end); continue; /* GNU_args_size */
+#if defined(__aarch64__)
+            case 0x2d: continue; /* AARCH64_negate_ra_state: x30 signed or
+                                  * not; every return address read is
+                                  * stripped of its signature (strip_pac) */
+#endif
             default: return false; /* set_loc, def_cfa_expression, ... */
             }
         }
@@ -407,9 +436,9 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
             if (reg == DW_RA) {
                 row->ra_kind = 1;
                 row->ra_off = off;
-            } else if (reg == DW_RBP) {
-                row->rbp_kind = 1;
-                row->rbp_off = off;
+            } else if (reg == DW_FP) {
+                row->fp_kind = 1;
+                row->fp_off = off;
             }
         } else if (restore) {
             if (!initial)
@@ -417,9 +446,9 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
             if (reg == DW_RA) {
                 row->ra_kind = initial->ra_kind;
                 row->ra_off = initial->ra_off;
-            } else if (reg == DW_RBP) {
-                row->rbp_kind = initial->rbp_kind;
-                row->rbp_off = initial->rbp_off;
+            } else if (reg == DW_FP) {
+                row->fp_kind = initial->fp_kind;
+                row->fp_off = initial->fp_off;
             }
         }
         continue;
@@ -544,7 +573,7 @@ static rule_t compute(uintptr_t pc)
         uint64_t n = uleb(&p, end);
         p += n;
     }
-    row_t row = {.cfa_reg = DW_RSP};
+    row_t row = {.cfa_reg = DW_SP};
     if (!run(&c, c.insns, c.end, start, (uintptr_t)-1, &row, NULL))
         return none;
     row_t initial = row;
@@ -552,20 +581,38 @@ static rule_t compute(uintptr_t pc)
         return none;
     if (row.ra_kind == 2)
         return (rule_t){.kind = RULE_LAST};
-    /* What is read lies at CFA-128 to CFA-8, and for a CFA relative to
-     * rsp not below rsp (cfi_walk's bounds rely on both). */
-    int64_t lowest = row.rbp_kind == 1 && row.rbp_off < row.ra_off ? row.rbp_off : row.ra_off;
-    if (row.ra_kind != 1 || row.rbp_kind == 2 ||
-        (row.cfa_reg != DW_RSP && row.cfa_reg != DW_RBP) || row.cfa_off <= 0 ||
-        row.cfa_off >= (int64_t)MAX_FRAME || row.ra_off < -128 || row.ra_off > -8 ||
-        (row.rbp_kind == 1 && (row.rbp_off < -128 || row.rbp_off > -8)) ||
-        (row.cfa_reg == DW_RSP && row.cfa_off + lowest < 0))
+#if defined(__aarch64__)
+    /* x30 not saved (yet): a leaf, or a prologue before its store. The
+     * CFA may be sp itself there (at the first instruction). */
+    if (row.ra_kind == 0) {
+        if (row.fp_kind == 2 || (row.cfa_reg != DW_SP && row.cfa_reg != DW_FP) ||
+            row.cfa_off < 0 || row.cfa_off >= (int64_t)MAX_FRAME ||
+            (row.fp_kind == 1 && (row.fp_off < OFF_MIN || row.fp_off > -8 ||
+                                  (row.cfa_reg == DW_SP && row.cfa_off + row.fp_off < 0))))
+            return none;
+        return (rule_t){.kind = RULE_LEAF,
+                        .cfa_off = (uint32_t)row.cfa_off,
+                        .cfa_fp = row.cfa_reg == DW_FP,
+                        .fp_off = row.fp_kind == 1 ? (int16_t)row.fp_off : 0};
+    }
+#endif
+    /* What is read lies at CFA+OFF_MIN to CFA-8, and for a CFA relative
+     * to sp not below sp (cfi_walk's bounds rely on both). A return
+     * address left in aarch64's x30 (a leaf) is never a frame of a walk
+     * that starts in cfi_walk: every caller above it made a call, so saved
+     * x30 first; a rule saying otherwise is not modelled. */
+    int64_t lowest = row.fp_kind == 1 && row.fp_off < row.ra_off ? row.fp_off : row.ra_off;
+    if (row.ra_kind != 1 || row.fp_kind == 2 ||
+        (row.cfa_reg != DW_SP && row.cfa_reg != DW_FP) || row.cfa_off <= 0 ||
+        row.cfa_off >= (int64_t)MAX_FRAME || row.ra_off < OFF_MIN || row.ra_off > -8 ||
+        (row.fp_kind == 1 && (row.fp_off < OFF_MIN || row.fp_off > -8)) ||
+        (row.cfa_reg == DW_SP && row.cfa_off + lowest < 0))
         return none;
     return (rule_t){.kind = RULE_STEP,
                     .cfa_off = (uint32_t)row.cfa_off,
-                    .cfa_rbp = row.cfa_reg == DW_RBP,
-                    .ra_off = (int8_t)row.ra_off,
-                    .rbp_off = row.rbp_kind == 1 ? (int8_t)row.rbp_off : 0};
+                    .cfa_fp = row.cfa_reg == DW_FP,
+                    .ra_off = (int16_t)row.ra_off,
+                    .fp_off = row.fp_kind == 1 ? (int16_t)row.fp_off : 0};
 }
 
 /* --- the rule table --------------------------------------------------- */
@@ -579,7 +626,7 @@ static uint32_t hash_pc(uintptr_t pc, int bits)
  * the table's marks. */
 static bool plausible(uintptr_t pc)
 {
-    return pc >= 4096 && pc < (1ull << 47);
+    return pc >= 4096 && pc < USER_TOP;
 }
 
 /* The rule of pc under the loader state, kept or computed (and kept in
@@ -702,8 +749,9 @@ RT_EXPORT int dlclose(void *handle)
     return rc;
 }
 
-/* The caller's return address, stack pointer after the return, and rbp:
- * the registers the first frame of a walk needs. */
+/* The caller's return address, stack pointer after the return, and frame
+ * pointer: the registers the first frame of a walk needs. */
+#if defined(__x86_64__)
 __asm__(".text\n"
         ".p2align 4\n"
         ".type cfi_regs, @function\n"
@@ -717,7 +765,34 @@ __asm__(".text\n"
         "  ret\n"
         ".cfi_endproc\n"
         ".size cfi_regs, .-cfi_regs\n");
+#elif defined(__aarch64__)
+/* A leaf: the return address is still in x30, sp is the caller's. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type cfi_regs, %function\n"
+        "cfi_regs:\n"
+        ".cfi_startproc\n"
+        "  str x30, [x0]\n"
+        "  mov x1, sp\n"
+        "  str x1, [x0, #8]\n"
+        "  str x29, [x0, #16]\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size cfi_regs, .-cfi_regs\n");
+#endif
 void cfi_regs(uintptr_t regs[3]);
+
+/* A return address as read from the stack, without the pointer
+ * authentication code that aarch64's pac-ret puts in its top bits (and
+ * the top byte, which user-space addresses never use). */
+static inline uintptr_t strip_pac(uintptr_t ra)
+{
+#if defined(__aarch64__)
+    return ra & (uintptr_t)(USER_TOP - 1);
+#else
+    return ra;
+#endif
+}
 
 #define SUBS_EVERY 256
 
@@ -790,19 +865,20 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
         rule_t r = s ? lookup_near(s, pc, state) : lookup(pc, state);
         if (r.kind == RULE_LAST)
             break;
-        /* The words read, at CFA-128 to CFA-8, must lie in [sp, hi): a
+        /* The words read, at CFA+OFF_MIN to CFA-8, must lie in [sp, hi): a
          * wrong rule must not fault the host. Below CFA: cfa <= hi does;
-         * above sp: compute's rules relative to rsp, checked here those
-         * relative to rbp. */
-        uintptr_t cfa = (r.cfa_rbp ? bp : sp) + r.cfa_off;
+         * above sp: compute's rules relative to sp, checked here those
+         * relative to fp. */
+        uintptr_t cfa = (r.cfa_fp ? bp : sp) + r.cfa_off;
         if (r.kind != RULE_STEP || cfa <= sp || cfa > hi ||
-            (r.cfa_rbp && (cfa - sp < (uintptr_t)-r.ra_off ||
-                           cfa - sp < (uintptr_t)-(intptr_t)r.rbp_off)))
+            (r.cfa_fp && (cfa - sp < (uintptr_t)-r.ra_off ||
+                           cfa - sp < (uintptr_t)-(intptr_t)r.fp_off)))
             goto give_up;
         f->ra_at = cfa + (intptr_t)r.ra_off;
-        pc = f->ra_val = *(const uintptr_t *)f->ra_at;
-        if (r.rbp_off) {
-            f->bp_at = cfa + (intptr_t)r.rbp_off;
+        f->ra_val = *(const uintptr_t *)f->ra_at;
+        pc = strip_pac(f->ra_val);
+        if (r.fp_off) {
+            f->bp_at = cfa + (intptr_t)r.fp_off;
             bp = f->bp_val = *(const uintptr_t *)f->bp_at;
         }
         sp = cfa;
@@ -836,3 +912,51 @@ give_up:
     }
     return -1;
 }
+
+#if defined(__aarch64__)
+int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lr,
+                             uintptr_t *pcs, int max, uintptr_t lo, uintptr_t hi)
+{
+    if (!__atomic_load_n(&table, __ATOMIC_ACQUIRE) || sp < lo || sp >= hi)
+        return -1;
+    uint64_t state = __atomic_load_n(&loader_state, __ATOMIC_ACQUIRE);
+    if (state & CLOSING_MASK)
+        return -1;
+    int n = 0;
+    for (bool first = true; n < max; first = false) {
+        pcs[n++] = pc;
+        /* The interrupted pc is an instruction, not a return address: its
+         * row is the one at pc itself, which compute finds for pc + 1 (a
+         * key no return address has: instructions are 4-byte aligned). */
+        rule_t r = lookup(first ? pc + 1 : pc, state);
+        if (r.kind == RULE_LAST)
+            break;
+        uintptr_t cfa = (r.cfa_fp ? fp : sp) + r.cfa_off, ra;
+        /* As in cfi_walk: what is read lies in [sp, hi). */
+        if (cfa < sp || cfa > hi || (r.fp_off && cfa - sp < (uintptr_t)-(intptr_t)r.fp_off))
+            return -1;
+        if (r.kind == RULE_LEAF && first) {
+            ra = lr;
+        } else if (r.kind == RULE_STEP && cfa > sp && cfa - sp >= (uintptr_t)-r.ra_off) {
+            ra = *(const uintptr_t *)(cfa + (intptr_t)r.ra_off);
+        } else {
+            return -1;
+        }
+        if (r.fp_off)
+            fp = *(const uintptr_t *)(cfa + (intptr_t)r.fp_off);
+        sp = cfa;
+        pc = strip_pac(ra);
+        if (!pc)
+            break;
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&loader_state, __ATOMIC_RELAXED) != state)
+        return -1;
+    return n;
+}
+
+bool cfi_prepare(void)
+{
+    return __atomic_load_n(&table, __ATOMIC_ACQUIRE) || map_tables();
+}
+#endif

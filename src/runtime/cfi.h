@@ -1,10 +1,11 @@
-/* cfi.h — a table-driven x86-64 stack walk from the DWARF call-frame
- * information (.eh_frame, found through each module's PT_GNU_EH_FRAME
- * header): CPROF_UNWIND=cfi, the default unwinder.
+/* cfi.h — a table-driven stack walk (x86-64 and aarch64) from the DWARF
+ * call-frame information (.eh_frame, found through each module's
+ * PT_GNU_EH_FRAME header): CPROF_UNWIND=cfi, the default unwinder.
  *
  * Each return address's frame rule is reduced to what the common shapes
- * need (CFA = rsp+N or rbp+N, return address at CFA+M, rbp saved at CFA+K
- * or unchanged) and kept in one global table keyed by pc: lock-free
+ * need (CFA = sp+N or fp+N, return address at CFA+M, fp saved at CFA+K
+ * or unchanged; fp is rbp or x29, and on aarch64 every return address
+ * read is stripped of its pointer-authentication code) and kept in one global table keyed by pc: lock-free
  * (claimed with a compare-and-swap, published with a release store), in
  * memory cprof maps itself, never freed, bounded (an entry kept before the
  * last module unload is free for any pc; when a pc's probe run has none
@@ -12,7 +13,7 @@
  * dl_iterate_phdr (the loader's lock), once per distinct pc. Each thread
  * also keeps (in one of a fixed number of slots, given back when it exits
  * and, in a forked child, for every thread but the forking one) its last
- * rules and its last walk: a frame whose pc, sp and rbp are those of a
+ * rules and its last walk: a frame whose pc, sp and fp are those of a
  * frame of the last walk, with every stack word the last walk read from
  * there on unchanged, has the same callers, which are copied with their
  * hashes instead of walked.
@@ -42,6 +43,7 @@
 #ifndef CPROF_CFI_H
 #define CPROF_CFI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Prepares walks of up to max frames (the first call decides). The rule
@@ -57,5 +59,23 @@ void cfi_init(int max);
  * instead). */
 int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo, uintptr_t hi,
              int *reused);
+
+#if defined(__aarch64__)
+/* Maps the rule table now (outside any signal handler), if cfi_init ran;
+ * whether walks can be made. */
+bool cfi_prepare(void);
+
+/* Walks the stack of an interrupted context (a signal's): pcs[0] = pc,
+ * then the return addresses of the callers, up to max; sp, fp the
+ * context's, lr its link register (aarch64's x30, which holds the return
+ * address of a leaf or of a prologue that has not saved it; 0 where
+ * there is none). The thread's last walk is neither used nor kept, the
+ * table must be mapped already (cfi_prepare). The count, or -1 if a
+ * frame is not modelled. For signal handlers: no lock, no allocation.
+ * aarch64 only: its CPU profiler's handler (cpuring.c); x86-64's uses
+ * libunwind. */
+int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lr,
+                             uintptr_t *pcs, int max, uintptr_t lo, uintptr_t hi);
+#endif
 
 #endif

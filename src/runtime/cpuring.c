@@ -2,11 +2,14 @@
 #include "cpuring.h"
 
 #include "arena.h"
+#include "cfi.h"
 #include "labels.h"
 #include "rt.h"
 #include "sigmask.h"
+#include "stackbounds.h"
 #include "unwfds.h"
 #include "trace.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -73,6 +76,11 @@ static __thread uint8_t ignored __attribute__((tls_model("initial-exec")));
  * (ready), or when its interrupted PC lies outside the code that could
  * hold such a lock: the C library, the loader, the allocator (unsafe). */
 static __thread uint8_t unw_ready __attribute__((tls_model("initial-exec")));
+#if defined(__aarch64__)
+/* The cfi walk's table is mapped (cfi_prepare): walks from the signal's
+ * registers are tried first (capture_sigsafe). */
+static bool use_cfi;
+#endif
 #define NUNSAFE 3
 static struct {
     uintptr_t lo, hi;
@@ -160,6 +168,24 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     /* +1: the writer decrements every PC to name the call site; the leaf
      * is the interrupted instruction itself (as in Go's CPU profiles). */
     rt_thread_t *t = &rt_self;
+#if defined(__aarch64__)
+    /* aarch64: the cfi walk from the signal's registers, where it models
+     * every frame (x30 holds a leaf's return address): libunwind 1.6
+     * does not strip pointer-authentication codes, and loses the callers
+     * of a pac-ret program. Within the thread's stack bounds (learned
+     * here at its first sample: stackbounds.h is signal-safe), not on
+     * another stack. */
+    if (use_cfi && (t->stack_hi || stackbounds_get(t)) && t->stack_hi > t->stack_lo &&
+        !t->stack_once) {
+        const mcontext_t *m = &uc->uc_mcontext;
+        int n = cfi_walk_context_sigsafe(pc, m->sp, m->regs[29], m->regs[30], pcs, max,
+                                         t->stack_lo, t->stack_hi);
+        if (n > 0) {
+            pcs[0] = pc + 1;
+            return n;
+        }
+    }
+#endif
     if (t->unwinding || !unwfds_ok_sigsafe()) {
         pcs[0] = pc + 1;
         return 1; /* libunwind's per-thread state is this signal's victim,
@@ -183,7 +209,7 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     /* Straight into the slot: the handler's own frames first, then the
      * interrupted PC, then its callers, which move up behind the leaf. */
     int n = 1;
-    int m = unw_backtrace((void **)pcs, max + HANDLER_FRAMES), i = 0;
+    int m = unwind_backtrace_sigsafe(pcs, max + HANDLER_FRAMES), i = 0;
     while (i < m && i < HANDLER_FRAMES && pcs[i] != pc)
         i++;
     if (i < m && pcs[i] == pc) {
@@ -328,6 +354,9 @@ int cpuring_init(int depth)
     if (depth > STACK_MAX)
         depth = STACK_MAX;
     if (!slots) {
+#if defined(__aarch64__)
+        use_cfi = cfi_prepare();
+#endif
         max_depth = depth;
         stride = (offsetof(slot_t, pcs) + (size_t)(depth + HANDLER_FRAMES) * sizeof(uintptr_t) +
                   63) & ~(size_t)63;

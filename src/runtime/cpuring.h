@@ -18,7 +18,12 @@
  *   thread (a system call), while a trace runs clock_gettime and
  *   trace_thread_sigsafe (reads of the thread's own trace record), and
  *   sigmask.h's *_sigsafe functions (reads and writes of the thread's
- *   own mask record), and labels_now (a read of the thread's own TLS).
+ *   own mask record), labels_now (a read of the thread's own TLS); on
+ *   aarch64, before libunwind, the cfi walk from the signal's registers
+ *   (cfi_walk_context_sigsafe: the global rule table, lock-free; a rule
+ *   not kept yet calls dl_iterate_phdr, as libunwind's misses do) and, at
+ *   a thread's first sample, stackbounds_get (raw system calls into a
+ *   buffer on the stack).
  * - If the signal interrupted libunwind on this thread (a heap sample being
  *   unwound, the threads profile's handler: rt_self.unwinding), libunwind's
  *   per-thread caches may be half updated: the sample is then recorded

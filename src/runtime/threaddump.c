@@ -194,7 +194,7 @@ int threaddump_self(uintptr_t *pcs, int max_depth)
 #else
     rt_self.unwinding = 1; /* a CPU-profile signal must not re-enter libunwind */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int n = unw_backtrace((void **)buf, want);
+    int n = unwind_backtrace_sigsafe(buf, want);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     rt_self.unwinding = 0;
 #endif

@@ -278,7 +278,7 @@ static int capture(uintptr_t *out, uint64_t *hash)
 #ifndef CPROF_NO_LIBUNWIND
             t->unwinding = 1;
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
-            n = unw_backtrace((void **)buf, want);
+            n = unwind_backtrace_sigsafe(buf, want);
             __atomic_signal_fence(__ATOMIC_SEQ_CST);
             t->unwinding = 0;
 #endif

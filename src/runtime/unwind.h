@@ -12,6 +12,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#ifndef CPROF_NO_LIBUNWIND /* the musl runtime is built without it */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
 
 #define UNWIND_MAX_DEPTH 256
 
@@ -36,6 +40,24 @@ int unwind_fp_context_sigsafe(const void *uc, uintptr_t *pcs, int max);
 /* Captures the caller's stack into pcs (up to the configured depth) with
  * cprof's frames removed; returns the depth. */
 int unwind_capture(uintptr_t *pcs);
+
+/* libunwind's unw_backtrace into pcs, return addresses as every other
+ * walk gives them: on aarch64 libunwind 1.6's fast trace gives each
+ * return address less 1 (instructions are 4-byte aligned there, so an
+ * address ending in binary 11 is one of those). Signal-safe as
+ * unw_backtrace is (cpuring.h). */
+#ifndef CPROF_NO_LIBUNWIND
+static inline int unwind_backtrace_sigsafe(uintptr_t *pcs, int max)
+{
+    int n = unw_backtrace((void **)pcs, max);
+#if defined(__aarch64__)
+    for (int i = 0; i < n; i++)
+        if ((pcs[i] & 3) == 3)
+            pcs[i]++;
+#endif
+    return n;
+}
+#endif
 
 /* The same, and the stack's hash_pcs (base/hash.h) into *hash, for the
  * stack table: with the cfi walk most of it comes with the walk. */

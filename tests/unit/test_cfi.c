@@ -13,6 +13,7 @@
 
 #include "base/hash.h"
 #include "runtime/cfi.h"
+#include "runtime/unwind.h"
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -32,7 +33,7 @@ static uintptr_t stack_lo, stack_hi; /* the main thread's */
 static __attribute__((noinline)) void probe(probe_t *p)
 {
     p->n = cfi_walk(p->pcs, p->hashes, MAX, stack_lo, stack_hi, &p->reused);
-    p->nunw = unw_backtrace((void **)p->unw, MAX);
+    p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
     __asm__ volatile("" ::: "memory");
 }
 

@@ -1,0 +1,55 @@
+#!/bin/sh
+# arm64: the CPU profile of a program cross-compiled for aarch64 under
+# qemu-aarch64 (which delivers the SIGPROF of cprof's per-thread CPU timers
+# as the kernel does). tests/progs/arm64_cpu.c spends a known thread CPU
+# time in spin_a (twice spin_b's), both in leaf(), a function without a
+# frame record: the profile must read aarch64's signal context (the
+# interrupted pc) and find leaf's callers. Checked by go tool pprof (the
+# arm64 binary given) and the host's cprof: each function's time within
+# four standard deviations plus two periods of what the program measured,
+# leaf's callers spin_a and spin_b, under main, in every sample that is in
+# leaf. Also built with -mbranch-protection=pac-ret: the return addresses
+# on the stack are signed, which the cfi walk from the signal's registers
+# strips (libunwind 1.6 lost the callers: leaf <- spin_a <- spin_a).
+# timeout: 180
+. "$(dirname "$0")/arm64_common.inc"
+
+# cum_ms TOOL FUNCTION: the function's cumulative time in ms.
+cum_ms() {
+  $1 -top -unit=ms -nodefraction=0 "$T/$name" "$T/$name.pb.gz" 2>/dev/null |
+    awk -v f="$2" '$6 == f { v = $4; sub(/ms$/, "", v); print v + 0; found = 1 } END { if (!found) print 0 }'
+}
+# At 100 Hz a period is 10 ms; n periods' count varies by at most about
+# sqrt(n) (the timer is not random, its phase is).
+within() { # NAME GOT WANT
+  awk -v g="$2" -v w="$3" 'BEGIN { n = w / 10; tol = 10 * (4 * sqrt(n) + 2); d = g - w
+    exit !(d <= tol && d >= -tol) }' || fail "$1: ${2}ms in the profile, the program measured ${3}ms"
+}
+# check NAME [FLAGS...]: builds, runs and checks one build of the program.
+check() {
+  name=$1; shift
+  acc_prog "$T/$name" "$PROGS/arm64_cpu.c" "$@"
+  CPROF_CPU_PROFILE="$T/$name.pb.gz" arun "$T/$name" 400 > "$T/$name.out" 2> "$T/$name.err" ||
+    { cat "$T/$name.err"; fail "$name: program failed"; }
+  [ -s "$T/$name.err" ] && { cat "$T/$name.err"; fail "$name: stderr not empty"; }
+  read -r word a_ms b_ms < "$T/$name.out"
+  [ "$word" = CPU ] && [ "${a_ms:-0}" -ge 800 ] && [ "${b_ms:-0}" -ge 400 ] ||
+    { cat "$T/$name.out"; fail "$name: the program's own output"; }
+  [ -s "$T/$name.pb.gz" ] || fail "$name: no profile written"
+  for tool in "go tool pprof" "$BUILD/cprof"; do
+    a=$(cum_ms "$tool" spin_a); b=$(cum_ms "$tool" spin_b); l=$(cum_ms "$tool" leaf)
+    within "$name: spin_a" "$a" "$a_ms"
+    within "$name: spin_b" "$b" "$b_ms"
+    # Nearly all of it in leaf (the rest: the clock calls of the loops).
+    [ "$l" -ge $(((a + b) * 3 / 4)) ] || fail "$name: leaf: ${l}ms of $((a + b))ms"
+    note "$name, ${tool##*/}: spin_a ${a}ms (measured $a_ms), spin_b ${b}ms (measured $b_ms), leaf ${l}ms"
+  done
+  # Every stack through leaf goes leaf <- spin_a|spin_b <- main.
+  go tool pprof -traces "$T/$name" "$T/$name.pb.gz" 2>/dev/null |
+    awk '/^-+\+/ { if (n) check(); n = 0; next } NF { f[++n] = $NF } END { if (n) check(); exit bad }
+         function check() { if (f[1] == "leaf" && !((f[2] == "spin_a" || f[2] == "spin_b") && f[3] == "main")) {
+           print "stack:", f[1], f[2], f[3]; bad = 1 } }' || fail "$name: a stack through leaf misses its callers"
+}
+check plain
+check pac -mbranch-protection=pac-ret
+exit 0
