@@ -33,10 +33,13 @@ static int64_t t0;                /* the running trace's start */
 /* --- the goroutine state machine ---------------------------------------------------------- */
 
 /* The wait of r's goroutine ended: GoUnblock on its own P (the waker is
- * not known), GoStart. Room for two events was made. */
+ * not known), GoStart. Room for two events was made. The unblock carries
+ * the wait's stack: Go 1.22+'s trace tool (its converter of this format)
+ * computes the blocking profiles from the transitions that carry a stack,
+ * and a wait whose end has none is never closed (docs/trace.md). */
 static void wake(trec_t *r, int64_t ts)
 {
-    uint64_t a[3] = {r->goid, r->seq++, 0};
+    uint64_t a[3] = {r->goid, r->seq++, r->wait_stk};
     tracebuf_put_event(r->buf, EV_GO_UNBLOCK, ts, a, 3);
     a[1] = r->seq++;
     tracebuf_put_event(r->buf, EV_GO_START, ts, a, 2);
@@ -90,6 +93,7 @@ bool trace_block(int kind, const uintptr_t *pcs, int depth)
     if (!my_internal && begin(r, ts, pcs, depth) && tracebuf_room(r, EV_MAX, ts)) {
         uint64_t a[1] = {tracebuf_stack(pcs, depth)};
         tracebuf_put_event(r->buf, (uint8_t)kind, ts, a, 1);
+        r->wait_stk = a[0];
         r->state = G_WAITING;
         ok = true;
     }
