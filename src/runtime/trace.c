@@ -11,6 +11,7 @@
 #include "labels.h"
 #include "lockprof.h"
 #include "session.h"
+#include "syshooks.h"
 #include "threadhook.h"
 #include "tracebuf.h"
 #include "tracewriter.h"
@@ -109,6 +110,54 @@ void trace_unblock(void)
     int64_t ts = rt_now_ns();
     if (r->state == G_WAITING && tracebuf_room(r, 2 * EV_MAX, ts))
         wake(r, ts); /* if dropped, the thread's next event wakes it */
+    tracebuf_leave(r);
+}
+
+/* A system call that blocked, as Go 1.19 writes it: GoSysCall with the
+ * stack, GoSysBlock (the P lets go), GoSysExit and GoStart at its end.
+ * Then a GoPreempt with the call's stack and a GoStart at the same
+ * instant: Go 1.22+ ends a syscall's span in -pprof=syscall only at a
+ * transition that carries a stack, and GoSysExit has none (golang/go#74850;
+ * docs/trace.md). Room for six events was made. */
+static void syscall_blocked(trec_t *r, uint64_t stk, int64_t t0, int64_t t1)
+{
+    uint64_t a[3] = {stk};
+    tracebuf_put_event(r->buf, EV_GO_SYSCALL, t0, a, 1);
+    tracebuf_put_event(r->buf, EV_GO_SYSBLOCK, t0, NULL, 0);
+    a[0] = r->goid;
+    a[1] = r->seq++;
+    a[2] = 0; /* the exit's own timestamp: the event's */
+    tracebuf_put_event(r->buf, EV_GO_SYSEXIT, t1, a, 3);
+    a[1] = r->seq++;
+    tracebuf_put_event(r->buf, EV_GO_START, t1, a, 2);
+    a[0] = stk;
+    tracebuf_put_event(r->buf, EV_GO_PREEMPT, t1, a, 1);
+    a[0] = r->goid;
+    a[1] = r->seq++;
+    tracebuf_put_event(r->buf, EV_GO_START, t1, a, 2);
+}
+
+void trace_waited(int kind, int64_t from, int64_t to, const uintptr_t *pcs, int depth)
+{
+    trec_t *r = tracebuf_enter();
+    if (!r)
+        return;
+    if (from < t0)
+        from = t0;
+    if (to < from)
+        to = from;
+    if (!my_internal && begin(r, from, pcs, depth) && tracebuf_room(r, 6 * EV_MAX, from)) {
+        uint64_t stk = tracebuf_stack(pcs, depth);
+        if (kind == TRACE_SYSCALL) {
+            tracebuf_put_event(r->buf, EV_GO_SYSCALL, from, &stk, 1);
+        } else if (kind == TRACE_SYSCALL_BLOCK) {
+            syscall_blocked(r, stk, from, to);
+        } else {
+            tracebuf_put_event(r->buf, (uint8_t)kind, from, &stk, 1);
+            r->wait_stk = stk;
+            wake(r, to);
+        }
+    }
     tracebuf_leave(r);
 }
 
@@ -393,6 +442,7 @@ static void fork_child(void)
 int trace_init(uint64_t bytes)
 {
     pool_bytes = bytes;
+    syshooks_init();
     int rc = threadhook_register(&client);
     if (rc < 0)
         return rc;
