@@ -139,11 +139,20 @@ static void syscall_blocked(trec_t *r, uint64_t stk, int64_t t0, int64_t t1)
 
 void trace_waited(int kind, int64_t from, int64_t to, const uintptr_t *pcs, int depth)
 {
+    /* A signal handler's call that interrupted this thread's own write
+     * (its busy flag up): the batch is half written, leave it alone. */
+    const trec_t *m = tracebuf_mine();
+    if (m && __atomic_load_n(&m->busy, __ATOMIC_RELAXED))
+        return;
     trec_t *r = tracebuf_enter();
     if (!r)
         return;
     if (from < t0)
         from = t0;
+    /* A signal handler's calls recorded during this call came later than
+     * its start: the thread's events stay in time order. */
+    if (r->buf && from <= r->buf->last)
+        from = r->buf->last + 1;
     if (to < from)
         to = from;
     if (!my_internal && begin(r, from, pcs, depth) && tracebuf_room(r, 6 * EV_MAX, from)) {

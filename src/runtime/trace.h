@@ -84,7 +84,8 @@ void trace_unblock(void);
  * after the call): kind TRACE_SLEEP, TRACE_BLOCK_NET, TRACE_SYSCALL or
  * TRACE_SYSCALL_BLOCK, from t0 to t1 (CLOCK_MONOTONIC ns; a start before
  * the trace's is taken as the trace's), at the stack pcs. Called with the
- * guard raised by the caller. */
+ * guard raised by the caller; from a signal handler that interrupted this
+ * thread inside a trace write, nothing is recorded. */
 void trace_waited(int kind, int64_t t0, int64_t t1, const uintptr_t *pcs, int depth);
 
 /* A CPU profile sample (from the CPU profile's drain thread): taken at

@@ -6,7 +6,11 @@
 # accept(2) (accept_wait): -pprof=net; in nanosleep(2) (sleep_wait): a
 # GoSleep as long. Tolerance: 20% or 20 ms of each measured wait (the
 # program's clock reads are around the hook's). errno is kept (EBADF of a
-# bad read); with no trace the program runs the same.
+# bad read); with no trace the program runs the same. And calls from a signal
+# handler (a SIGALRM every 200 us writing to a self-pipe that main reads,
+# another thread locking, allocating, sleeping): the trace stays valid
+# (each thread's events in time order, though a handler's calls are
+# recorded inside the call they interrupted).
 # timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/trace_common.inc"
@@ -65,4 +69,15 @@ for g in $GOS; do
   near "$got" "$(measured sleep_wait)" || fail "$g: sleep ${got}ns, sleep_wait measured $(measured sleep_wait)ns"
   note "$g sleep ${got}ns, measured $(measured sleep_wait)ns"
 done
+
+# Traced calls from a signal handler, three runs (a handler lands inside a
+# traced call in most).
+for i in 1 2 3; do
+  CPROF_TRACE="$T/sig$i.trace" LD_PRELOAD="$LIB" "$T/ts" signals > "$T/sout" 2> "$T/serr" ||
+    { cat "$T/serr"; fail "signals: the program failed"; }
+  [ "$(tail -n 1 "$T/sout")" = ok ] && grep -q '^signals [1-9]' "$T/sout" || { cat "$T/sout"; fail "signals: the program's result"; }
+  trace_parse "$T/sig$i.trace"
+  [ "$(trace_count "$T/sig$i.trace" GoSysCall)" -gt 100 ] || fail "signals: few GoSysCall events"
+done
+note "signals: $(cat "$T/sout" | head -1) in the last run, its trace valid"
 exit 0

@@ -8,17 +8,25 @@
  * 50 ms of computing after each of the first three,
  * and a read(2) of a bad descriptor, whose errno must come back EBADF.
  * Prints "NAME NS" for each (the measured wait), then "ok"; exits 0, or 2
- * when a call fails. */
+ * when a call fails.
+ * trace_sys signals: for 1 s a SIGALRM every 200 us whose handler
+ * write(2)s a byte to a pipe (the self-pipe pattern: traced calls from a
+ * handler, interrupting traced calls, locks and allocations) while main
+ * reads the pipe, and another thread locks, allocates and sleeps; prints
+ * "signals N" (the bytes read, one per signal handled) and "ok". */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,8 +116,74 @@ static __attribute__((noinline)) int64_t sleep_wait(void)
     return now() - t0;
 }
 
-int main(void)
+static volatile sig_atomic_t done;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_alarm(int sig)
 {
+    (void)sig;
+    int e = errno;
+    if (write(wake_pipe[1], "s", 1) != 1)
+        _exit(3);
+    errno = e;
+}
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    uint64_t sum = 0;
+    while (!done) {
+        pthread_mutex_lock(&mu);
+        char *p = malloc(64 + sum % 512);
+        if (!p)
+            _exit(2);
+        p[0] = (char)sum;
+        sum += (uint8_t)p[0] + 1;
+        free(p);
+        pthread_mutex_unlock(&mu);
+        struct timespec d = {0, 50000};
+        nanosleep(&d, NULL);
+    }
+    return (void *)(uintptr_t)sum;
+}
+
+static int signals(void)
+{
+    if (pipe(wake_pipe))
+        die("pipe");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    pthread_t h;
+    if (pthread_create(&h, NULL, churn, NULL))
+        die("pthread_create");
+    struct itimerval it = {{0, 200}, {0, 200}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    long got = 0;
+    int64_t end = now() + 1000000000;
+    char buf[64];
+    while (now() < end) {
+        ssize_t n = read(wake_pipe[0], buf, sizeof(buf));
+        if (n < 0 && errno != EINTR)
+            die("read");
+        got += n > 0 ? n : 0;
+        pthread_mutex_lock(&mu);
+        pthread_mutex_unlock(&mu);
+    }
+    memset(&it, 0, sizeof(it));
+    setitimer(ITIMER_REAL, &it, NULL);
+    done = 1;
+    pthread_join(h, NULL);
+    printf("signals %ld\nok\n", got);
+    return got > 0 ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "signals"))
+        return signals();
     socklen_t len = sizeof(addr);
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
