@@ -26,6 +26,8 @@
 /* Known from the thread's start (threadhook), before any trace: */
 static __thread uintptr_t my_start_pc __attribute__((tls_model("initial-exec")));
 static __thread uint8_t my_internal __attribute__((tls_model("initial-exec")));
+/* The thread has ended for the trace (on_exit_ ran). */
+static __thread uint8_t my_gone __attribute__((tls_model("initial-exec")));
 
 static uint64_t pool_bytes = 16u << 20; /* the trace's memory budget */
 static uint64_t next_goid, next_task;
@@ -84,9 +86,19 @@ static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
 
 /* --- hooks' entry points ------------------------------------------------------------------ */
 
+/* The calling thread's record for a write (tracebuf_enter), unless the
+ * thread has ended for the trace: an event after its GoEnd and ProcStop
+ * (a signal handler's system call, a TLS destructor's lock) would start a
+ * processor that nothing stops, and the reader refuses the next
+ * ProcStart on it. */
+static trec_t *enter(void)
+{
+    return my_gone ? NULL : tracebuf_enter();
+}
+
 bool trace_block(int kind, const uintptr_t *pcs, int depth)
 {
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (!r)
         return false;
     bool ok = false;
@@ -104,7 +116,7 @@ bool trace_block(int kind, const uintptr_t *pcs, int depth)
 
 void trace_unblock(void)
 {
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (!r)
         return;
     int64_t ts = rt_now_ns();
@@ -144,7 +156,7 @@ void trace_waited(int kind, int64_t from, int64_t to, const uintptr_t *pcs, int 
     const trec_t *m = tracebuf_mine();
     if (m && __atomic_load_n(&m->busy, __ATOMIC_RELAXED))
         return;
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (!r)
         return;
     if (from < t0)
@@ -203,7 +215,7 @@ static void *on_create(bool internal)
         return NULL;
     uintptr_t pcs[UNWIND_MAX_DEPTH];
     int depth = unwind_capture(pcs);
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (!r)
         return NULL;
     void *cookie = NULL;
@@ -229,11 +241,25 @@ static void on_start(void *cookie, bool internal)
     if (!r)
         return;
     uint64_t c = (uint64_t)(uintptr_t)cookie;
-    if ((uint32_t)(c >> 32) == r->gen) {
+    int64_t ts = rt_now_ns();
+    if ((uint32_t)(c >> 32) != r->gen) {
+        /* the creation was in another trace: the thread creates itself */
+    } else if (r->state == G_NONE) {
         r->goid = (uint32_t)c;
         r->seq = 1;
         r->state = G_CREATED;
-        begin(r, rt_now_ns(), NULL, 0);
+        begin(r, ts, NULL, 0);
+    } else if (begin(r, ts, NULL, 0) && tracebuf_room(r, 2 * EV_MAX, ts)) {
+        /* A signal handler's event made the thread a goroutine of its own
+         * before its start routine ran: that one ends here, and the one
+         * its creator made starts on the same P (a second ProcStart
+         * would be refused). */
+        tracebuf_put_event(r->buf, EV_GO_END, ts, NULL, 0);
+        r->goid = (uint32_t)c;
+        r->seq = 1;
+        uint64_t a[2] = {r->goid, r->seq++};
+        tracebuf_put_event(r->buf, EV_GO_START, ts, a, 2);
+        r->state = G_RUNNING;
     }
     tracebuf_leave(r);
 }
@@ -242,6 +268,7 @@ static void on_exit_(void *cookie, bool internal)
 {
     (void)cookie;
     (void)internal;
+    my_gone = 1;
     if (!tracebuf_mine())
         return;
     bool open = false;
@@ -285,7 +312,7 @@ static bool user_event(uint8_t type, uint64_t *a, int n, const char *str)
     int depth = unwind_capture(pcs);
     size_t slen = str ? strnlen(str, STR_MAX) : 0;
     bool ok = false;
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (r) {
         int64_t ts = rt_now_ns();
         if (!my_internal && begin(r, ts, pcs, depth) &&

@@ -10,7 +10,10 @@
 # handler (a SIGALRM every 200 us writing to a self-pipe that main reads,
 # another thread locking, allocating, sleeping): the trace stays valid
 # (each thread's events in time order, though a handler's calls are
-# recorded inside the call they interrupted).
+# recorded inside the call they interrupted; a thread that a handler's
+# call made a goroutine before its start routine ran is still the goroutine
+# its creator made). A thread whose TSD destructor writes after cprof's
+# own ended its goroutine: no goroutine more (20 threads and main).
 # timeout: 180
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/trace_common.inc"
@@ -80,4 +83,11 @@ for i in 1 2 3; do
   [ "$(trace_count "$T/sig$i.trace" GoSysCall)" -gt 100 ] || fail "signals: few GoSysCall events"
 done
 note "signals: $(cat "$T/sout" | head -1) in the last run, its trace valid"
+
+CPROF_TRACE="$T/dtor.trace" LD_PRELOAD="$LIB" "$T/ts" dtor > "$T/dout" 2> "$T/derr" ||
+  { cat "$T/derr"; fail "dtor: the program failed"; }
+[ "$(cat "$T/dout")" = ok ] || fail "dtor: the program printed $(cat "$T/dout")"
+trace_parse "$T/dtor.trace"
+n=$(trace_count "$T/dtor.trace" GoCreate); e=$(trace_count "$T/dtor.trace" GoEnd)
+[ "$n" -eq 21 ] && [ "$e" -eq 20 ] || fail "dtor: $n goroutines created, $e ended; not 21 and 20"
 exit 0

@@ -11,12 +11,18 @@
  * when a call fails.
  * trace_sys signals: for 1 s a SIGALRM every 200 us whose handler
  * write(2)s a byte to a pipe (the self-pipe pattern: traced calls from a
- * handler, interrupting traced calls, locks and allocations) while main
- * reads the pipe, and another thread locks, allocates and sleeps; prints
- * "signals N" (the bytes read, one per signal handled) and "ok". */
+ * handler, interrupting traced calls, locks, allocations, and threads
+ * before their start routine and after their end) while main reads the
+ * pipe, and another thread creates threads one after another that each
+ * lock, allocate and sleep once; prints "signals N" (the bytes read, one
+ * per signal handled) and "ok".
+ * trace_sys dtor: 20 threads, one after another, each write(2)s in its
+ * start routine and in a thread-specific-data destructor (after cprof's
+ * own, which ends the thread's goroutine); prints "ok". */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -128,23 +134,66 @@ static void on_alarm(int sig)
     errno = e;
 }
 
+static void *once(void *arg)
+{
+    pthread_mutex_lock(&mu);
+    char *p = malloc(64 + (uintptr_t)arg % 512);
+    if (!p)
+        _exit(2);
+    p[0] = (char)(uintptr_t)arg;
+    uintptr_t r = (uint8_t)p[0] + 1;
+    free(p);
+    pthread_mutex_unlock(&mu);
+    struct timespec d = {0, 50000};
+    nanosleep(&d, NULL);
+    return (void *)r;
+}
+
 static void *churn(void *arg)
 {
     (void)arg;
-    uint64_t sum = 0;
+    uintptr_t sum = 0;
     while (!done) {
-        pthread_mutex_lock(&mu);
-        char *p = malloc(64 + sum % 512);
-        if (!p)
+        pthread_t t;
+        void *r;
+        if (pthread_create(&t, NULL, once, (void *)sum))
             _exit(2);
-        p[0] = (char)sum;
-        sum += (uint8_t)p[0] + 1;
-        free(p);
-        pthread_mutex_unlock(&mu);
-        struct timespec d = {0, 50000};
-        nanosleep(&d, NULL);
+        pthread_join(t, &r);
+        sum += (uintptr_t)r;
     }
-    return (void *)(uintptr_t)sum;
+    return (void *)sum;
+}
+
+static pthread_key_t key;
+static int null_fd;
+
+static void dtor_write(void *p)
+{
+    (void)p;
+    if (write(null_fd, "d", 1) != 1)
+        _exit(2);
+}
+
+static void *dtor_thread(void *arg)
+{
+    pthread_setspecific(key, arg);
+    if (write(null_fd, "r", 1) != 1)
+        _exit(2);
+    return NULL;
+}
+
+static int dtor(void)
+{
+    if ((null_fd = open("/dev/null", O_WRONLY)) < 0 || pthread_key_create(&key, dtor_write))
+        die("dtor setup");
+    for (int i = 0; i < 20; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, dtor_thread, (void *)1))
+            die("pthread_create");
+        pthread_join(t, NULL);
+    }
+    puts("ok");
+    return 0;
 }
 
 static int signals(void)
@@ -184,6 +233,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "signals"))
         return signals();
+    if (argc > 1 && !strcmp(argv[1], "dtor"))
+        return dtor();
     socklen_t len = sizeof(addr);
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
