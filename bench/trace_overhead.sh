@@ -6,6 +6,8 @@
 #            pass blocks and wakes (the trace's worst case: every wait is
 #            two events with a stack),
 #   alloc    4 threads of malloc/free (allocation-heavy; 10 x the iterations),
+#   sys      4 threads of write(2)/read(2) of a pipe (iterations / 20 rounds of
+#            two calls each): the system call hooks' cost, idle and per traced call,
 # and workloads/lockbench.c's
 #   bare     one thread locking its own mutex (never contended; 20 x the
 #            iterations): the lock hook's fast path alone, where the trace
@@ -50,7 +52,7 @@ git -C "$TOP" archive "$BASE_REV" | tar -x -C "$W/base" || die "cannot export $B
 make -C "$W/base" -s -j2 build/libcprof.so >&2 || die "cannot build libcprof.so of $BASE_REV"
 cp "$W/base/build/libcprof.so" "$W/libcprof-base.so"
 
-WORKLOADS="lock handoff alloc bare"
+WORKLOADS="lock handoff alloc sys bare"
 CONFIGS="plain base off traced"
 
 cmd_of() { # WORKLOAD -> CMD
@@ -58,6 +60,7 @@ cmd_of() { # WORKLOAD -> CMD
   lock) CMD=("$W/tracework" lock "$ITERS" 4) ;;
   alloc) CMD=("$W/tracework" alloc $((ITERS * 10)) 4) ;;
   handoff) CMD=("$W/tracework" handoff "$ITERS" 2) ;;
+  sys) CMD=("$W/tracework" sys "$ITERS" 4) ;;
   bare) CMD=("$W/lockbench" bare $((ITERS * 20)) 1) ;;
   esac
 }
@@ -79,7 +82,7 @@ run_one() { # WORKLOAD CONFIG: appends "wall cpu" to $W/res/WORKLOAD.CONFIG
   # the events of one traced run (go tool trace counts them)
   if [ "$2" = traced ] && [ ! -f "$W/events.$1" ] && command -v go >/dev/null; then
     GOCACHE=${GOCACHE:-$W/gocache} go tool trace -d "$W/run.trace" 2>/dev/null |
-      awk '$2 ~ /^GoBlock/ { n++ } END { print n + 0 }' > "$W/events.$1"
+      awk '$2 ~ /^(GoBlock|GoSysCall|GoSleep)/ { n++ } END { print n + 0 }' > "$W/events.$1"
   fi
 }
 
@@ -100,13 +103,14 @@ for wl in $WORKLOADS; do
                (oc > 0 ? sprintf("%.3f", c / oc) : "n/a") }'
   done
 done
-# What one traced wait costs: the CPU time tracing added, per block event
-# (a block, its unblock and the restart: three events with one stack).
+# What one traced wait or system call costs: the CPU time tracing added,
+# per block event (a block, its unblock and the restart: three events with
+# one stack) or GoSysCall (one event with a stack).
 printf '\n'
 for wl in $WORKLOADS; do
   [ -s "$W/events.$wl" ] && [ "$(cat "$W/events.$wl")" -gt 1000 ] || continue
   awk -v wl="$wl" -v n="$(cat "$W/events.$wl")" -v t="$(median "$W/res/$wl.traced" 2)" \
       -v o="$(median "$W/res/$wl.off" 2)" \
-    'BEGIN { printf "%s: %d waits traced in a run, %.0f ns of CPU each (median traced - median off)\n",
+    'BEGIN { printf "%s: %d waits or system calls traced in a run, %.0f ns of CPU each (median traced - median off)\n",
              wl, n, (t - o) * 1e9 / n }'
 done

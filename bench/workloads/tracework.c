@@ -8,13 +8,17 @@
  *          (the trace's worst case: every lock and wait is an event).
  *   alloc  THREADS threads each ITERS rounds of malloc/free of mixed sizes,
  *          keeping a window of 64 blocks live.
+ *   sys    THREADS threads each ITERS / 20 rounds of write(2) and read(2)
+ *          of one byte through a pipe of their own: system calls that do
+ *          not block (each one GoSysCall with its stack in a trace).
  * Prints a checksum, so that the work cannot be optimized away.
- * Usage: tracework lock|handoff|alloc [ITERS [THREADS]]  (default 2000000, 4) */
+ * Usage: tracework lock|handoff|alloc|sys [ITERS [THREADS]]  (default 2000000, 4) */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -84,14 +88,31 @@ static void *alloc_run(void *arg)
     return (void *)(uintptr_t)sum;
 }
 
+static void *sys_run(void *arg)
+{
+    int p[2];
+    uint64_t sum = 0;
+    if (pipe(p))
+        return NULL;
+    for (long i = 0; i < iters / 20; i++) {
+        char c = (char)(i + (uintptr_t)arg), d = 0;
+        if (write(p[1], &c, 1) != 1 || read(p[0], &d, 1) != 1)
+            break;
+        sum += (uint8_t)d;
+    }
+    close(p[0]);
+    close(p[1]);
+    return (void *)(uintptr_t)sum;
+}
+
 int main(int argc, char **argv)
 {
     void *(*run)(void *) = NULL;
     if (argc > 1)
         run = !strcmp(argv[1], "lock") ? lock_run : !strcmp(argv[1], "handoff") ? handoff_run
-            : !strcmp(argv[1], "alloc") ? alloc_run : NULL;
+            : !strcmp(argv[1], "alloc") ? alloc_run : !strcmp(argv[1], "sys") ? sys_run : NULL;
     if (!run) {
-        fprintf(stderr, "usage: tracework lock|handoff|alloc [ITERS [THREADS]]\n");
+        fprintf(stderr, "usage: tracework lock|handoff|alloc|sys [ITERS [THREADS]]\n");
         return 2;
     }
     if (argc > 2)

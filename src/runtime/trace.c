@@ -11,6 +11,7 @@
 #include "labels.h"
 #include "lockprof.h"
 #include "session.h"
+#include "syshooks.h"
 #include "threadhook.h"
 #include "tracebuf.h"
 #include "tracewriter.h"
@@ -25,6 +26,8 @@
 /* Known from the thread's start (threadhook), before any trace: */
 static __thread uintptr_t my_start_pc __attribute__((tls_model("initial-exec")));
 static __thread uint8_t my_internal __attribute__((tls_model("initial-exec")));
+/* The thread has ended for the trace (on_exit_ ran). */
+static __thread uint8_t my_gone __attribute__((tls_model("initial-exec")));
 
 static uint64_t pool_bytes = 16u << 20; /* the trace's memory budget */
 static uint64_t next_goid, next_task;
@@ -33,10 +36,13 @@ static int64_t t0;                /* the running trace's start */
 /* --- the goroutine state machine ---------------------------------------------------------- */
 
 /* The wait of r's goroutine ended: GoUnblock on its own P (the waker is
- * not known), GoStart. Room for two events was made. */
+ * not known), GoStart. Room for two events was made. The unblock carries
+ * the wait's stack: Go 1.22+'s trace tool (its converter of this format)
+ * computes the blocking profiles from the transitions that carry a stack,
+ * and a wait whose end has none is never closed (docs/trace.md). */
 static void wake(trec_t *r, int64_t ts)
 {
-    uint64_t a[3] = {r->goid, r->seq++, 0};
+    uint64_t a[3] = {r->goid, r->seq++, r->wait_stk};
     tracebuf_put_event(r->buf, EV_GO_UNBLOCK, ts, a, 3);
     a[1] = r->seq++;
     tracebuf_put_event(r->buf, EV_GO_START, ts, a, 2);
@@ -80,9 +86,19 @@ static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
 
 /* --- hooks' entry points ------------------------------------------------------------------ */
 
+/* The calling thread's record for a write (tracebuf_enter), unless the
+ * thread has ended for the trace: an event after its GoEnd and ProcStop
+ * (a signal handler's system call, a TLS destructor's lock) would start a
+ * processor that nothing stops, and the reader refuses the next
+ * ProcStart on it. */
+static trec_t *enter(void)
+{
+    return my_gone ? NULL : tracebuf_enter();
+}
+
 bool trace_block(int kind, const uintptr_t *pcs, int depth)
 {
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (!r)
         return false;
     bool ok = false;
@@ -90,6 +106,7 @@ bool trace_block(int kind, const uintptr_t *pcs, int depth)
     if (!my_internal && begin(r, ts, pcs, depth) && tracebuf_room(r, EV_MAX, ts)) {
         uint64_t a[1] = {tracebuf_stack(pcs, depth)};
         tracebuf_put_event(r->buf, (uint8_t)kind, ts, a, 1);
+        r->wait_stk = a[0];
         r->state = G_WAITING;
         ok = true;
     }
@@ -99,12 +116,69 @@ bool trace_block(int kind, const uintptr_t *pcs, int depth)
 
 void trace_unblock(void)
 {
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (!r)
         return;
     int64_t ts = rt_now_ns();
     if (r->state == G_WAITING && tracebuf_room(r, 2 * EV_MAX, ts))
         wake(r, ts); /* if dropped, the thread's next event wakes it */
+    tracebuf_leave(r);
+}
+
+/* A system call that blocked, as Go 1.19 writes it: GoSysCall with the
+ * stack, GoSysBlock (the P lets go), GoSysExit and GoStart at its end.
+ * Then a GoPreempt with the call's stack and a GoStart at the same
+ * instant: Go 1.22+ ends a syscall's span in -pprof=syscall only at a
+ * transition that carries a stack, and GoSysExit has none (golang/go#74850;
+ * docs/trace.md). Room for six events was made. */
+static void syscall_blocked(trec_t *r, uint64_t stk, int64_t t0, int64_t t1)
+{
+    uint64_t a[3] = {stk};
+    tracebuf_put_event(r->buf, EV_GO_SYSCALL, t0, a, 1);
+    tracebuf_put_event(r->buf, EV_GO_SYSBLOCK, t0, NULL, 0);
+    a[0] = r->goid;
+    a[1] = r->seq++;
+    a[2] = 0; /* the exit's own timestamp: the event's */
+    tracebuf_put_event(r->buf, EV_GO_SYSEXIT, t1, a, 3);
+    a[1] = r->seq++;
+    tracebuf_put_event(r->buf, EV_GO_START, t1, a, 2);
+    a[0] = stk;
+    tracebuf_put_event(r->buf, EV_GO_PREEMPT, t1, a, 1);
+    a[0] = r->goid;
+    a[1] = r->seq++;
+    tracebuf_put_event(r->buf, EV_GO_START, t1, a, 2);
+}
+
+void trace_waited(int kind, int64_t from, int64_t to, const uintptr_t *pcs, int depth)
+{
+    /* A signal handler's call that interrupted this thread's own write
+     * (its busy flag up): the batch is half written, leave it alone. */
+    const trec_t *m = tracebuf_mine();
+    if (m && __atomic_load_n(&m->busy, __ATOMIC_RELAXED))
+        return;
+    trec_t *r = enter();
+    if (!r)
+        return;
+    if (from < t0)
+        from = t0;
+    /* A signal handler's calls recorded during this call came later than
+     * its start: the thread's events stay in time order. */
+    if (r->buf && from <= r->buf->last)
+        from = r->buf->last + 1;
+    if (to < from)
+        to = from;
+    if (!my_internal && begin(r, from, pcs, depth) && tracebuf_room(r, 6 * EV_MAX, from)) {
+        uint64_t stk = tracebuf_stack(pcs, depth);
+        if (kind == TRACE_SYSCALL) {
+            tracebuf_put_event(r->buf, EV_GO_SYSCALL, from, &stk, 1);
+        } else if (kind == TRACE_SYSCALL_BLOCK) {
+            syscall_blocked(r, stk, from, to);
+        } else {
+            tracebuf_put_event(r->buf, (uint8_t)kind, from, &stk, 1);
+            r->wait_stk = stk;
+            wake(r, to);
+        }
+    }
     tracebuf_leave(r);
 }
 
@@ -141,7 +215,7 @@ static void *on_create(bool internal)
         return NULL;
     uintptr_t pcs[UNWIND_MAX_DEPTH];
     int depth = unwind_capture(pcs);
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (!r)
         return NULL;
     void *cookie = NULL;
@@ -167,11 +241,25 @@ static void on_start(void *cookie, bool internal)
     if (!r)
         return;
     uint64_t c = (uint64_t)(uintptr_t)cookie;
-    if ((uint32_t)(c >> 32) == r->gen) {
+    int64_t ts = rt_now_ns();
+    if ((uint32_t)(c >> 32) != r->gen) {
+        /* the creation was in another trace: the thread creates itself */
+    } else if (r->state == G_NONE) {
         r->goid = (uint32_t)c;
         r->seq = 1;
         r->state = G_CREATED;
-        begin(r, rt_now_ns(), NULL, 0);
+        begin(r, ts, NULL, 0);
+    } else if (begin(r, ts, NULL, 0) && tracebuf_room(r, 2 * EV_MAX, ts)) {
+        /* A signal handler's event made the thread a goroutine of its own
+         * before its start routine ran: that one ends here, and the one
+         * its creator made starts on the same P (a second ProcStart
+         * would be refused). */
+        tracebuf_put_event(r->buf, EV_GO_END, ts, NULL, 0);
+        r->goid = (uint32_t)c;
+        r->seq = 1;
+        uint64_t a[2] = {r->goid, r->seq++};
+        tracebuf_put_event(r->buf, EV_GO_START, ts, a, 2);
+        r->state = G_RUNNING;
     }
     tracebuf_leave(r);
 }
@@ -180,6 +268,7 @@ static void on_exit_(void *cookie, bool internal)
 {
     (void)cookie;
     (void)internal;
+    my_gone = 1;
     if (!tracebuf_mine())
         return;
     bool open = false;
@@ -223,7 +312,7 @@ static bool user_event(uint8_t type, uint64_t *a, int n, const char *str)
     int depth = unwind_capture(pcs);
     size_t slen = str ? strnlen(str, STR_MAX) : 0;
     bool ok = false;
-    trec_t *r = tracebuf_enter();
+    trec_t *r = enter();
     if (r) {
         int64_t ts = rt_now_ns();
         if (!my_internal && begin(r, ts, pcs, depth) &&
@@ -389,6 +478,7 @@ static void fork_child(void)
 int trace_init(uint64_t bytes)
 {
     pool_bytes = bytes;
+    syshooks_init();
     int rc = threadhook_register(&client);
     if (rc < 0)
         return rc;

@@ -14,8 +14,10 @@
  * GoCreate (by the creating thread, with the pthread_create stack, when the
  * trace saw the creation; else by the thread itself), GoStart, then blocks
  * (GoBlockSync for mutexes, rwlocks, semaphores and joins; GoBlockCond for
- * condition variables) each followed by a GoUnblock on its own P (the
- * waker is not seen: unlocks are not hooked) and a GoStart; GoEnd and
+ * condition variables; GoBlockNet for sockets, GoSleep for sleeps) each
+ * followed by a GoUnblock on its own P (the waker is not seen: unlocks are
+ * not hooked) and a GoStart; system calls (syshooks.c) as GoSysCall, and
+ * when they blocked GoSysBlock, GoSysExit, GoStart; GoEnd and
  * ProcStop when the thread ends. A thread joins a trace at its first event
  * in it. Events without state (HeapAlloc from the writer thread, CPUSample
  * from the CPU profile's drain thread, the user annotations) go into the
@@ -57,8 +59,13 @@ static inline bool trace_on(void)
     return RT_UNLIKELY(__atomic_load_n(&trace_active, __ATOMIC_RELAXED) != 0);
 }
 
-/* What a thread blocks on: Go's event types. */
-enum { TRACE_BLOCK_SYNC = 25, TRACE_BLOCK_COND = 26 };
+/* What a thread blocks on: Go's event types. TRACE_SYSCALL is a system
+ * call that did not block (Go's GoSysCall alone), TRACE_SYSCALL_BLOCK one
+ * that did (GoSysCall, GoSysBlock, GoSysExit). */
+enum {
+    TRACE_SLEEP = 19, TRACE_BLOCK_SYNC = 25, TRACE_BLOCK_COND = 26, TRACE_BLOCK_NET = 27,
+    TRACE_SYSCALL = 28, TRACE_SYSCALL_BLOCK = 30,
+};
 
 /* From the runtime's constructor (guard set): the bytes of the buffer
  * pool (CPROF_TRACE_BUFFER), the thread callbacks and the fork handlers;
@@ -72,6 +79,14 @@ int trace_init(uint64_t pool_bytes);
  * the guard clear or raised by the caller (lock hooks). */
 bool trace_block(int kind, const uintptr_t *pcs, int depth);
 void trace_unblock(void);
+
+/* A wait of the calling thread that has ended (a system call hook records
+ * after the call): kind TRACE_SLEEP, TRACE_BLOCK_NET, TRACE_SYSCALL or
+ * TRACE_SYSCALL_BLOCK, from t0 to t1 (CLOCK_MONOTONIC ns; a start before
+ * the trace's is taken as the trace's), at the stack pcs. Called with the
+ * guard raised by the caller; from a signal handler that interrupted this
+ * thread inside a trace write, nothing is recorded. */
+void trace_waited(int kind, int64_t t0, int64_t t1, const uintptr_t *pcs, int depth);
 
 /* A CPU profile sample (from the CPU profile's drain thread): taken at
  * ts_ns (CLOCK_MONOTONIC) on the thread that trace_thread_sigsafe named

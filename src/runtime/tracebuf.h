@@ -30,8 +30,9 @@
 
 /* Go's event types (runtime/trace.go). */
 enum {
-    EV_BATCH = 1, EV_FREQUENCY = 2, EV_STACK = 3, EV_PROC_START = 5, EV_PROC_STOP = 6,
+    EV_BATCH = 1, EV_FREQUENCY = 2, EV_STACK = 3, EV_GOMAXPROCS = 4, EV_PROC_START = 5, EV_PROC_STOP = 6,
     EV_GO_CREATE = 13, EV_GO_START = 14, EV_GO_END = 15, EV_GO_PREEMPT = 18, EV_GO_UNBLOCK = 21,
+    EV_GO_SYSCALL = 28, EV_GO_SYSEXIT = 29, EV_GO_SYSBLOCK = 30,
     EV_HEAP_ALLOC = 33, EV_STRING = 37, EV_USER_TASK_CREATE = 45, EV_USER_TASK_END = 46,
     EV_USER_REGION = 47, EV_USER_LOG = 48, EV_CPU_SAMPLE = 49,
 };
@@ -58,6 +59,7 @@ typedef struct trec {
     uint64_t seq;          /* Go's traceseq of that goroutine */
     uint32_t p;            /* its processor: the record's number */
     uint8_t state;         /* G_* */
+    uint64_t wait_stk;     /* the stack id of its wait, for the unblock */
     uint32_t rdepth;       /* open user regions, and which of the */
     uint64_t rmask;        /*   innermost 64 were written (bit 0) */
     tbuf_t *buf;           /* current batch, or NULL */

@@ -60,6 +60,22 @@ int tracewriter_header(session_t *s)
     run.rc = 0;
     run.finish_by = fdio_now_ms() + FINISH_MS; /* from the caller's thread */
     write_all("go 1.19 trace\0\0\0", 16);
+    /* Gomaxprocs first, in a batch of its own on P 0, as Go's StartTrace
+     * writes it after the goroutines that exist: Go 1.22+'s converter
+     * takes every event before it for the trace's initial state (a
+     * GoStart there becomes a goroutine's status), so without it each
+     * start re-creates its goroutine and the blocking profiles lose all
+     * but the last run of each (docs/trace.md). */
+    uint8_t ev[40], *p = ev;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    *p++ = EV_BATCH | 1 << 6;
+    p = tracebuf_put_uv(p, 0);
+    p = tracebuf_put_uv(p, (uint64_t)rt_now_ns());
+    *p++ = EV_GOMAXPROCS | 2 << 6; /* [timestamp, procs, stack] */
+    p = tracebuf_put_uv(p, 1);
+    p = tracebuf_put_uv(p, cpus > 0 ? (uint64_t)cpus : 1);
+    p = tracebuf_put_uv(p, 0);
+    write_all(ev, (size_t)(p - ev));
     run.finish_by = 0;
     return run.rc;
 }

@@ -4,7 +4,8 @@
 # (so C++ allocations stay visible when a jemalloc or tcmalloc that defines
 # its own operators is preloaded after cprof), pthread_create and the pthread
 # lock, condition-variable, semaphore and join waits (thread and lock
-# profiles), dlclose (the unwind rules of unloaded code are dropped),
+# profiles), the blocking system calls and sleeps (the trace),
+# dlclose (the unwind rules of unloaded code are dropped),
 # pthread_sigmask, sigprocmask and sigpending (SIGPROF kept deliverable
 # for the CPU profile) and the cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
@@ -23,6 +24,9 @@ for s in $exports; do
     pthread_rwlock_wrlock|pthread_rwlock_timedwrlock|pthread_rwlock_clockwrlock) ;;
     pthread_cond_wait|pthread_cond_timedwait|pthread_cond_clockwait|pthread_join) ;;
     sem_wait|sem_timedwait|sem_clockwait) ;;
+    read|write|readv|writev|recv|recvfrom|recvmsg|send|sendto|sendmsg) ;; # syshooks.c: the trace
+    accept|accept4|connect|poll|ppoll|select|pselect|epoll_wait|epoll_pwait) ;;
+    nanosleep|clock_nanosleep|usleep) ;;
     dlclose) ;; # cfi.c: unwind rules of unloaded code must go
     pthread_sigmask|sigprocmask|sigpending) ;; # sigmask.c: SIGPROF stays deliverable
     cprof_*) ;;
