@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #define WRITER_PERIOD_MS 10       /* also the HeapAlloc rate limit */
-#define FINISH_MS 5000            /* the end of a trace waits this long for its reader */
+#define FINISH_MS FDIO_STALL_MS   /* the end of a trace waits this long for its reader */
 
 static session_t *sess;           /* the running trace's */
 static struct {
