@@ -48,7 +48,17 @@ static void wake(trec_t *r, int64_t ts)
  * GoStart; one whose unblock was dropped (G_WAITING) is woken now. root: a
  * stack of the thread, whose outermost frame names the goroutine when its
  * start routine is unknown. False when dropped. */
+static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, int32_t tid,
+                     uintptr_t start_pc);
+
 static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
+{
+    return begin_as(r, ts, root, depth, (int32_t)gettid(), my_start_pc);
+}
+
+/* begin for thread tid, whose start routine is start_pc (0: unknown). */
+static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, int32_t tid,
+                     uintptr_t start_pc)
 {
     if (r->state == G_RUNNING)
         return true;
@@ -58,13 +68,13 @@ static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
         wake(r, ts);
         return true;
     }
-    uint64_t a[3] = {(uint64_t)gettid()};
+    uint64_t a[3] = {(uint64_t)tid};
     tracebuf_put_event(r->buf, EV_PROC_START, ts, a, 1);
     if (r->state == G_NONE) {
         r->goid = __atomic_add_fetch(&next_goid, 1, __ATOMIC_RELAXED);
         /* go tool trace names a goroutine by this stack's frame: never
          * none (1 names address 0). */
-        uintptr_t pc = my_start_pc ? my_start_pc + 1 : depth > 0 ? root[depth - 1] : 1;
+        uintptr_t pc = start_pc ? start_pc + 1 : depth > 0 ? root[depth - 1] : 1;
         a[0] = r->goid;
         a[1] = tracebuf_stack(&pc, 1);
         a[2] = 0;
@@ -108,12 +118,38 @@ void trace_unblock(void)
     tracebuf_leave(r);
 }
 
+/* The goroutine of a thread that the CPU profile's signal found outside
+ * the trace (one that only computes): it joins the trace now, running on
+ * a P of its own, in a record the calling (drain) thread writes and the
+ * thread adopts at its first event. Its name is its outermost frame, as
+ * for the threads that existed before the trace. P << 32 | goroutine, or
+ * 0 when it could not be made. */
+static uint64_t join_seen(int32_t tid, const uintptr_t *pcs, int depth, int64_t ts)
+{
+    trec_t *p = tracebuf_proxy_find(tid);
+    if (!p) {
+        if (!(p = tracebuf_proxy_new()))
+            return 0;
+        if (!begin_as(p, ts, pcs, depth, tid, 0)) {
+            tracebuf_proxy_drop(p);
+            return 0;
+        }
+        tracebuf_proxy_publish(p, tid);
+    }
+    return (uint64_t)p->p << 32 | (uint32_t)p->goid;
+}
+
 void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int depth)
 {
     trec_t *r = tracebuf_enter();
     if (!r)
         return;
     int64_t ts = rt_now_ns();
+    /* It runs from just before the sample (its three events after the
+     * batch's tick): the parser takes a sample of a goroutine not yet
+     * created (at the same tick) for its creation. */
+    if (ts_ns >= t0 && (thread & TRACE_THREAD_UNSEEN))
+        thread = join_seen((int32_t)(uint32_t)thread, pcs, depth, ts_ns - 4);
     if (ts_ns >= t0 && tracebuf_room(r, EV_MAX, ts)) {
         /* [timestamp, real timestamp, P (-1: none), goroutine, stack] */
         uint64_t goid = (uint32_t)thread;
@@ -127,7 +163,9 @@ void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int 
 uint64_t trace_thread_sigsafe(void)
 {
     const trec_t *r = tracebuf_running_sigsafe();
-    return r ? (uint64_t)r->p << 32 | (uint32_t)r->goid : 0;
+    if (r)
+        return (uint64_t)r->p << 32 | (uint32_t)r->goid;
+    return my_internal ? 0 : TRACE_THREAD_UNSEEN | (uint32_t)gettid();
 }
 
 /* --- threads (threadhook.h) ------------------------------------------------------------- */
@@ -369,7 +407,9 @@ static int stop_locked(session_t *s, bool discard)
     lockprof_watch_trace(false);
     __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
     tracebuf_quiesce();
-    return tracewriter_finish();
+    int rc = tracewriter_finish();
+    tracebuf_proxies_free();
+    return rc;
 }
 
 /* --- fork ------------------------------------------------------------------------------------ */

@@ -17,7 +17,10 @@
  * condition variables) each followed by a GoUnblock on its own P (the
  * waker is not seen: unlocks are not hooked) and a GoStart; GoEnd and
  * ProcStop when the thread ends. A thread joins a trace at its first event
- * in it. Events without state (HeapAlloc from the writer thread, CPUSample
+ * in it, or when the CPU profile's signal finds it outside (a thread that
+ * only computes): the drain thread then writes its ProcStart, GoCreate and
+ * GoStart into a record made for it, which the thread adopts at its first
+ * event (tracebuf.h's proxies). Events without state (HeapAlloc from the writer thread, CPUSample
  * from the CPU profile's drain thread, the user annotations) go into the
  * batch of whichever thread emits them.
  *
@@ -79,8 +82,11 @@ void trace_unblock(void);
 void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int depth);
 
 /* The calling thread's goroutine and P in the running trace (P << 32 |
- * goroutine), or 0; may run in a signal handler (reads the thread's own
- * record only). */
+ * goroutine); for a program thread not in it (one that only computes),
+ * TRACE_THREAD_UNSEEN | its tid, which trace_cpu_sample makes join the
+ * trace; 0 for cprof's own threads. May run in a signal handler (reads
+ * the thread's own record only). */
+#define TRACE_THREAD_UNSEEN (1ull << 63)
 uint64_t trace_thread_sigsafe(void);
 
 #endif

@@ -58,6 +58,9 @@ typedef struct trec {
     uint64_t seq;          /* Go's traceseq of that goroutine */
     uint32_t p;            /* its processor: the record's number */
     uint8_t state;         /* G_* */
+    int32_t proxy;         /* made by another thread for this tid (a thread seen
+                            * by the CPU profile's signal only), until that
+                            * thread adopts it at its first event; 0 none */
     uint32_t rdepth;       /* open user regions, and which of the */
     uint64_t rmask;        /*   innermost 64 were written (bit 0) */
     tbuf_t *buf;           /* current batch, or NULL */
@@ -124,6 +127,23 @@ trec_t *tracebuf_self(void);
 
 /* The calling thread's record if it has one; not made. */
 trec_t *tracebuf_mine(void);
+
+/* A record of the running trace for thread tid, made by the calling
+ * thread (the CPU profile's drain) for a thread that has none: its
+ * events are written by the caller, inside its own tracebuf_enter, and
+ * tracebuf_proxy_publish offers it to tid, whose first tracebuf_enter in
+ * this trace adopts it (the same goroutine and P go on). NULL when out of
+ * memory. tracebuf_proxy_find: the offered record of tid, or NULL. */
+trec_t *tracebuf_proxy_new(void);
+void tracebuf_proxy_publish(trec_t *r, int32_t tid);
+trec_t *tracebuf_proxy_find(int32_t tid);
+/* A record of tracebuf_proxy_new not published (its events dropped):
+ * back to the free list. */
+void tracebuf_proxy_drop(trec_t *r);
+
+/* After a trace's end (no thread can adopt any more): the records no
+ * thread adopted go back to the free list. */
+void tracebuf_proxies_free(void);
 
 /* The same while its goroutine exists in the running trace, else NULL;
  * may run in a signal handler (reads the thread's own record only). */
