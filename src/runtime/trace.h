@@ -32,9 +32,10 @@
  * transitions at a time, so the trace stays a valid state machine — and
  * the count is written into the trace as a log message (category "cprof").
  * Stacks are interned into a table of their own; the stack and string
- * tables, symbolized in the process (function names from the objects'
- * symbol tables, file = the object; frames without a name carry their
- * address), go at the end of the trace, with the frequency event.
+ * tables, symbolized in the process by the writer thread (function names
+ * from the objects' symbol tables, file and line from DWARF, else file =
+ * the object; frames without a name carry their address), go at the end
+ * of the trace, with the frequency event.
  *
  * Threads: the hooks' entry points run in any program thread with the
  * guard clear; they capture no stack and take no lock but the pool's, on
