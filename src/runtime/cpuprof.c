@@ -148,6 +148,14 @@ static bool is_internal_locked(int32_t tid)
     return false;
 }
 
+bool cpuprof_internal_tid(int32_t tid)
+{
+    rt_lock(&timers_lock);
+    bool in = is_internal_locked(tid);
+    rt_unlock(&timers_lock);
+    return in;
+}
+
 /* Gives tid a timer. replace: this is tid itself, starting: a timer found
  * for that tid belongs to an earlier thread that had the same tid. */
 static void cover_locked(int32_t tid, bool replace)

@@ -8,6 +8,7 @@
 
 #include "arena.h"
 #include "cprof.h"
+#include "cpuprof.h"
 #include "labels.h"
 #include "lockprof.h"
 #include "session.h"
@@ -16,9 +17,12 @@
 #include "tracewriter.h"
 #include "unwind.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,16 +53,18 @@ static void wake(trec_t *r, int64_t ts)
  * stack of the thread, whose outermost frame names the goroutine when its
  * start routine is unknown. False when dropped. */
 static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, int32_t tid,
-                     uintptr_t start_pc);
+                     uintptr_t start_pc, bool waiting);
 
 static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
 {
-    return begin_as(r, ts, root, depth, (int32_t)gettid(), my_start_pc);
+    return begin_as(r, ts, root, depth, (int32_t)gettid(), my_start_pc, false);
 }
 
-/* begin for thread tid, whose start routine is start_pc (0: unknown). */
+/* begin for thread tid, whose start routine is start_pc (0: unknown);
+ * waiting (a thread new to the trace that waits at its start): GoWaiting
+ * instead of GoStart, as Go's trace start has it for a blocked goroutine. */
 static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, int32_t tid,
-                     uintptr_t start_pc)
+                     uintptr_t start_pc, bool waiting)
 {
     if (r->state == G_RUNNING)
         return true;
@@ -80,6 +86,12 @@ static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, in
         a[2] = 0;
         tracebuf_put_event(r->buf, EV_GO_CREATE, ts, a, 3);
         r->seq = 1;
+        if (waiting) {
+            tracebuf_put_event(r->buf, EV_GO_WAITING, ts, a, 1);
+            r->seq = 2; /* the parser's order.go: GoWaiting takes seq 1 to 2 */
+            r->state = G_WAITING;
+            return true;
+        }
     }
     a[0] = r->goid;
     a[1] = r->seq++;
@@ -130,7 +142,7 @@ static uint64_t join_seen(int32_t tid, const uintptr_t *pcs, int depth, int64_t 
     if (!p) {
         if (!(p = tracebuf_proxy_new()))
             return 0;
-        if (!begin_as(p, ts, pcs, depth, tid, 0)) {
+        if (!begin_as(p, ts, pcs, depth, tid, 0, false)) {
             tracebuf_proxy_drop(p);
             return 0;
         }
@@ -218,7 +230,9 @@ static void on_exit_(void *cookie, bool internal)
 {
     (void)cookie;
     (void)internal;
-    if (!tracebuf_mine())
+    /* A thread with no record may still have a goroutine: one made for it
+     * (join_running, join_seen), which its end adopts. */
+    if (!tracebuf_mine() && !(trace_on() && tracebuf_proxy_find((int32_t)gettid())))
         return;
     bool open = false;
     trec_t *w = tracebuf_enter();
@@ -357,6 +371,49 @@ RT_EXPORT int cprof_trace_log(uint64_t task, const char *category, const char *m
 
 /* --- sessions ------------------------------------------------------------------------------- */
 
+/* The program's threads running at the trace's start, but the caller
+ * (it joins at its first event) and cprof's own: each joins the trace now,
+ * in a record made for it (adopted at its first event, as join_seen's),
+ * running if /proc says it runs, else waiting (GoWaiting), so that a
+ * thread that only computes is on the timeline. Before trace_active is
+ * raised: no thread has an event of this trace yet. Its goroutine is
+ * named by address 0: another thread's stack is not taken. */
+static void join_running(int64_t ts)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    int32_t self = (int32_t)gettid();
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int32_t tid = (int32_t)atoi(e->d_name);
+        if (tid <= 0 || tid == self || cpuprof_internal_tid(tid))
+            continue;
+        char path[64], st[256];
+        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, st, sizeof(st) - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n <= 0)
+            continue;
+        st[n] = '\0';
+        const char *paren = strrchr(st, ')'); /* the name may hold anything */
+        char state = paren && paren[1] == ' ' ? paren[2] : 'Z';
+        if (state == 'Z' || state == 'X')
+            continue;
+        trec_t *p = tracebuf_proxy_new();
+        if (!p)
+            break;
+        if (!begin_as(p, ts, NULL, 0, tid, 0, state != 'R')) {
+            tracebuf_proxy_drop(p);
+            break;
+        }
+        tracebuf_proxy_publish(p, tid);
+    }
+    closedir(d);
+}
+
 /* The trace's start (session.h): the pool, the header, the writer. */
 static int start_locked(session_t *s)
 {
@@ -369,6 +426,7 @@ static int start_locked(session_t *s)
     __atomic_store_n(&next_task, 0, __ATOMIC_RELAXED);
     tracebuf_begin();
     t0 = rt_now_ns();
+    join_running(t0);
     __atomic_store_n(&trace_active, 1, __ATOMIC_SEQ_CST);
     lockprof_watch_trace(true);
     if ((rc = tracewriter_start()) < 0) {

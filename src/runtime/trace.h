@@ -17,10 +17,12 @@
  * condition variables) each followed by a GoUnblock on its own P (the
  * waker is not seen: unlocks are not hooked) and a GoStart; GoEnd and
  * ProcStop when the thread ends. A thread joins a trace at its first event
- * in it, or when the CPU profile's signal finds it outside (a thread that
- * only computes): the drain thread then writes its ProcStart, GoCreate and
- * GoStart into a record made for it, which the thread adopts at its first
- * event (tracebuf.h's proxies). Events without state (HeapAlloc from the writer thread, CPUSample
+ * in it; a thread running when the trace starts joins it then (GoStart,
+ * or GoWaiting if /proc says it waits), and one the CPU profile's signal
+ * finds outside (a thread that only computes) then: the session's or the
+ * drain thread writes its ProcStart, GoCreate and GoStart or GoWaiting
+ * into a record made for it, which the thread adopts at its first event
+ * (tracebuf.h's proxies). Events without state (HeapAlloc from the writer thread, CPUSample
  * from the CPU profile's drain thread, the user annotations) go into the
  * batch of whichever thread emits them.
  *

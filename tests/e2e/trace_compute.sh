@@ -5,7 +5,9 @@
 # it outside the trace: it joins it running, on a processor of its own
 # (ProcStart with its thread id, GoStart), and its CPU samples (~50: 0.5 s
 # of its CPU time at 100 Hz) are on that processor's row, with its
-# goroutine. When the thread then blocks on a mutex, that is the same
+# goroutine. Without a CPU profile, the threads running at the trace's
+# start join it then, with their state (running; a thread in read():
+# waiting, until it ends). When the thread then blocks on a mutex, that is the same
 # goroutine on the same processor (the thread adopted what was made for
 # it), not a second one. Go 1.23's reader (when installed) parses it too and shows
 # those samples' stacks in compute().
@@ -16,7 +18,8 @@
 cc_prog "$T/tc" "$PROGS/trace_compute.c" -ldl
 CPROF_CPU_PROFILE="$T/cpu.pb.gz" LD_PRELOAD="$LIB" "$T/tc" "$T/c.trace" > "$T/out" 2> "$T/err" ||
   { cat "$T/err"; fail "the program failed: $(cat "$T/out")"; }
-grep -q '^rounds [1-9][0-9]* stop 0 tid [1-9][0-9]*$' "$T/out" || fail "program wrote $(cat "$T/out")"
+grep -q '^rounds [1-9][0-9]* stop 0 tid [1-9][0-9]* sleeper [1-9][0-9]*$' "$T/out" ||
+  fail "program wrote $(cat "$T/out")"
 tid=$(awk '{ print $6 }' "$T/out")
 trace_parse "$T/c.trace"
 d="$T/c.trace.d"
@@ -39,3 +42,28 @@ if [ -x "$go123" ]; then
     fail "go 1.23: fewer than 20 samples of goroutine $g in compute()"
   note "go 1.23 reads it the same way"
 fi
+
+# No CPU profile: the threads join at the trace's start, compute's running
+# (GoStart), the sleeper's waiting (GoWaiting) on a processor of its own.
+LD_PRELOAD="$LIB" "$T/tc" "$T/n.trace" > "$T/out" 2> "$T/err" ||
+  { cat "$T/err"; fail "the program failed: $(cat "$T/out")"; }
+grep -q '^rounds [1-9][0-9]* stop 0 tid [1-9][0-9]* sleeper [1-9][0-9]*$' "$T/out" ||
+  fail "program wrote $(cat "$T/out")"
+tid=$(awk '{ print $6 }' "$T/out")
+zid=$(awk '{ print $8 }' "$T/out")
+trace_parse "$T/n.trace"
+d="$T/n.trace.d"
+p=$(awk -v t="thread=$tid" '$2 == "ProcStart" && $6 == t { sub(/p=/, "", $3); print $3; exit }' "$d")
+[ -n "$p" ] || fail "no CPU profile: compute's thread $tid is not in the trace"
+# From the start: long before its mutex wait (its own first event, after
+# 0.5 s of its CPU time).
+awk -v p="p=$p" '$3 == p && $2 == "GoStart" && !s { s = $1 } $3 == p && $2 == "GoBlockSync" { b = $1 }
+  END { exit !(s != "" && b != "" && s < b / 2) }' "$d" ||
+  fail "no CPU profile: compute's goroutine does not run on p=$p from the trace's start"
+z=$(awk -v t="thread=$zid" '$2 == "ProcStart" && $6 == t { sub(/p=/, "", $3); print $3; exit }' "$d")
+[ -n "$z" ] || fail "the sleeper $zid is not in the trace"
+# Waiting from the start, then woken and ended (its exit adopts it).
+awk -v p="p=$z" '$3 != p { next } { e = e " " $2 }
+  END { exit e != " ProcStart GoCreate GoWaiting GoUnblock GoStart GoEnd ProcStop" }' "$d" ||
+  { grep " p=$z " "$d"; fail "the sleeper on p=$z is not waiting, woken, ended"; }
+note "no CPU profile: compute on p=$p running, the sleeper on p=$z waiting"

@@ -5,8 +5,10 @@
  * time since (its own CPU clock); then compute's thread blocks once on a
  * mutex main holds (until /proc says it sleeps), main joins it, stops
  * the trace, and prints
- * "rounds N stop 0 tid T" (N > 0, T compute's thread id). Run with a
- * CPU profile (CPROF_CPU_PROFILE), whose samples the trace shows. */
+ * "rounds N stop 0 tid T sleeper S" (N > 0, T compute's thread id, S
+ * that of a thread that waits in read() from before the trace until main
+ * wakes it, and ends, before the trace stops). Run with a CPU profile (CPROF_CPU_PROFILE), whose samples the
+ * trace shows, or without. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -19,7 +21,8 @@
 static atomic_int done, locking;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_long rounds;
-static atomic_int tid;
+static atomic_int tid, sleeper_tid;
+static int wake_pipe[2];
 static volatile double sink;
 
 __attribute__((noinline)) static void compute(void)
@@ -43,6 +46,15 @@ static void *worker(void *arg)
     pthread_mutex_lock(&mu);
     pthread_mutex_unlock(&mu);
     return NULL;
+}
+
+/* Waits in read() on a pipe from before the trace to after it. */
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    atomic_store(&sleeper_tid, (int)gettid());
+    char c;
+    return read(wake_pipe[0], &c, 1) == 1 ? NULL : arg;
 }
 
 static double cpu_s(clockid_t c)
@@ -79,7 +91,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "not under libcprof.so\n");
         return 2;
     }
-    pthread_t t;
+    pthread_t t, z;
+    if (pipe(wake_pipe) < 0)
+        return 2;
+    pthread_create(&z, NULL, sleeper, NULL);
+    while (!atomic_load(&sleeper_tid) || !sleeping(atomic_load(&sleeper_tid)))
+        usleep(1000);
     pthread_create(&t, NULL, worker, NULL);
     clockid_t c;
     pthread_getcpuclockid(t, &c);
@@ -99,7 +116,11 @@ int main(int argc, char **argv)
         usleep(1000);
     pthread_mutex_unlock(&mu);
     pthread_join(t, NULL);
+    if (write(wake_pipe[1], "x", 1) != 1)
+        return 2;
+    pthread_join(z, NULL);
     rc = stop();
-    printf("rounds %ld stop %d tid %d\n", atomic_load(&rounds), rc, atomic_load(&tid));
+    printf("rounds %ld stop %d tid %d sleeper %d\n", atomic_load(&rounds), rc, atomic_load(&tid),
+           atomic_load(&sleeper_tid));
     return rc == 0 ? 0 : 1;
 }
