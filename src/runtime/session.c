@@ -103,6 +103,8 @@ static int stop_locked(session_t *s, bool discard)
         if (rc == -ETIMEDOUT)
             rt_warn("%s: its reader took nothing for %d s: the %s ends incomplete", s->what,
                     FDIO_STALL_MS / 1000, s->what);
+        else if (rc == -EPIPE && !discard)
+            rt_warn("%s: its reader went away: the %s ends incomplete", s->what, s->what);
     }
     s->fd = -1;
     return rc;

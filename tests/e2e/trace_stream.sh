@@ -66,7 +66,8 @@ trace_parse "$T/long.trace"
 [ "$(trace_count "$T/long.trace" UserLog)" -gt 1000 ] || fail "the long trace lost its log events"
 note "memory does not grow with the trace"
 
-# A client that asks for a 3 s trace and never reads (a small receive
+# A client that asks for a 3 s trace (some 6 MB, more than the pipe and
+# the socket buffers hold) and never reads (a small receive
 # window, so that the kernel does not take the trace for it).
 cat > "$T/stall.py" <<'PY'
 import socket, sys, time
@@ -81,20 +82,22 @@ PY
 python3 "$T/stall.py" "$(cat "$T/addr")" "$T/sent" &
 PIDS="$PIDS $!"
 wait_file "$T/sent" 30 || fail "the stalled client did not connect"
-# The trace's end waits 5 s for its reader, then ends with a note.
+# The trace's end waits 5 s for its reader, then ends with a note (or
+# the server cut the idle client first: the same note, "went away").
 i=0
-until grep -q "trace: its reader took nothing for 5 s: the trace ends incomplete" "$T/err"; do
+until grep -Eq "trace: its reader (took nothing for 5 s|went away): the trace ends incomplete" "$T/err"; do
   i=$((i + 1)); [ $i -gt 600 ] && { cat "$T/err"; fail "no note of the stalled reader"; }
   sleep 0.1
 done
-note "a stalled reader: the trace ended with a note"
+note "a stalled reader: $(grep "ends incomplete" "$T/err")"
 # A second one stalls while the program exits: the exit does not wait for it.
 rm -f "$T/sent"
 python3 "$T/stall.py" "$(cat "$T/addr")" "$T/sent" &
 PIDS="$PIDS $!"
 wait_file "$T/sent" 30 || fail "the second stalled client did not connect"
+i=0
 until grep -qx cprof-trace /proc/$PID/task/*/comm 2>/dev/null; do
-  i=$((i + 1)); [ $i -gt 900 ] && fail "the second trace does not run"
+  i=$((i + 1)); [ $i -gt 300 ] && fail "the second trace does not run"
   sleep 0.1
 done
 touch "$T/s/stop"

@@ -28,7 +28,7 @@ static void *turns(void *arg)
     (void)arg;
     while (!atomic_load(&done)) {
         pthread_mutex_lock(&mu);
-        for (int i = 0; i < 200; i++)
+        for (int i = 0; i < 20000; i++) /* ~20 us: blocks at a bounded rate */
             shared = shared + i;
         pthread_mutex_unlock(&mu);
         atomic_fetch_add(&rounds, 1);
