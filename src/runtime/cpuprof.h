@@ -40,9 +40,6 @@
  * negative errno (-ENOTSUP when hz is 0: CPROF_CPU_HZ was invalid). */
 int cpu_init(int hz, int max_depth);
 
-/* Whether tid is one of cprof's own threads (created with the guard set);
- * takes the timers' lock. */
-bool cpuprof_internal_tid(int32_t tid);
 
 /* Deltas for the push client (push.h): from cpu_delta_enable on, every
  * sample any session takes is also kept apart until cpu_delta_write writes

@@ -8,7 +8,6 @@
 
 #include "arena.h"
 #include "cprof.h"
-#include "cpuprof.h"
 #include "labels.h"
 #include "lockprof.h"
 #include "session.h"
@@ -387,7 +386,7 @@ static void join_running(int64_t ts)
     struct dirent *e;
     while ((e = readdir(d))) {
         int32_t tid = (int32_t)atoi(e->d_name);
-        if (tid <= 0 || tid == self || cpuprof_internal_tid(tid))
+        if (tid <= 0 || tid == self || threadhook_internal_tid(tid))
             continue;
         char path[64], st[256];
         snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
