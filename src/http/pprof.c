@@ -12,6 +12,7 @@
 #include "profile/profile.h"
 #include "query.h"
 #include "runtime/symtab.h"
+#include "stream.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -182,6 +183,8 @@ struct pprof_req {
      * and the memfd it is written to */
     int64_t sess_id;
     int sess_fd;
+    /* a session streamed as it records (PROFILE_P_STREAM), or NULL */
+    stream_t *stream;
     /* delta of a profile written whole (threads, threadcreate, mutex,
      * block): the first profile, decoded */
     profile_t *sp_base;
@@ -239,8 +242,15 @@ static pprof_action_t serve_cmdline(const call_t *c)
 static pprof_action_t serve_session(const call_t *c)
 {
     const profile_kind_t *s = c->k;
-    int fd = body_fd();
-    int64_t id = fd < 0 ? -errno : s->start(fd);
+    int fd = -1, err = 0;
+    int64_t id;
+    if (s->params & PROFILE_P_STREAM) {
+        c->r->stream = stream_open(s, &err);
+        id = c->r->stream ? 1 : err;
+    } else {
+        fd = body_fd();
+        id = fd < 0 ? -errno : s->start(fd);
+    }
     if (id < 0) {
         if (fd >= 0)
             close(fd);
@@ -250,10 +260,17 @@ static pprof_action_t serve_session(const call_t *c)
         serve_error(c->out, 500, msg);
         return PPROF_REPLY;
     }
+    *c->until_ms = pprof_now_ms() + c->prm.wait_ms;
+    if (c->r->stream) { /* Go's Trace: the headers now, the body as it records */
+        c->out->status = 200;
+        c->out->content_type = OCTETS;
+        c->out->nosniff = true;
+        snprintf(c->out->disposition, sizeof(c->out->disposition), "%s", s->name);
+        return PPROF_STREAM;
+    }
     c->r->kind = s;
     c->r->sess_id = id;
     c->r->sess_fd = fd;
-    *c->until_ms = pprof_now_ms() + c->prm.wait_ms;
     return PPROF_WAIT;
 }
 
@@ -529,6 +546,26 @@ void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out)
         close(fd);
     if (rc < 0)
         serve_error(out, 500, "failed to compute delta");
+}
+
+/* --- streamed sessions ------------------------------------------------------- */
+
+ssize_t pprof_stream_read(pprof_req_t *r, void *buf, size_t n)
+{
+    return stream_read(r->stream, buf, n);
+}
+
+int pprof_stream_fd(const pprof_req_t *r)
+{
+    return stream_fd(r->stream);
+}
+
+bool pprof_stream_end(pprof_req_t *r)
+{
+    if (stream_ending(r->stream))
+        return false;
+    stream_end(r->stream);
+    return true;
 }
 
 /* --- symbol ----------------------------------------------------------------- */
@@ -860,6 +897,7 @@ void pprof_req_free(pprof_req_t *r)
         r->kind->stop(r->sess_id, true);
         close(r->sess_fd);
     }
+    stream_free(r->stream); /* ended, or the client went away */
     sb_free(&r->out);
     free(r);
 }

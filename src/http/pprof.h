@@ -12,6 +12,11 @@
  *   PPROF_WAIT       (?seconds=N delta profiles, the CPU profile) call
  *                    pprof_wait_end at the monotonic time given, or
  *                    earlier to cancel.
+ *   PPROF_STREAM     (the trace) the reply's headers are ready, its body
+ *                    is read with pprof_stream_read as it is recorded;
+ *                    pprof_stream_end at the monotonic time given ends
+ *                    the recording (the body then ends); pprof_req_free
+ *                    discards a recording the client left.
  *
  * Threads: everything runs on the server thread, with the runtime's guard
  * set; snapshots are lock-free copies and all encoding happens here, so
@@ -24,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Requests for a delta profile longer than this are refused as Go refuses
  * them when they exceed its server's WriteTimeout. */
@@ -55,7 +61,7 @@ typedef struct {
     int64_t content_length;    /* -1 when not given */
 } pprof_request_t;
 
-typedef enum { PPROF_REPLY, PPROF_READ_BODY, PPROF_WAIT } pprof_action_t;
+typedef enum { PPROF_REPLY, PPROF_READ_BODY, PPROF_WAIT, PPROF_STREAM } pprof_action_t;
 
 typedef struct pprof_req pprof_req_t; /* per-request state */
 
@@ -80,6 +86,13 @@ void pprof_body_end(pprof_req_t *r, pprof_reply_t *out);
 /* Ends a wait: the delta profile, or (cancelled) Go's error for a request
  * whose context ended. */
 void pprof_wait_end(pprof_req_t *r, bool cancelled, pprof_reply_t *out);
+
+/* PPROF_STREAM: up to n bytes of the body (> 0), 0 at its end, -EAGAIN
+ * when nothing is there yet (poll pprof_stream_fd for POLLIN), or -errno.
+ * pprof_stream_end: the duration is over; true the first time only. */
+ssize_t pprof_stream_read(pprof_req_t *r, void *buf, size_t n);
+int pprof_stream_fd(const pprof_req_t *r);
+bool pprof_stream_end(pprof_req_t *r);
 
 /* Releases what a reply holds (its fd too) and resets it. */
 void pprof_reply_clear(pprof_reply_t *rep);

@@ -74,6 +74,8 @@ typedef struct conn {
     pprof_req_t *req;
     int state;        /* REQ_* */
     bool suspended;   /* a delta profile waits */
+    bool streaming;   /* the reply's body is a stream (PPROF_STREAM) */
+    bool stream_wait; /* suspended until the stream has bytes (its fd polled) */
     bool cancel;      /* end the wait early (server stopping, client gone) */
     int64_t until_ms; /* when the wait ends */
     pprof_reply_t reply; /* READY: the reply to queue */
@@ -100,13 +102,39 @@ static void end_request(conn_t *c)
     free(c->uri);
     c->uri = NULL;
     c->state = REQ_IDLE;
-    c->suspended = c->cancel = false;
+    c->suspended = c->cancel = c->streaming = c->stream_wait = false;
+}
+
+#define STREAM_BLOCK (16u << 10) /* bytes per read of a stream: MHD's buffer */
+
+/* MHD's content reader for a stream: the bytes there are; when there are
+ * none yet, the connection sleeps until the loop sees some (returning 0
+ * without a suspend would make MHD spin). */
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    conn_t *c = cls;
+    if (c->cancel)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    ssize_t n = pprof_stream_read(c->req, buf, max);
+    if (n > 0)
+        return n;
+    if (n == 0)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n != -EAGAIN)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    c->stream_wait = true;
+    MHD_suspend_connection(c->mhd);
+    return 0;
 }
 
 static enum MHD_Result queue(conn_t *c, struct MHD_Connection *con, pprof_reply_t *rep)
 {
     struct MHD_Response *resp = NULL;
-    if (rep->fd >= 0 && rep->len > 0) {
+    if (c->streaming) {
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader,
+                                                 c, NULL);
+    } else if (rep->fd >= 0 && rep->len > 0) {
         resp = MHD_create_response_from_fd(rep->len, rep->fd);
         if (resp)
             rep->fd = -1; /* MHD closes it with the response */
@@ -258,6 +286,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
             c->state = REQ_SLEEP;
             c->until_ms = until;
             return MHD_YES;
+        case PPROF_STREAM: /* the headers once the request is in, then the body */
+            c->streaming = true;
+            c->until_ms = until;
+            if (has_body)
+                return queue(c, con, &rep);
+            c->reply = rep;
+            c->state = REQ_READY;
+            return MHD_YES;
         }
         return MHD_NO;
     }
@@ -398,6 +434,43 @@ static void cancel_wait(conn_t *c)
     MHD_resume_connection(c->mhd);
 }
 
+/* Streams: the recordings whose duration is over are ended (their stream
+ * ends once read); returns the ms until the next is due (-1: none). */
+static int64_t end_streams(int64_t now)
+{
+    int64_t next = -1;
+    for (conn_t *c = conns; c; c = c->next) {
+        if (!c->streaming || !c->req)
+            continue;
+        if (now >= c->until_ms)
+            pprof_stream_end(c->req);
+        else if (next < 0 || c->until_ms - now < next)
+            next = c->until_ms - now;
+    }
+    return next;
+}
+
+/* The streams that wait for bytes: their fds to poll (at most cap). */
+static nfds_t watch_streams(struct pollfd *p, conn_t **who, nfds_t cap)
+{
+    nfds_t n = 0;
+    for (conn_t *c = conns; c && n < cap; c = c->next)
+        if (c->stream_wait) {
+            p[n] = (struct pollfd){.fd = pprof_stream_fd(c->req), .events = POLLIN};
+            who[n++] = c;
+        }
+    return n;
+}
+
+static void resume_stream(conn_t *c, bool cancel)
+{
+    if (!c->stream_wait)
+        return;
+    c->stream_wait = false;
+    c->cancel = cancel;
+    MHD_resume_connection(c->mhd);
+}
+
 /* Shuts a connection's socket down; MHD then closes it. */
 static void cut(conn_t *c)
 {
@@ -491,24 +564,31 @@ static void *server_main(void *arg)
         for (conn_t *c = conns; c; c = c->next)
             if (c->suspended && c->until_ms - now < wait)
                 wait = c->until_ms - now > 0 ? c->until_ms - now : 0;
+        int64_t due = end_streams(now);
+        if (due >= 0 && due < wait)
+            wait = due;
         bool listen_watch;
         int64_t room = make_room(now, &listen_watch);
         if (room >= 0 && room < wait)
             wait = room;
         /* p[2]: the listening socket, watched only when a newcomer would
          * make room at once (else MHD watches it, or it waits). */
-        struct pollfd p[3 + SERVER_MAX_CONNECTIONS] = {
+        struct pollfd p[3 + 2 * SERVER_MAX_CONNECTIONS] = {
             {.fd = epfd, .events = POLLIN},
             {.fd = wake_fd, .events = POLLIN},
             {.fd = listen_watch ? listen_fd : -1, .events = POLLIN}};
-        conn_t *waiter[3 + SERVER_MAX_CONNECTIONS];
-        nfds_t np = 3 + watch_waiters(p + 3, waiter + 3, SERVER_MAX_CONNECTIONS);
+        conn_t *waiter[3 + 2 * SERVER_MAX_CONNECTIONS];
+        nfds_t nw = 3 + watch_waiters(p + 3, waiter + 3, SERVER_MAX_CONNECTIONS);
+        nfds_t np = nw + watch_streams(p + nw, waiter + nw, SERVER_MAX_CONNECTIONS);
         poll(p, np, (int)wait);
         if (__atomic_load_n(&stopping, __ATOMIC_ACQUIRE))
             break;
-        for (nfds_t i = 3; i < np; i++)
+        for (nfds_t i = 3; i < nw; i++)
             if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR))
                 cancel_wait(waiter[i]);
+        for (nfds_t i = nw; i < np; i++)
+            if (p[i].revents)
+                resume_stream(waiter[i], false); /* bytes, or the stream's end */
         bool full = nconns >= SERVER_MAX_CONNECTIONS;
         MHD_run(daemon_);
         /* A slot freed: MHD watches the listening socket again from its
@@ -520,8 +600,15 @@ static void *server_main(void *arg)
             MHD_run(daemon_);
         cut_slow(now);
     }
-    /* MHD must not be stopped with suspended connections: answer them. */
-    if (resume_due(0, true))
+    /* MHD must not be stopped with suspended connections: answer them (a
+     * stream is cut; its recording is discarded when MHD closes it). */
+    bool any = false;
+    for (conn_t *c = conns; c; c = c->next)
+        if (c->stream_wait) {
+            resume_stream(c, true);
+            any = true;
+        }
+    if (resume_due(0, true) || any)
         for (int i = 0; i < 3; i++)
             MHD_run(daemon_);
     MHD_stop_daemon(daemon_);

@@ -37,7 +37,6 @@
 #include <unistd.h>
 
 #define TIMERS_CAP (1u << 14)  /* threads with a timer at once */
-#define INTERNAL_MAX 32        /* cprof's own threads remembered */
 #define BLIND_MAX 256          /* threads measured that block SIGPROF at start */
 #define DRAIN_PERIOD_MS 100    /* as Go's profileWriter */
 
@@ -54,8 +53,7 @@ typedef struct {
 
 static tentry_t *timers; /* TIMERS_CAP entries, mapped on the first start */
 static uint32_t ntimers;
-static int32_t internal_tids[INTERNAL_MAX]; /* cprof's threads: no timer */
-static rt_lock_t timers_lock = RT_LOCK_INIT; /* timers, internal_tids */
+static rt_lock_t timers_lock = RT_LOCK_INIT; /* timers */
 static int timers_on; /* threads starting now make their own timer */
 static uint64_t rng = 0x2545f4914f6cdd1dull; /* under timers_lock */
 static uint64_t uncovered; /* threads that got no timer: not profiled */
@@ -140,12 +138,10 @@ static void timer_remove_locked(tentry_t *e)
     }
 }
 
+/* cprof's own threads get no timer (threadhook.h knows them). */
 static bool is_internal_locked(int32_t tid)
 {
-    for (int i = 0; i < INTERNAL_MAX; i++)
-        if (internal_tids[i] == tid)
-            return true;
-    return false;
+    return threadhook_internal_tid(tid);
 }
 
 /* Gives tid a timer. replace: this is tid itself, starting: a timer found
@@ -272,14 +268,6 @@ static void on_start(void *cookie, bool internal)
     int32_t tid = (int32_t)gettid();
     if (internal) {
         cpuring_ignore_this_thread();
-        rt_lock(&timers_lock);
-        for (int i = 0; i < INTERNAL_MAX; i++) {
-            if (!internal_tids[i]) {
-                internal_tids[i] = tid;
-                break;
-            }
-        }
-        rt_unlock(&timers_lock);
         return;
     }
     /* Before its timer can fire: its samples then unwind even in malloc. */
@@ -295,14 +283,8 @@ static void on_exit_(void *cookie, bool internal)
 {
     (void)cookie;
     int32_t tid = (int32_t)gettid();
-    if (internal) {
-        rt_lock(&timers_lock);
-        for (int i = 0; i < INTERNAL_MAX; i++)
-            if (internal_tids[i] == tid)
-                internal_tids[i] = 0;
-        rt_unlock(&timers_lock);
+    if (internal)
         return;
-    }
     if (!__atomic_load_n(&timers_on, __ATOMIC_ACQUIRE))
         return;
     /* A timer signal held back by a blocked SIGPROF stands for periods of
@@ -693,7 +675,6 @@ static void fork_child(void)
     if (timers)
         memset(timers, 0, TIMERS_CAP * sizeof(*timers));
     ntimers = 0;
-    memset(internal_tids, 0, sizeof(internal_tids));
     nblind = 0;
     if (session_fork_child(&session_cpu))
         table_free(&tab);

@@ -40,6 +40,7 @@
  * negative errno (-ENOTSUP when hz is 0: CPROF_CPU_HZ was invalid). */
 int cpu_init(int hz, int max_depth);
 
+
 /* Deltas for the push client (push.h): from cpu_delta_enable on, every
  * sample any session takes is also kept apart until cpu_delta_write writes
  * those kept since its last call (or the enable) to fd as a CPU profile and

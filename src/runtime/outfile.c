@@ -161,7 +161,7 @@ int outfile_fd(outfile_t *f)
     return fd;
 }
 
-int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg)
+int outfile_nopipe(int (*fn)(void *arg), void *arg)
 {
     sigset_t pipe, old, pending;
     sigemptyset(&pipe);
@@ -169,8 +169,7 @@ int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg)
     sigpending(&pending);
     bool was_pending = sigismember(&pending, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, &old);
-    int fd = outfile_fd(f);
-    int rc = fd < 0 ? fd : write(fd, arg);
+    int rc = fn(arg);
     if (rc == -EPIPE && !was_pending) {
         /* Take back the SIGPIPE our write raised before unblocking. */
         const struct timespec zero = {0, 0};
@@ -179,6 +178,25 @@ int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
+}
+
+typedef struct {
+    outfile_t *f;
+    int (*write)(int fd, void *arg);
+    void *arg;
+} owrite_t;
+
+static int write_open(void *arg)
+{
+    owrite_t *w = arg;
+    int fd = outfile_fd(w->f);
+    return fd < 0 ? fd : w->write(fd, w->arg);
+}
+
+int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg)
+{
+    owrite_t w = {f, write, arg};
+    return outfile_nopipe(write_open, &w);
 }
 
 int outfile_close(outfile_t *f, int rc)

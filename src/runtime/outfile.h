@@ -47,6 +47,10 @@ int outfile_fd(outfile_t *f);
  * pipe whose reader left must not kill the program). Its result. */
 int outfile_write(outfile_t *f, int (*write)(int fd, void *arg), void *arg);
 
+/* Runs fn(arg), whose writes may go to a pipe or socket, with SIGPIPE held
+ * back: one whose reader left gives -EPIPE, never the signal. Its result. */
+int outfile_nopipe(int (*fn)(void *arg), void *arg);
+
 /* Closes f: with rc == 0 the temporary becomes the file; otherwise (or
  * when the close fails) it is removed. rc, or the close's error. */
 int outfile_close(outfile_t *f, int rc);

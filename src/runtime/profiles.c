@@ -141,7 +141,7 @@ const profile_kind_t profile_kinds[] = {
                 "the seconds GET parameter. After you get the trace file, use the go tool trace "
                 "command to investigate the trace.",
         .how = PROFILE_SESSION,
-        .params = PROFILE_P_TRACE_SECONDS,
+        .params = PROFILE_P_TRACE_SECONDS | PROFILE_P_STREAM,
         .env = "CPROF_TRACE",
         .what = "trace",
         .start = session_trace_start_fd,

@@ -41,6 +41,10 @@ enum {
     PROFILE_P_DEBUG = 8,          /* debug=N: the text forms */
     PROFILE_P_TRACE_SECONDS = 16, /* seconds=X: the trace's, any number, 1 by default */
     PROFILE_P_RESET = 32,         /* reset=N: N != 0 starts the profile anew once answered */
+    /* Not a parameter: the session's output is streamed to the client as
+     * it records (Go's Trace), not staged; a module that predates it
+     * stages it, so it is a new value, not a new version. */
+    PROFILE_P_STREAM = 64,
 };
 
 typedef struct {

@@ -2,6 +2,7 @@
  * their entry points (see session.h). */
 #include "session.h"
 
+#include "base/fdio.h"
 #include "config.h"
 #include "cprof.h"
 #include "outfile.h"
@@ -75,6 +76,12 @@ static int stop_into(int fd, void *arg)
     return st->s->stop(st->s, st->discard);
 }
 
+static int stop_fd(void *arg)
+{
+    stopping_t *st = arg;
+    return st->s->stop(st->s, st->discard);
+}
+
 /* The running session's end (state is STOPPING): the module's stop, then
  * its file completed (outfile.h: renamed into place, or written in place
  * for a device or FIFO, SIGPIPE held back). */
@@ -89,7 +96,15 @@ static int stop_locked(session_t *s, bool discard)
         else if (rc < 0)
             rt_warn("cannot write %s %s: %s", s->what, s->out.path, outfile_strerror(rc));
     } else {
-        rc = s->stop(s, discard);
+        /* The caller's descriptor: a pipe or socket (the HTTP trace's
+         * stream) whose reader may leave, or stop reading. */
+        stopping_t st = {s, discard};
+        rc = outfile_nopipe(stop_fd, &st);
+        if (rc == -ETIMEDOUT)
+            rt_warn("%s: its reader took nothing for %d s: the %s ends incomplete", s->what,
+                    FDIO_STALL_MS / 1000, s->what);
+        else if (rc == -EPIPE && !discard)
+            rt_warn("%s: its reader went away: the %s ends incomplete", s->what, s->what);
     }
     s->fd = -1;
     return rc;

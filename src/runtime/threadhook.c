@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -27,6 +28,35 @@ static const threadhook_client_t *clients[THREADHOOK_MAX_CLIENTS];
 static uint32_t nclients; /* published with release after clients[] */
 static rt_lock_t reg_lock = RT_LOCK_INIT;
 static pthread_key_t exit_key;
+/* cprof's own threads (created with the guard set) now alive: lock-free
+ * slots, 0 free (threadhook_internal_tid). */
+#define INTERNAL_MAX 32
+static int32_t internal_tids[INTERNAL_MAX];
+
+static void internal_set(int32_t tid, int32_t old)
+{
+    for (int i = 0; i < INTERNAL_MAX; i++) {
+        int32_t want = old;
+        if (__atomic_compare_exchange_n(&internal_tids[i], &want, tid, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return;
+    }
+}
+
+bool threadhook_internal_tid(int32_t tid)
+{
+    for (int i = 0; i < INTERNAL_MAX; i++)
+        if (__atomic_load_n(&internal_tids[i], __ATOMIC_ACQUIRE) == tid)
+            return true;
+    return false;
+}
+
+/* The child has none of the parent's threads but the forking one. */
+static void fork_child(void)
+{
+    for (int i = 0; i < INTERNAL_MAX; i++)
+        internal_tids[i] = 0;
+}
 /* The start routine of the thread being created or starting, for the
  * callbacks (threadhook_routine). */
 static __thread void *(*routine)(void *) __attribute__((tls_model("initial-exec")));
@@ -54,6 +84,8 @@ static void thread_exit(void *arg)
     for (uint32_t i = 0; i < s->n; i++)
         if (clients[i]->on_exit)
             clients[i]->on_exit(s->cookies[i], s->internal);
+    if (s->internal)
+        internal_set(0, (int32_t)gettid());
     free(s);
     rt_guard_leave(g);
 }
@@ -65,6 +97,8 @@ int threadhook_register(const threadhook_client_t *c)
     rt_lock(&reg_lock);
     if (nclients == 0 && pthread_key_create(&exit_key, thread_exit) != 0)
         rc = -EAGAIN;
+    else if (nclients == 0)
+        pthread_atfork(NULL, NULL, fork_child);
     else if (nclients == THREADHOOK_MAX_CLIENTS)
         rc = -ENOSPC;
     if (rc == 0) {
@@ -92,6 +126,8 @@ void *cprof_thread_start(void *arg)
      * on_exit runs when the routine returns (not on pthread_exit). */
     bool keyed = pthread_setspecific(exit_key, s) == 0;
     stackbounds_learn_started();
+    if (s->internal) /* before on_start: its clients may ask */
+        internal_set((int32_t)gettid(), 0);
     routine = start;
     for (uint32_t i = 0; i < s->n; i++)
         if (clients[i]->on_start)

@@ -53,4 +53,9 @@ int threadhook_register(const threadhook_client_t *c);
  * being created or starting (after that, the last one seen). */
 uintptr_t threadhook_routine(void);
 
+/* Whether tid is one of cprof's own threads now alive (created through the
+ * hook with the guard set, once a client is registered; at most 32 are
+ * remembered). Lock-free; not for signal handlers. */
+bool threadhook_internal_tid(int32_t tid);
+
 #endif

@@ -17,9 +17,12 @@
 #include "tracewriter.h"
 #include "unwind.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -54,7 +57,19 @@ static void wake(trec_t *r, int64_t ts)
  * GoStart; one whose unblock was dropped (G_WAITING) is woken now. root: a
  * stack of the thread, whose outermost frame names the goroutine when its
  * start routine is unknown. False when dropped. */
+static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, int32_t tid,
+                     uintptr_t start_pc, bool waiting);
+
 static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
+{
+    return begin_as(r, ts, root, depth, (int32_t)gettid(), my_start_pc, false);
+}
+
+/* begin for thread tid, whose start routine is start_pc (0: unknown);
+ * waiting (a thread new to the trace that waits at its start): GoWaiting
+ * instead of GoStart, as Go's trace start has it for a blocked goroutine. */
+static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, int32_t tid,
+                     uintptr_t start_pc, bool waiting)
 {
     if (r->state == G_RUNNING)
         return true;
@@ -64,18 +79,24 @@ static bool begin(trec_t *r, int64_t ts, const uintptr_t *root, int depth)
         wake(r, ts);
         return true;
     }
-    uint64_t a[3] = {(uint64_t)gettid()};
+    uint64_t a[3] = {(uint64_t)tid};
     tracebuf_put_event(r->buf, EV_PROC_START, ts, a, 1);
     if (r->state == G_NONE) {
         r->goid = __atomic_add_fetch(&next_goid, 1, __ATOMIC_RELAXED);
         /* go tool trace names a goroutine by this stack's frame: never
          * none (1 names address 0). */
-        uintptr_t pc = my_start_pc ? my_start_pc + 1 : depth > 0 ? root[depth - 1] : 1;
+        uintptr_t pc = start_pc ? start_pc + 1 : depth > 0 ? root[depth - 1] : 1;
         a[0] = r->goid;
         a[1] = tracebuf_stack(&pc, 1);
         a[2] = 0;
         tracebuf_put_event(r->buf, EV_GO_CREATE, ts, a, 3);
         r->seq = 1;
+        if (waiting) {
+            tracebuf_put_event(r->buf, EV_GO_WAITING, ts, a, 1);
+            r->seq = 2; /* the parser's order.go: GoWaiting takes seq 1 to 2 */
+            r->state = G_WAITING;
+            return true;
+        }
     }
     a[0] = r->goid;
     a[1] = r->seq++;
@@ -182,12 +203,38 @@ void trace_waited(int kind, int64_t from, int64_t to, const uintptr_t *pcs, int 
     tracebuf_leave(r);
 }
 
+/* The goroutine of a thread that the CPU profile's signal found outside
+ * the trace (one that only computes): it joins the trace now, running on
+ * a P of its own, in a record the calling (drain) thread writes and the
+ * thread adopts at its first event. Its name is its outermost frame, as
+ * for the threads that existed before the trace. P << 32 | goroutine, or
+ * 0 when it could not be made. */
+static uint64_t join_seen(int32_t tid, const uintptr_t *pcs, int depth, int64_t ts)
+{
+    trec_t *p = tracebuf_proxy_find(tid);
+    if (!p) {
+        if (!(p = tracebuf_proxy_new()))
+            return 0;
+        if (!begin_as(p, ts, pcs, depth, tid, 0, false)) {
+            tracebuf_proxy_drop(p);
+            return 0;
+        }
+        tracebuf_proxy_publish(p, tid);
+    }
+    return (uint64_t)p->p << 32 | (uint32_t)p->goid;
+}
+
 void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int depth)
 {
     trec_t *r = tracebuf_enter();
     if (!r)
         return;
     int64_t ts = rt_now_ns();
+    /* It runs from just before the sample (its three events after the
+     * batch's tick): the parser takes a sample of a goroutine not yet
+     * created (at the same tick) for its creation. */
+    if (ts_ns >= t0 && (thread & TRACE_THREAD_UNSEEN))
+        thread = join_seen((int32_t)(uint32_t)thread, pcs, depth, ts_ns - 4);
     if (ts_ns >= t0 && tracebuf_room(r, EV_MAX, ts)) {
         /* [timestamp, real timestamp, P (-1: none), goroutine, stack] */
         uint64_t goid = (uint32_t)thread;
@@ -201,7 +248,9 @@ void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int 
 uint64_t trace_thread_sigsafe(void)
 {
     const trec_t *r = tracebuf_running_sigsafe();
-    return r ? (uint64_t)r->p << 32 | (uint32_t)r->goid : 0;
+    if (r)
+        return (uint64_t)r->p << 32 | (uint32_t)r->goid;
+    return my_internal ? 0 : TRACE_THREAD_UNSEEN | (uint32_t)gettid();
 }
 
 /* --- threads (threadhook.h) ------------------------------------------------------------- */
@@ -269,7 +318,9 @@ static void on_exit_(void *cookie, bool internal)
     (void)cookie;
     (void)internal;
     my_gone = 1;
-    if (!tracebuf_mine())
+    /* A thread with no record may still have a goroutine: one made for it
+     * (join_running, join_seen), which its end adopts. */
+    if (!tracebuf_mine() && !(trace_on() && tracebuf_proxy_find((int32_t)gettid())))
         return;
     bool open = false;
     trec_t *w = tracebuf_enter();
@@ -408,6 +459,49 @@ RT_EXPORT int cprof_trace_log(uint64_t task, const char *category, const char *m
 
 /* --- sessions ------------------------------------------------------------------------------- */
 
+/* The program's threads running at the trace's start, but the caller
+ * (it joins at its first event) and cprof's own: each joins the trace now,
+ * in a record made for it (adopted at its first event, as join_seen's),
+ * running if /proc says it runs, else waiting (GoWaiting), so that a
+ * thread that only computes is on the timeline. Before trace_active is
+ * raised: no thread has an event of this trace yet. Its goroutine is
+ * named by address 0: another thread's stack is not taken. */
+static void join_running(int64_t ts)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    int32_t self = (int32_t)gettid();
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int32_t tid = (int32_t)atoi(e->d_name);
+        if (tid <= 0 || tid == self || threadhook_internal_tid(tid))
+            continue;
+        char path[64], st[256];
+        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, st, sizeof(st) - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n <= 0)
+            continue;
+        st[n] = '\0';
+        const char *paren = strrchr(st, ')'); /* the name may hold anything */
+        char state = paren && paren[1] == ' ' ? paren[2] : 'Z';
+        if (state == 'Z' || state == 'X')
+            continue;
+        trec_t *p = tracebuf_proxy_new();
+        if (!p)
+            break;
+        if (!begin_as(p, ts, NULL, 0, tid, 0, state != 'R')) {
+            tracebuf_proxy_drop(p);
+            break;
+        }
+        tracebuf_proxy_publish(p, tid);
+    }
+    closedir(d);
+}
+
 /* The trace's start (session.h): the pool, the header, the writer. */
 static int start_locked(session_t *s)
 {
@@ -420,6 +514,7 @@ static int start_locked(session_t *s)
     __atomic_store_n(&next_task, 0, __ATOMIC_RELAXED);
     tracebuf_begin();
     t0 = rt_now_ns();
+    join_running(t0);
     __atomic_store_n(&trace_active, 1, __ATOMIC_SEQ_CST);
     lockprof_watch_trace(true);
     if ((rc = tracewriter_start()) < 0) {
@@ -458,7 +553,9 @@ static int stop_locked(session_t *s, bool discard)
     lockprof_watch_trace(false);
     __atomic_store_n(&trace_active, 0, __ATOMIC_SEQ_CST);
     tracebuf_quiesce();
-    return tracewriter_finish();
+    int rc = tracewriter_finish();
+    tracebuf_proxies_free();
+    return rc;
 }
 
 /* --- fork ------------------------------------------------------------------------------------ */

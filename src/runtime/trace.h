@@ -19,7 +19,12 @@
  * not hooked) and a GoStart; system calls (syshooks.c) as GoSysCall, and
  * when they blocked GoSysBlock, GoSysExit, GoStart; GoEnd and
  * ProcStop when the thread ends. A thread joins a trace at its first event
- * in it. Events without state (HeapAlloc from the writer thread, CPUSample
+ * in it; a thread running when the trace starts joins it then (GoStart,
+ * or GoWaiting if /proc says it waits), and one the CPU profile's signal
+ * finds outside (a thread that only computes) then: the session's or the
+ * drain thread writes its ProcStart, GoCreate and GoStart or GoWaiting
+ * into a record made for it, which the thread adopts at its first event
+ * (tracebuf.h's proxies). Events without state (HeapAlloc from the writer thread, CPUSample
  * from the CPU profile's drain thread, the user annotations) go into the
  * batch of whichever thread emits them.
  *
@@ -31,9 +36,10 @@
  * transitions at a time, so the trace stays a valid state machine — and
  * the count is written into the trace as a log message (category "cprof").
  * Stacks are interned into a table of their own; the stack and string
- * tables, symbolized in the process (function names from the objects'
- * symbol tables, file = the object; frames without a name carry their
- * address), go at the end of the trace, with the frequency event.
+ * tables, symbolized in the process by the writer thread (function names
+ * from the objects' symbol tables, file and line from DWARF, else file =
+ * the object; frames without a name carry their address), go at the end
+ * of the trace, with the frequency event.
  *
  * Threads: the hooks' entry points run in any program thread with the
  * guard clear; they capture no stack and take no lock but the pool's, on
@@ -94,8 +100,11 @@ void trace_waited(int kind, int64_t t0, int64_t t1, const uintptr_t *pcs, int de
 void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int depth);
 
 /* The calling thread's goroutine and P in the running trace (P << 32 |
- * goroutine), or 0; may run in a signal handler (reads the thread's own
- * record only). */
+ * goroutine); for a program thread not in it (one that only computes),
+ * TRACE_THREAD_UNSEEN | its tid, which trace_cpu_sample makes join the
+ * trace; 0 for cprof's own threads. May run in a signal handler (reads
+ * the thread's own record only). */
+#define TRACE_THREAD_UNSEEN (1ull << 63)
 uint64_t trace_thread_sigsafe(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define STRINGS_CAP 4096          /* distinct strings (names, log keys) */
 #define STACKS_MAX (1u << 16)     /* distinct stacks */
@@ -225,13 +226,11 @@ void tracebuf_flush(trec_t *r)
     r->buf = NULL;
 }
 
-trec_t *tracebuf_self(void)
+/* A record from the free list or the arena, in the list of all. */
+static trec_t *rec_new(void)
 {
-    trec_t *r = me;
-    if (RT_LIKELY(r != NULL))
-        return r;
     rt_lock(&pool_lock);
-    r = free_recs;
+    trec_t *r = free_recs;
     if (r)
         free_recs = r->next_free;
     rt_unlock(&pool_lock);
@@ -247,8 +246,94 @@ trec_t *tracebuf_self(void)
     }
     r->gen = 0;
     r->state = G_NONE;
+    __atomic_store_n(&r->proxy, 0, __ATOMIC_RELAXED);
+    return r;
+}
+
+trec_t *tracebuf_self(void)
+{
+    trec_t *r = me;
+    if (RT_LIKELY(r != NULL))
+        return r;
+    r = rec_new();
     me = r;
     return r;
+}
+
+trec_t *tracebuf_proxy_new(void)
+{
+    trec_t *r = rec_new();
+    if (!r)
+        return NULL;
+    r->goid = 0;
+    r->buf = NULL;
+    r->rdepth = 0;
+    r->rmask = 0;
+    __atomic_store_n(&r->gen, __atomic_load_n(&gen, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    return r;
+}
+
+void tracebuf_proxy_publish(trec_t *r, int32_t tid)
+{
+    __atomic_store_n(&r->proxy, tid, __ATOMIC_RELEASE); /* after its events */
+}
+
+trec_t *tracebuf_proxy_find(int32_t tid)
+{
+    uint32_t g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+    for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all)
+        if (__atomic_load_n(&r->proxy, __ATOMIC_ACQUIRE) == tid && r->gen == g)
+            return r;
+    return NULL;
+}
+
+static void free_rec_locked(trec_t *r)
+{
+    __atomic_store_n(&r->proxy, 0, __ATOMIC_RELAXED);
+    r->gen = 0;
+    r->next_free = free_recs;
+    free_recs = r;
+}
+
+void tracebuf_proxy_drop(trec_t *r)
+{
+    rt_lock(&pool_lock);
+    free_rec_locked(r);
+    rt_unlock(&pool_lock);
+}
+
+void tracebuf_proxies_free(void)
+{
+    rt_lock(&pool_lock);
+    for (trec_t *r = all_recs; r; r = r->next_all)
+        if (__atomic_load_n(&r->proxy, __ATOMIC_ACQUIRE))
+            free_rec_locked(r);
+    rt_unlock(&pool_lock);
+}
+
+/* The calling thread's first event in trace g: the record made for it by
+ * the CPU profile's drain, if any, becomes its own (the one it had goes
+ * back to the free list). Called busy on r; returns the record to use,
+ * busy, or NULL when the trace stopped meanwhile. */
+static trec_t *adopt(trec_t *r, uint32_t g)
+{
+    int32_t tid = (int32_t)gettid();
+    trec_t *p = tracebuf_proxy_find(tid);
+    if (!p || !__atomic_compare_exchange_n(&p->proxy, &tid, 0, false, __ATOMIC_ACQ_REL,
+                                           __ATOMIC_RELAXED))
+        return r;
+    __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
+    me = p;
+    rt_lock(&pool_lock);
+    r->next_free = free_recs;
+    free_recs = r;
+    rt_unlock(&pool_lock);
+    __atomic_exchange_n(&p->busy, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&trace_active, __ATOMIC_SEQ_CST) || p->gen != g) {
+        __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+        return NULL;
+    }
+    return p;
 }
 
 trec_t *tracebuf_mine(void)
@@ -282,6 +367,8 @@ trec_t *tracebuf_enter(void)
         return NULL;
     }
     uint32_t g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+    if (r->gen != g && !(r = adopt(r, g)))
+        return NULL;
     if (r->gen != g) { /* first event of this thread in this trace */
         r->gen = g;
         r->goid = 0;

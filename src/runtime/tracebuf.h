@@ -33,6 +33,7 @@ enum {
     EV_BATCH = 1, EV_FREQUENCY = 2, EV_STACK = 3, EV_GOMAXPROCS = 4, EV_PROC_START = 5, EV_PROC_STOP = 6,
     EV_GO_CREATE = 13, EV_GO_START = 14, EV_GO_END = 15, EV_GO_PREEMPT = 18, EV_GO_UNBLOCK = 21,
     EV_GO_SYSCALL = 28, EV_GO_SYSEXIT = 29, EV_GO_SYSBLOCK = 30,
+    EV_GO_WAITING = 31,
     EV_HEAP_ALLOC = 33, EV_STRING = 37, EV_USER_TASK_CREATE = 45, EV_USER_TASK_END = 46,
     EV_USER_REGION = 47, EV_USER_LOG = 48, EV_CPU_SAMPLE = 49,
 };
@@ -60,6 +61,9 @@ typedef struct trec {
     uint32_t p;            /* its processor: the record's number */
     uint8_t state;         /* G_* */
     uint64_t wait_stk;     /* the stack id of its wait, for the unblock */
+    int32_t proxy;         /* made by another thread for this tid (a thread seen
+                            * by the CPU profile's signal only), until that
+                            * thread adopts it at its first event; 0 none */
     uint32_t rdepth;       /* open user regions, and which of the */
     uint64_t rmask;        /*   innermost 64 were written (bit 0) */
     tbuf_t *buf;           /* current batch, or NULL */
@@ -126,6 +130,23 @@ trec_t *tracebuf_self(void);
 
 /* The calling thread's record if it has one; not made. */
 trec_t *tracebuf_mine(void);
+
+/* A record of the running trace for thread tid, made by the calling
+ * thread (the CPU profile's drain) for a thread that has none: its
+ * events are written by the caller, inside its own tracebuf_enter, and
+ * tracebuf_proxy_publish offers it to tid, whose first tracebuf_enter in
+ * this trace adopts it (the same goroutine and P go on). NULL when out of
+ * memory. tracebuf_proxy_find: the offered record of tid, or NULL. */
+trec_t *tracebuf_proxy_new(void);
+void tracebuf_proxy_publish(trec_t *r, int32_t tid);
+trec_t *tracebuf_proxy_find(int32_t tid);
+/* A record of tracebuf_proxy_new not published (its events dropped):
+ * back to the free list. */
+void tracebuf_proxy_drop(trec_t *r);
+
+/* After a trace's end (no thread can adopt any more): the records no
+ * thread adopted go back to the free list. */
+void tracebuf_proxies_free(void);
 
 /* The same while its goroutine exists in the running trace, else NULL;
  * may run in a signal handler (reads the thread's own record only). */

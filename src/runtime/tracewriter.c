@@ -5,6 +5,7 @@
 #include "base/fdio.h"
 #include "counters.h"
 #include "rt.h"
+#include "srclines.h"
 #include "symtab.h"
 #include "tracebuf.h"
 #include "unwind.h"
@@ -19,7 +20,7 @@
 #include <unistd.h>
 
 #define WRITER_PERIOD_MS 10       /* also the HeapAlloc rate limit */
-#define FINISH_MS 5000            /* the end of a trace waits this long for its reader */
+#define FINISH_MS FDIO_STALL_MS   /* the end of a trace waits this long for its reader */
 
 static session_t *sess;           /* the running trace's */
 static struct {
@@ -113,6 +114,8 @@ static void heap_event(uint64_t *last)
     tracebuf_leave(r);
 }
 
+static void write_end(void);
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -123,8 +126,10 @@ static void *writer_main(void *arg)
         bool last = __atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE);
         heap_event(&last_heap);
         drain_full();
-        if (last)
+        if (last) {
+            write_end();
             break;
+        }
         tracebuf_wait(WRITER_PERIOD_MS * 1000000LL);
     }
     return NULL;
@@ -152,6 +157,7 @@ typedef struct {
     size_t n;
     tbuf_t scratch[1]; /* a last batch being made */
     symtab_t *st;      /* the footer's */
+    srclines_t *lines; /* the footer's, or NULL: no lines */
     const char *exe;
 } out_t;
 
@@ -180,11 +186,13 @@ static void out_string(void *arg, uint64_t id, const char *s, size_t n)
     out_bytes(o, s, n);
 }
 
-/* One frame's function and file names: the function from the symbol
- * tables, the file is the object it lies in (exe: the main program's). */
-static void frame_names(symtab_t *st, const char *exe, uintptr_t pc, uint64_t *fn,
-                        uint64_t *file)
+/* One frame's function, file and line: the function from the symbol
+ * tables; the file and line from the DWARF line tables, else the file is
+ * the object the frame lies in (exe: the main program's), line 0. */
+static void frame_names(out_t *o, uintptr_t pc, uint64_t *fn, uint64_t *file, uint64_t *line)
 {
+    symtab_t *st = o->st;
+    const char *exe = o->exe;
     const char *name = st ? symtab_lookup(st, pc) : NULL;
     char hex[24];
     if (!name) {
@@ -192,6 +200,14 @@ static void frame_names(symtab_t *st, const char *exe, uintptr_t pc, uint64_t *f
         name = hex;
     }
     *fn = tracebuf_string(name, strlen(name));
+    const char *src;
+    int ln;
+    if (srclines_lookup(o->lines, pc, &src, &ln)) {
+        *file = tracebuf_string(src, strlen(src));
+        *line = (uint64_t)ln;
+        return;
+    }
+    *line = 0;
     Dl_info info;
     const char *obj = dladdr((void *)pc, &info) ? info.dli_fname : NULL;
     if (obj && obj[0] != '/') /* the main program, as it was started */
@@ -207,12 +223,12 @@ static void out_stack(void *arg, uint64_t id, const site_t *e)
     p = tracebuf_put_uv(p, e->depth);
     for (uint32_t i = 0; i < e->depth; i++) {
         uintptr_t pc = e->pcs[i] - 1; /* return address -> the call */
-        uint64_t fn, file;
-        frame_names(o->st, o->exe, pc, &fn, &file);
+        uint64_t fn, file, line;
+        frame_names(o, pc, &fn, &file, &line);
         p = tracebuf_put_uv(p, pc);
         p = tracebuf_put_uv(p, fn);
         p = tracebuf_put_uv(p, file);
-        p = tracebuf_put_uv(p, 0);
+        p = tracebuf_put_uv(p, line);
     }
     uint8_t hdr[12], *h = hdr;
     *h++ = EV_STACK | 3 << 6;
@@ -228,7 +244,9 @@ static void write_footer(out_t *o)
     exe[n > 0 ? n : 0] = '\0';
     o->exe = exe;
     o->st = symtab_build();
+    o->lines = srclines_open();
     tracebuf_each_stack(out_stack, o);
+    srclines_close(o->lines);
     symtab_free(o->st);
     tracebuf_each_string(out_string, o);
     uint8_t f[12] = {EV_FREQUENCY}, *p = tracebuf_put_uv(f + 1, 1000000000);
@@ -277,12 +295,11 @@ static void write_drops(out_t *o, uint32_t p)
     out_bytes(o, b->data, b->len);
 }
 
-int tracewriter_finish(void)
+/* The trace's end, in the writer thread once it wrote the queued batches:
+ * symbolizing (symbol and line tables) is cprof's own work, never a
+ * program thread's. */
+static void write_end(void)
 {
-    __atomic_store_n(&run.finish_by, fdio_now_ms() + FINISH_MS, __ATOMIC_RELEASE);
-    __atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
-    tracebuf_kick();
-    pthread_join(run.writer, NULL);
     /* The batches still being filled, after every queued one of theirs. */
     for (trec_t *r = tracebuf_next_rec(NULL); r; r = tracebuf_next_rec(r))
         if (!r->stuck && r->buf && r->buf->len)
@@ -298,5 +315,13 @@ int tracewriter_finish(void)
         write_footer(o);
         free(o);
     }
+}
+
+int tracewriter_finish(void)
+{
+    __atomic_store_n(&run.finish_by, fdio_now_ms() + FINISH_MS, __ATOMIC_RELEASE);
+    __atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
+    tracebuf_kick();
+    pthread_join(run.writer, NULL);
     return run.rc;
 }

@@ -5,8 +5,10 @@
  * batches still being filled, every running goroutine and P stopped, the
  * count of dropped events as a log message (category "cprof"), then the
  * stack and string tables, symbolized in the process (function names from
- * the objects' symbol tables, file = the object; frames without a name
- * carry their address), and the frequency event.
+ * the objects' symbol tables, file and line from their DWARF line tables,
+ * srclines.h, else file = the object; frames without a name carry their
+ * address), and the frequency event — all written by the writer thread
+ * before it ends, so that symbolizing never runs in a program thread.
  *
  * Writes go to session_fd(s) (the program may close the file: it is
  * opened again), non-blocking: while tracing, a reader that does not keep
@@ -28,8 +30,8 @@ int tracewriter_header(session_t *s);
 /* Starts the writer thread. 0 or -errno. */
 int tracewriter_start(void);
 
-/* After every thread is out of its writes (tracebuf_quiesce): stops the
- * writer once it wrote the queued batches, then writes the trace's end.
+/* After every thread is out of its writes (tracebuf_quiesce): has the
+ * writer write the queued batches and the trace's end, and waits for it.
  * 0 or the first write error. */
 int tracewriter_finish(void);
 
