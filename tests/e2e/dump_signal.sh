@@ -1,0 +1,94 @@
+#!/bin/sh
+# CPROF_DUMP_SIGNAL=USR2: each kill -USR2 makes the dump thread write every
+# configured profile (heap and peak here) as a new numbered file, soon after
+# the signal; the program's own USR2 handler still runs each time, it reads
+# back its own action (not cprof's), and its output and exit code are what
+# they are without cprof. The last run: a signal with no handler of the
+# program's does not end it (USR2's default action), cprof takes it alone.
+# timeout: 120
+. "$(dirname "$0")/../lib.sh"
+
+cc_prog "$T/prog" "$PROGS/dump_signal.c"
+"$T/prog" 0 > "$T/plain.out" || fail "program failed without cprof"
+
+# wait_file PATH: until it exists (written whole: the writer renames it into place).
+wait_file() {
+  i=0
+  until [ -e "$1" ]; do
+    i=$((i + 1)); [ $i -gt 6000 ] && fail "no $1 after 60 s: $(ls "$T")"
+    sleep 0.01
+  done
+}
+# mtime_ns PATH: when its writer finished it.
+mtime_ns() { stat -c %.9Y "$1" | tr -d .; }
+
+mkdir "$T/d"
+CPROF_RATE=1 CPROF_DUMP_SIGNAL=USR2 CPROF_HEAP_PROFILE="$T/d/heap.pb.gz" \
+  CPROF_PEAK_PROFILE="$T/d/peak.pb.gz" LD_PRELOAD="$LIB" "$T/prog" 2 "$T/stop" > "$T/out" 2> "$T/err" &
+pid=$!
+i=0
+until grep -q ready "$T/out"; do
+  i=$((i + 1)); [ $i -gt 6000 ] && fail "the program never got ready"
+  sleep 0.01
+done
+# Each signal, then the dump it caused: the files are numbered by the
+# runtime's file sequence, so the n-th dump's is found by count.
+for n in 1 2; do
+  t0=$(date +%s%N)
+  kill -USR2 $pid
+  i=0
+  until [ "$(ls "$T/d" | grep -c '^heap\.[0-9]*\.pb\.gz$')" -ge $n ] &&
+        [ "$(ls "$T/d" | grep -c '^peak\.[0-9]*\.pb\.gz$')" -ge $n ]; do
+    i=$((i + 1)); [ $i -gt 6000 ] && fail "signal $n: no dump after 60 s: $(ls "$T/d"); $(cat "$T/err")"
+    sleep 0.01
+  done
+  f=$(ls "$T/d" | grep '^heap\.[0-9]*\.pb\.gz$' | sort -t. -k2 -n | tail -n1)
+  g=$(ls "$T/d" | grep '^peak\.[0-9]*\.pb\.gz$' | sort -t. -k2 -n | tail -n1)
+  t1=$(mtime_ns "$T/d/$f"); t2=$(mtime_ns "$T/d/$g")
+  [ "$t2" -gt "$t1" ] && t1=$t2
+  ms=$(( (t1 - t0) / 1000000 ))
+  note "signal $n: $f and $g complete $ms ms after the signal"
+  # The bound the issue asks, 200 ms, with room for a loaded 2-core machine;
+  # a dump that waited for a poll or the rate limit (1 s) would exceed it.
+  [ "$ms" -lt 900 ] || fail "signal $n: the dump took $ms ms"
+  [ $n = 1 ] || [ "$ms" -lt "$best" ] && best=$ms
+  v=$(pprof_flat inuse_space "$T/d/$f" | awk '$1=="hold_three_mib" {print $2}')
+  [ "$v" = 3145728 ] || fail "signal $n: $f has hold_three_mib inuse ${v:-none}, not 3145728"
+  [ $n = 1 ] && sleep 1.1 # past the dump rate limit (DUMP_MIN_GAP_NS), so the next is not delayed
+done
+[ "$best" -lt 200 ] || fail "neither dump was complete within 200 ms of its signal (best $best ms)"
+touch "$T/stop"
+wait $pid || fail "the program failed (exit $?): $(cat "$T/out" "$T/err")"
+printf 'ready\nold action default\naction now mine\nhandled 2\n' > "$T/want"
+cmp -s "$T/want" "$T/out" || fail "program output: $(cat "$T/out")"
+[ "$(ls "$T/d" | grep -c '^heap\.[0-9]*\.pb\.gz$')" = 2 ] || fail "not two heap dumps: $(ls "$T/d")"
+[ -s "$T/d/heap.pb.gz" ] && [ -s "$T/d/peak.pb.gz" ] || fail "no exit profiles: $(ls "$T/d")"
+[ "$(grep -c '^cprof: dump [0-9]* (signal 12' "$T/err")" = 2 ] || fail "not two announcements: $(cat "$T/err")"
+ls "$T/d" | grep -q tmp && fail "temporary files left: $(ls "$T/d")"
+
+# Without a handler of the program's: USR2 would end it; under cprof it
+# dumps. Then the program sets one with signal() (glibc's calls its own
+# sigaction): it reads back the default action, and its handler runs.
+cat > "$T/nohandler.c" <<'C'
+#include <signal.h>
+#include <stdio.h>
+static volatile sig_atomic_t got;
+static void h(int sig) { (void)sig; got++; }
+int main(void) {
+  raise(SIGUSR2);
+  struct sigaction now;
+  sigaction(SIGUSR2, NULL, &now);
+  printf("%s\n", now.sa_handler == SIG_DFL ? "default" : "other");
+  printf("%s\n", signal(SIGUSR2, h) == SIG_DFL ? "default" : "other");
+  raise(SIGUSR2);
+  printf("got %d\n", (int)got);
+  return 0;
+}
+C
+cc_prog "$T/nohandler" "$T/nohandler.c"
+mkdir "$T/e"
+out=$(CPROF_DUMP_SIGNAL=SIGUSR2 CPROF_HEAP_PROFILE="$T/e/heap.pb.gz" LD_PRELOAD="$LIB" "$T/nohandler" 2> "$T/err2") ||
+  fail "USR2 without a handler ended the program: $(cat "$T/err2")"
+[ "$out" = "$(printf 'default\ndefault\ngot 1')" ] || fail "the program printed: $out"
+[ -s "$T/e/heap.pb.gz" ] || fail "no exit profile"
+exit 0
