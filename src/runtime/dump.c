@@ -23,8 +23,10 @@ static const rt_config_t *cfg;
 static uint32_t pending;       /* DUMP_* bits; the futex word */
 static uint64_t inuse_seen;    /* live bytes when the last step was crossed */
 static uint64_t rss_next = UINT64_MAX, rss_seen;
-static void *reserve;          /* address space the out-of-memory dump frees */
-#define RESERVE_SIZE (64u << 20)
+static void *reserve;          /* address space the out-of-memory dump frees, and
+                                * takes back */
+#define RESERVE_SIZE (8u << 20) /* for the writers' mmaps: their buffers are in the
+                                    * private heap, reserved at start too */
 
 void dump_trigger_sigsafe(uint32_t bits)
 {
@@ -158,6 +160,13 @@ void dump_oom(void)
     if (reserve)
         munmap(reserve, RESERVE_SIZE); /* room for the writer's own mappings */
     write_all("out of memory");
+    /* Taken back, so that the program's next allocation fails as it
+     * would have without cprof's dump. */
+    if (reserve) {
+        void *r = mmap(NULL, RESERVE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        reserve = r == MAP_FAILED ? NULL : r;
+    }
     rt_guard_leave(g);
     errno = saved;
 }
