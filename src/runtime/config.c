@@ -338,6 +338,10 @@ void config_read(rt_config_t *c, const profile_kind_t *kinds, size_t n)
         else if (strcmp(v, "0") != 0)
             bad("CPROF_DUMP_OOM", v, "expected 0 or 1", "no dump when memory runs out");
     }
+    if ((v = secure_getenv("CPROF_DUMP_CGROUP")) &&
+        !config_parse_seconds(v, 0.01, 1, &c->dump_cgroup))
+        bad("CPROF_DUMP_CGROUP", v, "expected a fraction of the cgroup's memory limit, a plain "
+            "decimal from 0.01 to 1", "no dumps on the cgroup's memory");
     const char *heap = config_path(c, "heap");
     if ((v = secure_getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         double d;

@@ -1,6 +1,7 @@
 /* dump.c — dumps on triggers (see dump.h). */
 #include "dump.h"
 
+#include "cgroupmem.h"
 #include "dumpsig.h"
 #include "outfile.h"
 #include "profiles.h"
@@ -23,6 +24,10 @@ static const rt_config_t *cfg;
 static uint32_t pending;       /* DUMP_* bits; the futex word */
 static uint64_t inuse_seen;    /* live bytes when the last step was crossed */
 static uint64_t rss_next = UINT64_MAX, rss_seen;
+static bool cgroup_on;         /* CPROF_DUMP_CGROUP, and the cgroup was found */
+static cgroupmem_t cgroup;
+static cgroupmem_state_t cgroup_last;
+static char cgroup_why[200];
 static void *reserve;          /* address space the out-of-memory dump frees, and
                                 * takes back */
 #define RESERVE_SIZE (8u << 20) /* for the writers' mmaps: their buffers are in the
@@ -106,10 +111,18 @@ static void *dump_main(void *arg)
     rt_guard_enter(); /* for its whole life: its allocations are cprof's */
     int64_t last = INT64_MIN / 2;
     for (;;) {
-        /* The resident set is polled: nothing tells of its growth. */
+        /* The resident set and the cgroup are polled: nothing tells of
+         * their growth. */
         uint32_t bits = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
         if (!bits)
-            rt_futex_wait(&pending, 0, cfg->dump_rss ? 100000000 : -1);
+            rt_futex_wait(&pending, 0, cfg->dump_rss || cgroup_on ? 100000000 : -1);
+        cgroupmem_state_t cg;
+        if (cgroup_on && cgroupmem_read(&cgroup, &cg) == 0) {
+            if (cgroupmem_crossed(&cgroup_last, &cg, cfg->dump_cgroup, cgroup_why,
+                                  sizeof(cgroup_why)))
+                __atomic_or_fetch(&pending, DUMP_CGROUP, __ATOMIC_RELAXED);
+            cgroup_last = cg;
+        }
         if (cfg->dump_rss) {
             uint64_t rss = rss_now();
             if (rss >= rss_next) {
@@ -137,8 +150,10 @@ static void *dump_main(void *arg)
             n += snprintf(why + n, sizeof(why) - (size_t)n, "%slive heap %llu bytes", n ? ", " : "",
                           (unsigned long long)__atomic_load_n(&inuse_seen, __ATOMIC_RELAXED));
         if (bits & DUMP_RSS)
-            snprintf(why + n, sizeof(why) - (size_t)n, "%sresident %llu bytes", n ? ", " : "",
-                     (unsigned long long)rss_seen);
+            n += snprintf(why + n, sizeof(why) - (size_t)n, "%sresident %llu bytes", n ? ", " : "",
+                          (unsigned long long)rss_seen);
+        if (bits & DUMP_CGROUP)
+            snprintf(why + n, sizeof(why) - (size_t)n, "%s%s", n ? ", " : "", cgroup_why);
         write_all(why);
         last = rt_now_ns();
     }
@@ -182,7 +197,7 @@ static bool any_path(const rt_config_t *c)
 void dump_init(const rt_config_t *c)
 {
     cfg = c;
-    if (!c->dump_signal && !c->dump_inuse && !c->dump_rss && !c->dump_oom)
+    if (!c->dump_signal && !c->dump_inuse && !c->dump_rss && !c->dump_oom && !c->dump_cgroup)
         return;
     if (!any_path(c)) {
         rt_warn("CPROF_DUMP_* is set but no profile variable (CPROF_HEAP_PROFILE, "
@@ -199,7 +214,16 @@ void dump_init(const rt_config_t *c)
             reserve = NULL;
         __atomic_store_n(&dump_oom_armed, 1, __ATOMIC_RELEASE);
     }
-    if (!c->dump_signal && !c->dump_inuse && !c->dump_rss)
+    if (c->dump_cgroup) {
+        /* The first reading is the baseline: a cgroup already past the mark
+         * at start is dumped when it crosses again, or on its events. */
+        if (cgroupmem_open(&cgroup, NULL) == 0 && cgroupmem_read(&cgroup, &cgroup_last) == 0)
+            cgroup_on = true;
+        else
+            rt_warn("CPROF_DUMP_CGROUP: the process has no cgroup v2 memory controller "
+                    "(memory.current); no dumps on the cgroup's memory");
+    }
+    if (!c->dump_signal && !c->dump_inuse && !c->dump_rss && !cgroup_on)
         return;
     if (c->dump_rss)
         rss_next = c->dump_rss;

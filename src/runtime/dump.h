@@ -1,7 +1,8 @@
 /* dump.h — profiles written at the moment something happens, not only at
  * exit: on a signal (CPROF_DUMP_SIGNAL), when the live heap or the
- * resident set crosses a step (CPROF_DUMP_INUSE, CPROF_DUMP_RSS), and once
- * when an allocation fails (CPROF_DUMP_OOM).
+ * resident set crosses a step (CPROF_DUMP_INUSE, CPROF_DUMP_RSS), when the
+ * cgroup's memory nears its limit (CPROF_DUMP_CGROUP, cgroupmem.h), and
+ * once when an allocation fails (CPROF_DUMP_OOM).
  *
  * Owns: the dump thread ("cprof-dump"), the pending triggers, the
  * thresholds, the out-of-memory reserve. A dump writes every kind whose
@@ -29,7 +30,7 @@
 #include <stdint.h>
 
 /* Pending triggers: bits of dump_pending. */
-enum { DUMP_SIGNAL = 1, DUMP_INUSE = 2, DUMP_RSS = 4 };
+enum { DUMP_SIGNAL = 1, DUMP_INUSE = 2, DUMP_RSS = 4, DUMP_CGROUP = 8 };
 
 /* At most one dump per second: a signal storm or a heap crossing steps
  * quickly costs one profile set a second. */
