@@ -186,6 +186,12 @@ void dump_oom(void)
     errno = saved;
 }
 
+void *dump_null(void)
+{
+    dump_on_null();
+    return NULL;
+}
+
 static bool any_path(const rt_config_t *c)
 {
     for (size_t i = 0; i < c->n_kinds; i++)

@@ -66,4 +66,8 @@ static inline void dump_on_null(void)
         dump_oom();
 }
 
+/* dump_on_null, then NULL: for malloc's fast path, which tail-calls it
+ * rather than keep its result across a call (a frame on every malloc). */
+void *dump_null(void);
+
 #endif

@@ -240,10 +240,9 @@ RT_EXPORT NO_FRAME_POINTER void *malloc(size_t size)
     if (RT_UNLIKELY(t->gate != 0 || !sampler_skip(t, size)))
         return malloc_slow(size);
     void *p = rt_next.malloc(size);
-    if (RT_LIKELY(p != NULL))
-        counters_add_alloc(t->fast, rt_glibc_usable(p));
-    else
-        dump_on_null(); /* CPROF_DUMP_OOM: off the path a block takes */
+    if (RT_UNLIKELY(p == NULL))
+        return dump_null(); /* a tail call: no frame on the path a block takes */
+    counters_add_alloc(t->fast, rt_glibc_usable(p));
     return p;
 }
 
