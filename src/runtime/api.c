@@ -100,6 +100,7 @@ static void fork_child_last(void)
 {
     uint32_t g = rt_guard_enter();
     output_fork_child();
+    dump_fork_child();
     rt_guard_leave(g);
 }
 

@@ -192,6 +192,40 @@ void *dump_null(void)
     return NULL;
 }
 
+static bool running; /* this process started a dump thread */
+
+/* Starts the dump thread, which takes none of the program's signals. 0 or
+ * a negative errno. */
+static int spawn(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, dump_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -rc;
+    pthread_setname_np(th, "cprof-dump");
+    running = true;
+    return 0;
+}
+
+void dump_fork_child(void)
+{
+    if (!running)
+        return;
+    __atomic_store_n(&pending, 0, __ATOMIC_RELAXED);
+    running = false;
+    int rc = spawn();
+    if (rc < 0)
+        rt_warn("cannot start the dump thread in the forked child (%s); no dumps", strerror(-rc));
+}
+
 static bool any_path(const rt_config_t *c)
 {
     for (size_t i = 0; i < c->n_kinds; i++)
@@ -233,25 +267,15 @@ void dump_init(const rt_config_t *c)
         return;
     if (c->dump_rss)
         rss_next = c->dump_rss;
-    /* The thread takes none of the program's signals. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, dump_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        rt_warn("cannot start the dump thread (%s); no dumps on signal or thresholds",
-                strerror(rc));
-        return;
-    }
-    pthread_setname_np(th, "cprof-dump");
     if (c->dump_inuse)
         __atomic_store_n(&dump_inuse_next, c->dump_inuse, __ATOMIC_RELAXED);
+    int rc = spawn();
+    if (rc < 0) {
+        rt_warn("cannot start the dump thread (%s); no dumps on signal or thresholds",
+                strerror(-rc));
+        __atomic_store_n(&dump_inuse_next, UINT64_MAX, __ATOMIC_RELAXED);
+        return;
+    }
     if (c->dump_signal && dumpsig_install(c->dump_signal) < 0)
         rt_warn("cannot take signal %d; no dumps on it", c->dump_signal);
 }

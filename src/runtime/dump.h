@@ -19,7 +19,9 @@
  * merged into the next). The out-of-memory dump runs on the thread whose
  * allocation failed, before the hook returns NULL, once: its address
  * space comes from a reserve mapped at start and unmapped then. A fork
- * child has no dump thread: it writes no dumps (an exec starts anew). */
+ * child starts its own dump thread (dump_fork_child): a worker of a
+ * preforking server dumps its own heap on its own signal (%p in the
+ * patterns keeps the files apart). */
 #ifndef CPROF_DUMP_H
 #define CPROF_DUMP_H
 
@@ -39,6 +41,11 @@ enum { DUMP_SIGNAL = 1, DUMP_INUSE = 2, DUMP_RSS = 4, DUMP_CGROUP = 8 };
 /* From cprof_init (guard set, tables ready): sets up what c asks for and
  * starts the thread if a trigger needs it. c stays valid for good. */
 void dump_init(const rt_config_t *c);
+
+/* In a forked child, once every cprof lock is free (api.c
+ * fork_child_last): a dump thread of its own if the parent had one, no
+ * trigger of the parent's pending. */
+void dump_fork_child(void);
 
 /* Sets trigger bits and wakes the thread; async-signal-safe. */
 void dump_trigger_sigsafe(uint32_t bits);

@@ -46,12 +46,17 @@ static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
 }
 
 /* The kernel's action for the program's: cprof's handler with the
- * program's mask and flags. */
+ * program's mask and flags. Without a handler of the program's, the
+ * signal restarts what it interrupts: the program expects no EINTR from
+ * a signal it does not handle. */
 static int set_kernel(const struct sigaction *program)
 {
     struct sigaction sa = *program;
     sa.sa_sigaction = handler_sigsafe;
     sa.sa_flags = (program->sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+    if (!(program->sa_flags & SA_SIGINFO) &&
+        (program->sa_handler == SIG_DFL || program->sa_handler == SIG_IGN))
+        sa.sa_flags |= SA_RESTART;
     return next()(dump_sig, &sa, NULL);
 }
 

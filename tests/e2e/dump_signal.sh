@@ -3,8 +3,10 @@
 # configured profile (heap and peak here) as a new numbered file, soon after
 # the signal; the program's own USR2 handler still runs each time, it reads
 # back its own action (not cprof's), and its output and exit code are what
-# they are without cprof. The last run: a signal with no handler of the
-# program's does not end it (USR2's default action), cprof takes it alone.
+# they are without cprof. Then: a signal with no handler of the program's
+# does not end it (USR2's default action), cprof takes it alone, and a
+# read it interrupts goes on (no EINTR the program does not expect); a
+# forked worker dumps its own heap on its own signal.
 # timeout: 120
 . "$(dirname "$0")/../lib.sh"
 
@@ -91,4 +93,87 @@ out=$(CPROF_DUMP_SIGNAL=SIGUSR2 CPROF_HEAP_PROFILE="$T/e/heap.pb.gz" LD_PRELOAD=
   fail "USR2 without a handler ended the program: $(cat "$T/err2")"
 [ "$out" = "$(printf 'default\ndefault\ngot 1')" ] || fail "the program printed: $out"
 [ -s "$T/e/heap.pb.gz" ] || fail "no exit profile"
+
+# A read that the signal interrupts, without a handler of the program's:
+# restarted, as when the signal was ignored or not sent.
+cat > "$T/reader.c" <<'C'
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(void) {
+  char c;
+  ssize_t n = read(0, &c, 1);
+  printf("read %zd%s%s\n", n, n < 0 ? " " : "", n < 0 ? strerror(errno) : "");
+  return n == 1 ? 0 : 1;
+}
+C
+cc_prog "$T/reader" "$T/reader.c"
+mkfifo "$T/fifo"
+mkdir "$T/g"
+CPROF_DUMP_SIGNAL=USR2 CPROF_HEAP_PROFILE="$T/g/heap.pb.gz" LD_PRELOAD="$LIB" "$T/reader" \
+  < "$T/fifo" > "$T/r.out" 2> "$T/r.err" &
+rpid=$!
+exec 3> "$T/fifo" # opens once the reader has it open
+i=0
+until [ "$(cut -d' ' -f1 "/proc/$rpid/syscall" 2>/dev/null)" = 0 ]; do # blocked in read(2)
+  i=$((i + 1)); [ $i -gt 6000 ] && fail "the reader never blocked in read"
+  sleep 0.01
+done
+kill -USR2 $rpid
+wait_file "$T/g/heap.0.pb.gz"
+trap '' PIPE # a reader gone (its read failed) must fail below, not kill this shell
+printf x >&3 2> /dev/null
+exec 3>&-
+wait $rpid || fail "the interrupted read failed: $(cat "$T/r.out" "$T/r.err")"
+[ "$(cat "$T/r.out")" = "read 1" ] || fail "reader: $(cat "$T/r.out")"
+
+# A forked worker: its own dump thread, its own heap (%p apart).
+cat > "$T/worker.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+static void *volatile kept;
+__attribute__((noinline)) static void hold_worker(void) { kept = malloc(2 << 20); memset(kept, 1, 2 << 20); }
+int main(int argc, char **argv) {
+  (void)argc;
+  pid_t pid = fork();
+  if (pid == 0) {
+    hold_worker();
+    printf("%d\n", (int)getpid());
+    fflush(stdout);
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 6000 && access(argv[1], F_OK) != 0; i++) nanosleep(&ts, NULL);
+    return 0;
+  }
+  int st;
+  return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
+C
+cc_prog "$T/worker" "$T/worker.c"
+mkdir "$T/f"
+CPROF_RATE=1 CPROF_DUMP_SIGNAL=USR2 CPROF_HEAP_PROFILE="$T/f/heap.%p.pb.gz" LD_PRELOAD="$LIB" \
+  "$T/worker" "$T/wstop" > "$T/w.out" 2> "$T/w.err" &
+wpid=$!
+i=0
+until [ -s "$T/w.out" ]; do
+  i=$((i + 1)); [ $i -gt 6000 ] && fail "the worker never started"
+  sleep 0.01
+done
+child=$(cat "$T/w.out")
+kill -USR2 "$child"
+i=0
+until ls "$T/f" | grep -q "^heap\.$child\.[0-9]*\.pb\.gz\$"; do
+  i=$((i + 1)); [ $i -gt 3000 ] && fail "forked worker: no dump: $(ls "$T/f"); $(cat "$T/w.err")"
+  sleep 0.01
+done
+f=$(ls "$T/f" | grep "^heap\.$child\.[0-9]*\.pb\.gz\$")
+touch "$T/wstop"
+wait $wpid || fail "the worker program failed: $(cat "$T/w.err")"
+v=$(pprof_flat inuse_space "$T/f/$f" | awk '$1=="hold_worker" {print $2}')
+[ "$v" = 2097152 ] || fail "forked worker: $f has hold_worker ${v:-none}"
+note "forked worker $child: $f with hold_worker $v"
 exit 0
