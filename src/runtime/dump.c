@@ -140,7 +140,7 @@ static void *dump_main(void *arg)
                 ;
         }
         bits = __atomic_exchange_n(&pending, 0, __ATOMIC_ACQUIRE);
-        char why[256];
+        char why[512];
         int n = 0;
         why[0] = '\0';
         if (bits & DUMP_SIGNAL)
