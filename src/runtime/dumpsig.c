@@ -15,6 +15,7 @@ static sigaction_fn next_sigaction;
 static int dump_sig;                  /* 0 until installed */
 static struct sigaction slots[2];     /* the program's action: written into */
 static struct sigaction *prog;        /*   the slot prog does not point to */
+static const struct sigaction default_action; /* SIG_DFL: after SA_RESETHAND */
 
 static sigaction_fn next(void)
 {
@@ -37,6 +38,8 @@ static void handler_sigsafe(int sig, siginfo_t *info, void *uc)
     dump_trigger_sigsafe(DUMP_SIGNAL);
     errno = saved;
     const struct sigaction *a = __atomic_load_n(&prog, __ATOMIC_ACQUIRE);
+    if (a->sa_flags & SA_RESETHAND) /* one-shot: the program's action is the default again */
+        __atomic_store_n(&prog, (struct sigaction *)&default_action, __ATOMIC_RELEASE);
     if (a->sa_flags & SA_SIGINFO) {
         if (a->sa_sigaction)
             a->sa_sigaction(sig, info, uc);

@@ -12,7 +12,8 @@
  * exec (nohup, a shell's trap '' USR2) is what the program reads back,
  * but cprof still dumps on the signal. Not seen: bsd_signal, sysv_signal,
  * sigset and raw system calls (the program's action then replaces
- * cprof's); SA_RESETHAND resets the program's action, not cprof's.
+ * cprof's). SA_RESETHAND resets the program's action to the default
+ * when its handler runs, never cprof's.
  *
  * Threads and signals: the handler allocates nothing and takes no lock;
  * the interposed functions are async-signal-safe once dumpsig_resolve ran

@@ -70,7 +70,8 @@ ls "$T/d" | grep -q tmp && fail "temporary files left: $(ls "$T/d")"
 
 # Without a handler of the program's: USR2 would end it; under cprof it
 # dumps. Then the program sets one with signal() (glibc's calls its own
-# sigaction): it reads back the default action, and its handler runs.
+# sigaction): it reads back the default action, and its handler runs; one
+# with SA_RESETHAND runs once, then the program's action is the default.
 cat > "$T/nohandler.c" <<'C'
 #include <signal.h>
 #include <stdio.h>
@@ -84,6 +85,14 @@ int main(void) {
   printf("%s\n", signal(SIGUSR2, h) == SIG_DFL ? "default" : "other");
   raise(SIGUSR2);
   printf("got %d\n", (int)got);
+  struct sigaction once = {0};
+  once.sa_handler = h;
+  once.sa_flags = SA_RESETHAND;
+  sigaction(SIGUSR2, &once, NULL);
+  raise(SIGUSR2); /* h, then the default action is the program's again */
+  raise(SIGUSR2); /* the default: cprof's alone, not the end of the program */
+  sigaction(SIGUSR2, NULL, &now);
+  printf("got %d, then %s\n", (int)got, now.sa_handler == SIG_DFL ? "default" : "other");
   return 0;
 }
 C
@@ -91,7 +100,7 @@ cc_prog "$T/nohandler" "$T/nohandler.c"
 mkdir "$T/e"
 out=$(CPROF_DUMP_SIGNAL=SIGUSR2 CPROF_HEAP_PROFILE="$T/e/heap.pb.gz" LD_PRELOAD="$LIB" "$T/nohandler" 2> "$T/err2") ||
   fail "USR2 without a handler ended the program: $(cat "$T/err2")"
-[ "$out" = "$(printf 'default\ndefault\ngot 1')" ] || fail "the program printed: $out"
+[ "$out" = "$(printf 'default\ndefault\ngot 1\ngot 2, then default')" ] || fail "the program printed: $out"
 [ -s "$T/e/heap.pb.gz" ] || fail "no exit profile"
 
 # A read that the signal interrupts, without a handler of the program's:
