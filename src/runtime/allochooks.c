@@ -10,6 +10,7 @@
  * goes back there. While dlsym itself
  * runs to resolve the next allocator, allocations come from a small static
  * bootstrap buffer, which free() recognizes and ignores. */
+#include "dump.h"
 #include "heap.h"
 #include "ownheap.h"
 #include "rt.h"
@@ -182,6 +183,8 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
     void *p = FORWARD(rt_next.malloc(size));
     if (RT_LIKELY(p != NULL))
         heap_on_alloc(t, p, size);
+    else
+        dump_on_null();
     return p;
 }
 
@@ -237,8 +240,9 @@ RT_EXPORT NO_FRAME_POINTER void *malloc(size_t size)
     if (RT_UNLIKELY(t->gate != 0 || !sampler_skip(t, size)))
         return malloc_slow(size);
     void *p = rt_next.malloc(size);
-    if (RT_LIKELY(p != NULL))
-        counters_add_alloc(t->fast, rt_glibc_usable(p));
+    if (RT_UNLIKELY(p == NULL))
+        return dump_null(); /* a tail call: no frame on the path a block takes */
+    counters_add_alloc(t->fast, rt_glibc_usable(p));
     return p;
 }
 
@@ -265,6 +269,8 @@ RT_EXPORT void *calloc(size_t n, size_t size)
     void *p = FORWARD(rt_next.calloc(n, size));
     if (p)
         heap_on_alloc(t, p, n * size);
+    else
+        dump_on_null();
     return p;
 }
 
@@ -301,8 +307,10 @@ RT_EXPORT void *realloc(void *old, size_t size)
     void *p = FORWARD(rt_next.realloc(old, size));
     if (p)
         heap_on_alloc(t, p, size);
-    else if (size != 0)
+    else if (size != 0) {
         heap_undo_free(old, &f); /* failed: the old block lives on */
+        dump_on_null();
+    }
     return p;
 }
 
@@ -334,6 +342,8 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t size)
     int rc = FORWARD(rt_next.posix_memalign(out, align, size));
     if (rc == 0 && *out)
         heap_on_alloc(t, *out, size);
+    else if (rc == ENOMEM)
+        dump_on_null();
     return rc;
 }
 
@@ -358,6 +368,8 @@ static void *aligned_common(void *(*fn)(size_t, size_t), size_t align, size_t si
     t->guard--;
     if (p && !t->guard)
         heap_on_alloc(t, p, size);
+    else if (!p)
+        dump_on_null();
     return p;
 }
 

@@ -19,6 +19,8 @@
 #include "arena.h"
 #include "config.h"
 #include "cpuprof.h"
+#include "dump.h"
+#include "dumpsig.h"
 #include "glibcheap.h"
 #include "heap.h"
 #include "httpctl.h"
@@ -98,6 +100,7 @@ static void fork_child_last(void)
 {
     uint32_t g = rt_guard_enter();
     output_fork_child();
+    dump_fork_child();
     rt_guard_leave(g);
 }
 
@@ -137,6 +140,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     counters_init();
     unwfds_init(); /* before any other use of libunwind */
     sigmask_resolve(); /* no dlsym at a first call in a signal handler */
+    dumpsig_resolve();
     /* A kind that cannot be set up stays off: its start_env does nothing. */
     if (cfg.cpu_hz > 0)
         cpu_init(cfg.cpu_hz, cfg.depth);
@@ -162,6 +166,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
         lockprof_set_block_rate(cfg.block_rate);
         if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"), cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
+        dump_init(&cfg);
     }
     for (size_t i = 0; i < profile_kinds_n; i++) {
         session_t *s = profile_kinds[i].session;

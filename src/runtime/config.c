@@ -5,6 +5,7 @@
 #include "unwind.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,20 @@ int config_expand_pattern(const char *pat, uint64_t seq, char *out, size_t outle
     return 0;
 }
 
+int config_series_pattern(const char *pattern, char *out, size_t outlen)
+{
+    size_t len = strlen(pattern);
+    if (len + 4 >= outlen)
+        return -ENAMETOOLONG;
+    if (strstr(pattern, "%n")) {
+        strcpy(out, pattern);
+    } else {
+        size_t cut = len >= 6 && strcmp(pattern + len - 6, ".pb.gz") == 0 ? len - 6 : len;
+        snprintf(out, outlen, "%.*s.%%n%s", (int)cut, pattern, pattern + cut);
+    }
+    return 0;
+}
+
 /* A relative path is taken relative to the directory at start, as the user
  * meant it, not to wherever the program has moved by the time it exits.
  * Always a copy: programs that set their process title (redis-server,
@@ -128,6 +143,39 @@ bool config_parse_seconds(const char *s, double min, double max, double *out)
         return false;
     *out = d;
     return true;
+}
+
+/* A signal a program may send to ask for a dump: its name with or without
+ * "SIG", RTMIN+N, RTMAX-N, or its number; not one the kernel sends for a
+ * fault, nor KILL and STOP, which cannot be caught. */
+static bool parse_signal(const char *s, int *out)
+{
+    static const struct { const char *name; int sig; } names[] = {
+        {"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+        {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+        {"CHLD", SIGCHLD}, {"CONT", SIGCONT}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+        {"TTOU", SIGTTOU}, {"URG", SIGURG}, {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+        {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
+        {"PWR", SIGPWR}, {"SYS", SIGSYS},
+    };
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    uint64_t u;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(s, names[i].name) == 0)
+            return *out = names[i].sig, true;
+    if (strncmp(s, "RTMIN+", 6) == 0 && parse_u64(s + 6, 0, (uint64_t)(SIGRTMAX - SIGRTMIN), false, &u))
+        return *out = SIGRTMIN + (int)u, true;
+    if (strncmp(s, "RTMAX-", 6) == 0 && parse_u64(s + 6, 0, (uint64_t)(SIGRTMAX - SIGRTMIN), false, &u))
+        return *out = SIGRTMAX - (int)u, true;
+    if (!parse_u64(s, 1, (uint64_t)SIGRTMAX, false, &u))
+        return false;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if ((int)u == names[i].sig)
+            return *out = (int)u, true;
+    if ((int)u >= SIGRTMIN)
+        return *out = (int)u, true;
+    return false;
 }
 
 /* In a setuid or setgid program (AT_SECURE), settings come from the user
@@ -273,6 +321,27 @@ void config_read(rt_config_t *c, const profile_kind_t *kinds, size_t n)
         !parse_u64(v, 64u << 10, 1ull << 30, true, &c->trace_buffer))
         bad("CPROF_TRACE_BUFFER", v, "expected bytes from 64K to 1G, optionally with K, M or G",
             "the trace buffers are 16M");
+    if ((v = secure_getenv("CPROF_DUMP_SIGNAL")) && !parse_signal(v, &c->dump_signal))
+        bad("CPROF_DUMP_SIGNAL", v, "expected a signal name (USR2, SIGUSR2, RTMIN+1) or "
+            "number that is not a fault's, KILL or STOP", "no dumps on a signal");
+    if ((v = secure_getenv("CPROF_DUMP_INUSE")) &&
+        !parse_u64(v, 1u << 20, UINT64_MAX >> 1, true, &c->dump_inuse))
+        bad("CPROF_DUMP_INUSE", v, "expected bytes >= 1M, optionally with K, M or G",
+            "no dumps on the live heap");
+    if ((v = secure_getenv("CPROF_DUMP_RSS")) &&
+        !parse_u64(v, 1u << 20, UINT64_MAX >> 1, true, &c->dump_rss))
+        bad("CPROF_DUMP_RSS", v, "expected bytes >= 1M, optionally with K, M or G",
+            "no dumps on the resident set");
+    if ((v = secure_getenv("CPROF_DUMP_OOM"))) {
+        if (strcmp(v, "1") == 0)
+            c->dump_oom = true;
+        else if (strcmp(v, "0") != 0)
+            bad("CPROF_DUMP_OOM", v, "expected 0 or 1", "no dump when memory runs out");
+    }
+    if ((v = secure_getenv("CPROF_DUMP_CGROUP")) &&
+        !config_parse_seconds(v, 0.01, 1, &c->dump_cgroup))
+        bad("CPROF_DUMP_CGROUP", v, "expected a fraction of the cgroup's memory limit, a plain "
+            "decimal from 0.01 to 1", "no dumps on the cgroup's memory");
     const char *heap = config_path(c, "heap");
     if ((v = secure_getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         double d;

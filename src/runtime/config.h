@@ -27,6 +27,12 @@ typedef struct {
     int64_t block_rate;       /* CPROF_BLOCK_RATE: nanoseconds blocked per sample, 0 off */
     const char *leak_suppress; /* CPROF_LEAK_SUPPRESS: LSan suppressions file, or NULL */
     uint64_t trace_buffer;    /* CPROF_TRACE_BUFFER: bytes of trace buffers (default 16 MiB) */
+    /* Dumps on triggers (dump.h); each 0/false: off. */
+    int dump_signal;          /* CPROF_DUMP_SIGNAL: a signal number */
+    uint64_t dump_inuse;      /* CPROF_DUMP_INUSE: bytes, the live heap's step */
+    uint64_t dump_rss;        /* CPROF_DUMP_RSS: bytes, the resident set's step */
+    bool dump_oom;            /* CPROF_DUMP_OOM=1: once, when an allocation fails */
+    double dump_cgroup;       /* CPROF_DUMP_CGROUP: fraction of the cgroup's limit */
     /* Each profile kind's variable (profiles.h: kinds[i].env), the file
      * pattern made absolute, or NULL (unset, invalid, or a kind without). */
     const profile_kind_t *kinds;
@@ -47,6 +53,11 @@ bool config_parse_seconds(const char *s, double min, double max, double *out);
 
 /* Checks a file-name pattern (%p %e %t %n %%); 0 or -EINVAL. */
 int config_check_pattern(const char *pattern);
+
+/* A pattern for a series of files: pattern itself when it has %n, else
+ * with ".%n" before a trailing ".pb.gz" (or at its end). 0 or
+ * -ENAMETOOLONG. */
+int config_series_pattern(const char *pattern, char *out, size_t outlen);
 
 /* Expands %p %e %t %n(seq) %% into out. -EINVAL or -ENAMETOOLONG. */
 int config_expand_pattern(const char *pattern, uint64_t seq, char *out, size_t outlen);

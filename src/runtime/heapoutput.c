@@ -88,16 +88,9 @@ static int periodic_spawn(void)
 
 int output_start_periodic(const char *pattern, double seconds)
 {
-    size_t len = strlen(pattern);
-    if (len + 4 >= sizeof(periodic_pattern))
-        return -ENAMETOOLONG;
-    if (strstr(pattern, "%n")) {
-        strcpy(periodic_pattern, pattern);
-    } else {
-        size_t cut = len >= 6 && strcmp(pattern + len - 6, ".pb.gz") == 0 ? len - 6 : len;
-        snprintf(periodic_pattern, sizeof(periodic_pattern), "%.*s.%%n%s", (int)cut, pattern,
-                 pattern + cut);
-    }
+    int rc = config_series_pattern(pattern, periodic_pattern, sizeof(periodic_pattern));
+    if (rc < 0)
+        return rc;
     periodic_seconds = seconds;
     return periodic_spawn();
 }

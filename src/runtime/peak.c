@@ -2,6 +2,7 @@
 #include "peak.h"
 
 #include "counters.h"
+#include "dump.h"
 #include "sampler.h"
 
 #include <errno.h>
@@ -54,6 +55,7 @@ static void new_high_locked(uint64_t live)
 bool peak_check(void)
 {
     uint64_t live = live_now();
+    dump_check_inuse(live); /* CPROF_DUMP_INUSE's steps, on the same sum */
     if (live <= __atomic_load_n(&peak_live, __ATOMIC_RELAXED))
         return false;
     rt_lock(&lock);

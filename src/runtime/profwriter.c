@@ -363,17 +363,30 @@ static int write_debug0(int fd, void *arg)
     return ((file_writer_t *)arg)->write(fd, 0);
 }
 
+static uint64_t sequence;
+
+uint64_t profwriter_next_seq(void)
+{
+    return __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
+}
+
 int profwriter_write_file(const char *pattern, int (*write)(int fd, int debug))
 {
-    static uint64_t sequence;
+    return profwriter_write_file_seq(pattern, profwriter_next_seq(), write, NULL, 0);
+}
+
+int profwriter_write_file_seq(const char *pattern, uint64_t seq, int (*write)(int fd, int debug),
+                              char *path_out, size_t path_len)
+{
     char path[4096];
-    uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
     int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
     if (rc < 0)
         return rc;
     outfile_t f;
     if ((rc = outfile_open(&f, path, seq)) < 0)
         return rc;
+    if (path_out)
+        snprintf(path_out, path_len, "%s", path);
     file_writer_t w = {write};
     return outfile_close(&f, outfile_write(&f, write_debug0, &w));
 }

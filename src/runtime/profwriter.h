@@ -68,4 +68,12 @@ void profwriter_memory_map(FILE *f);
  * rename, so a reader never sees half a file. 0 or a negative errno. */
 int profwriter_write_file(const char *pattern, int (*write)(int fd, int debug));
 
+/* The same with a sequence number of the caller's (from
+ * profwriter_next_seq: one process-wide series, so that no two files of
+ * a pattern get the same number), the path written to into path_out
+ * (when not NULL). */
+uint64_t profwriter_next_seq(void);
+int profwriter_write_file_seq(const char *pattern, uint64_t seq, int (*write)(int fd, int debug),
+                              char *path_out, size_t path_len);
+
 #endif

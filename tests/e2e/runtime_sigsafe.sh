@@ -25,8 +25,9 @@ command -v objdump > /dev/null || skip "objdump (binutils) not installed"
 
 # Calls through a pointer that are allowed, "object:function": the program's
 # own SIGPROF handler, to which cprof passes the signals that are not its own
-# (chain_sigsafe, inlined into the handler or not).
-indirect_ok='cpuring.o:chain_sigsafe cpuring.o:handler_sigsafe'
+# (chain_sigsafe, inlined into the handler or not), and its handler for the
+# dump signal, which cprof's runs after waking the dump thread (dumpsig.h).
+indirect_ok='cpuring.o:chain_sigsafe cpuring.o:handler_sigsafe dumpsig.o:handler_sigsafe'
 
 # Forbidden callees: allocation, stdio, locks (extended regular expression).
 alloc='malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|strdup|strndup|v?asprintf|_Zn[wa].*|_Zd[la].*|ownheap_.*|arena_alloc.*|arena_map|arena_unmap|mmap|munmap'

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_UNWIND_C
                                    "CPROF_HEAP_PROFILE", "CPROF_HEAP_PROFILE_EVERY",
                                    "CPROF_MEMORY_LIMIT", "CPROF_SEED", "CPROF_MUTEX_RATE",
                                    "CPROF_BLOCK_RATE", "CPROF_MUTEX_PROFILE",
-                                   "CPROF_BLOCK_PROFILE"};
+                                   "CPROF_BLOCK_PROFILE", "CPROF_DUMP_SIGNAL", "CPROF_DUMP_INUSE",
+                                   "CPROF_DUMP_RSS", "CPROF_DUMP_OOM", "CPROF_DUMP_CGROUP"};
 
 /* Reads the config with stderr captured into err. */
 static void read_with(rt_config_t *c, char *err, size_t errlen, const char *name, const char *value)
@@ -133,6 +135,49 @@ static void test_bad_values(void **state)
     }
 }
 
+/* The dump triggers (dump.h): signal names as kill(1) takes them, but not
+ * the faults', KILL's or STOP's; bytes as CPROF_MEMORY_LIMIT; a fraction. */
+static void test_dump_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        int sig; /* 0: refused */
+    } sigs[] = {
+        {"USR2", SIGUSR2}, {"SIGUSR1", SIGUSR1}, {"12", 12},   {"HUP", SIGHUP},
+        {"KILL", 0},       {"SIGSEGV", 0},       {"9", 0},     {"11", 0},
+        {"usr2", 0},       {"", 0},              {"USR2 ", 0},
+    };
+    rt_config_t c;
+    char err[1024];
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        read_with(&c, err, sizeof(err), "CPROF_DUMP_SIGNAL", sigs[i].value);
+        assert_int_equal(c.dump_signal, sigs[i].sig);
+        assert_int_equal(lines(err), sigs[i].sig ? 0 : 1);
+    }
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_SIGNAL", "RTMIN+2");
+    assert_int_equal(c.dump_signal, SIGRTMIN + 2);
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_SIGNAL", "RTMAX-0");
+    assert_int_equal(c.dump_signal, SIGRTMAX);
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_INUSE", "64M");
+    assert_int_equal(c.dump_inuse, 64u << 20);
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_INUSE", "1000");
+    assert_int_equal(c.dump_inuse, 0);
+    assert_non_null(strstr(err, "CPROF_DUMP_INUSE"));
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_RSS", "1G");
+    assert_int_equal(c.dump_rss, 1u << 30);
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_OOM", "1");
+    assert_true(c.dump_oom);
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_OOM", "true");
+    assert_false(c.dump_oom);
+    assert_int_equal(lines(err), 1);
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_CGROUP", "0.9");
+    assert_true(c.dump_cgroup == 0.9);
+    read_with(&c, err, sizeof(err), "CPROF_DUMP_CGROUP", "90%");
+    assert_true(c.dump_cgroup == 0);
+    assert_int_equal(lines(err), 1);
+}
+
 static void test_every_needs_profile(void **state)
 {
     (void)state;
@@ -213,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_good_values),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_every_needs_profile),
+        cmocka_unit_test(test_dump_values),
         cmocka_unit_test(test_patterns),
         cmocka_unit_test(test_lock_profiles),
     };
