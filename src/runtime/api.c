@@ -291,6 +291,16 @@ RT_EXPORT int cprof_leak_profile_write(const char *path)
     return write_kind_file("leaks", path);
 }
 
+RT_EXPORT int cprof_memory_profile_write_fd(int fd, int debug)
+{
+    return write_kind_fd("memory", fd, debug);
+}
+
+RT_EXPORT int cprof_memory_profile_write(const char *path)
+{
+    return write_kind_file("memory", path);
+}
+
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)
 {
     return write_kind_fd("goroutine", fd, debug);
