@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #define PAGE 4096ull
+#define OWN_HEAP "[cprof private heap]"
 
 enum { C_HEAP, C_HEAP_FREE, C_ALLOCATOR, C_MMAP, C_STACK, C_FILE, C_CODE, C_CPROF, C_OTHER,
        C_POOL /* the allocator's memory, split into the first three at the end */ };
@@ -64,7 +65,8 @@ typedef struct {
     range_t *rng;
     size_t nrng, caprng;
     int pagemap;
-    uintptr_t self_lo, self_hi; /* libcprof.so's first and last byte */
+    size_t own_sample;  /* the sample of cprof's private heap, SIZE_MAX: none */
+    int64_t resident;   /* the samples' resident total */
 } mem_t;
 
 /* --- smaps ------------------------------------------------------------- */
@@ -267,7 +269,7 @@ static int add_stacks(mem_t *m)
         char tname[64];
         snprintf(tname, sizeof(tname), "%s", comm);
         char frame[160];
-        snprintf(frame, sizeof(frame), "[stack] %s (thread %d)", tname, (int)tid);
+        snprintf(frame, sizeof(frame), "[stack] %s tid=%d", tname, (int)tid);
         if (tid == pid) { /* the [stack] mapping, added by its own name */
             vma_t *v = NULL;
             for (size_t i = 0; i < m->nvma && !v; i++)
@@ -617,7 +619,7 @@ static int build(mem_t *m, profwriter_t *w)
     free(ar);
     if (rc == 0 && ownheap_base)
         rc = add_range(m, ownheap_base, ownheap_base + ownheap_size,
-                       owner(m, C_CPROF, "[cprof private heap]", NULL));
+                       owner(m, C_CPROF, OWN_HEAP, NULL));
     if (rc == 0)
         rc = dl_iterate_phdr(add_object, m) ? -ENOMEM : 0;
     if (rc == 0)
@@ -683,17 +685,20 @@ static int build(mem_t *m, profwriter_t *w)
         if (o->cls == C_POOL || (!o->v[0] && !o->v[1] && !o->v[2]))
             continue;
         rc = add_named(w, o->name, o->v, class_names[o->cls], o->thread);
+        if (strcmp(o->name, OWN_HEAP) == 0)
+            m->own_sample = p->n_samples - 1;
         for (int k = 0; k < 3; k++)
             tot[k] += o->v[k];
     }
     free(h);
     if (rc < 0)
         return rc;
+    m->resident = tot[0];
     uint64_t rss = rollup_rss();
     char c[384];
     snprintf(c, sizeof(c),
              "cprof memory: resident %lld, virtual %lld, swap %lld bytes in %zu mappings; "
-             "smaps_rollup Rss %llu after; %s",
+             "smaps_rollup Rss %llu once built; %s",
              (long long)tot[0], (long long)tot[1], (long long)tot[2], m->nvma,
              (unsigned long long)rss, note);
     return profile_add_comment(p, c);
@@ -749,12 +754,36 @@ static int write_text(profwriter_t *w, int fd)
     return 0;
 }
 
+/* Encoding the profile grows cprof's private heap after smaps was read (a
+ * few hundred KiB: the profile, zlib's state). Encoded once to nowhere,
+ * the growth is read from smaps_rollup and added to cprof's sample, so
+ * the profile written (with memory the first encoding freed) adds up to
+ * the Rss of the moment it is written. The comment says how much. */
+static int settle(mem_t *m, profwriter_t *w)
+{
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0)
+        return -errno;
+    int rc = profwriter_write(w, null);
+    close(null);
+    int64_t grown = (int64_t)rollup_rss() - m->resident;
+    profile_t *p = profwriter_profile(w);
+    if (rc < 0 || m->own_sample == SIZE_MAX || grown <= 0)
+        return rc;
+    p->samples[m->own_sample].values[0] += grown;
+    char c[128];
+    snprintf(c, sizeof(c), "cprof memory: %lld resident bytes grown while encoding, cprof's",
+             (long long)grown);
+    return profile_add_comment(p, c);
+}
+
 int memprof_write(int fd, int debug)
 {
     if (debug != 0 && debug != 1)
         return -EINVAL;
     mem_t m;
     memset(&m, 0, sizeof(m));
+    m.own_sample = SIZE_MAX;
     m.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     profwriter_t *w = profwriter_new();
     /* The symbol tables the writer names frames with are cprof's memory
@@ -769,6 +798,8 @@ int memprof_write(int fd, int debug)
         rc = parse_smaps(&m, smaps);
     if (rc == 0)
         rc = build(&m, w);
+    if (rc == 0 && !debug)
+        rc = settle(&m, w);
     if (rc == 0)
         rc = debug ? write_text(w, fd) : profwriter_write(w, fd);
     profwriter_free(w);
