@@ -6,6 +6,7 @@
 #include "glibcheap.h"
 #include "heapprof.h"
 #include "livemap.h"
+#include "memstats.h"
 #include "ownheap.h"
 #include "procmaps.h"
 #include "profwriter.h"
@@ -27,6 +28,7 @@
 
 #define PAGE 4096ull
 #define OWN_HEAP "[cprof private heap]"
+#define ANON "[anonymous mapping]"
 
 enum { C_HEAP, C_HEAP_FREE, C_ALLOCATOR, C_MMAP, C_STACK, C_FILE, C_CODE, C_CPROF, C_OTHER,
        C_POOL /* the allocator's memory, split into the first three at the end */ };
@@ -38,6 +40,7 @@ typedef struct {
     uintptr_t lo, hi;
     char perms[5];
     bool file;         /* backed by a file (inode != 0) */
+    bool pool;         /* anonymous, holds a sampled object: the allocator's */
     const char *path;  /* in the smaps buffer, NUL-terminated; "" anonymous */
     uint64_t rss, swap;
 } vma_t;
@@ -367,7 +370,7 @@ static int by_lo(const void *a, const void *b)
 static size_t default_owner(mem_t *m, const vma_t *v)
 {
     const char *p = v->path;
-    if (strcmp(p, "[heap]") == 0)
+    if (strcmp(p, "[heap]") == 0 || v->pool)
         return owner(m, C_POOL, "", NULL);
     if (v->file)
         return owner(m, strchr(v->perms, 'x') ? C_CODE : C_FILE, p, NULL);
@@ -375,7 +378,7 @@ static size_t default_owner(mem_t *m, const vma_t *v)
         return owner(m, C_OTHER, p, NULL);
     if (strcmp(v->perms, "---p") == 0)
         return owner(m, C_OTHER, "[reserved or guard]", NULL);
-    return owner(m, C_MMAP, *p ? p : "[anonymous mapping]", NULL);
+    return owner(m, C_MMAP, *p ? p : ANON, NULL);
 }
 
 static void owner_add(mem_t *m, size_t o, uint64_t res, uint64_t virt, uint64_t swap)
@@ -463,6 +466,11 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
         raw[3 * e->bucket] += 1;
         raw[3 * e->bucket + 1] += (int64_t)e->size;
         raw[3 * e->bucket + 2] += (int64_t)resident_bytes(m, e->addr, e->addr + e->size, &lp, &le);
+        /* Another allocator's mapping holding a sampled object is its
+         * (jemalloc's extents, tcmalloc's spans). */
+        vma_t *v = rt_glibc_chunks ? NULL : vma_of(m, e->addr);
+        if (v && !v->file && !*v->path)
+            v->pool = true;
         /* glibc's mmapped chunks: the mapping is the allocator's */
         uint64_t hdr[2];
         if (rt_glibc_chunks && e->size >= 64 * 1024 &&
@@ -498,6 +506,10 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
 static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
 {
     int64_t pool[3] = {0, 0, 0}, heap[3] = {0, 0, 0}, fr[3] = {0, 0, 0};
+    memstats_t ms;
+    memset(&ms, 0, sizeof(ms));
+    if (!rt_glibc_chunks)
+        memstats_read_heap(&ms);
     for (size_t i = 0; i < m->nown; i++)
         if (m->own[i].cls == C_POOL)
             for (int k = 0; k < 3; k++)
@@ -523,6 +535,8 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
         fr[2] = (int64_t)ts;
     }
 #endif
+    if (!rt_glibc_chunks) /* jemalloc, tcmalloc: their own count, resident */
+        fr[0] = fr[1] = (int64_t)ms.free_held;
     for (int k = 0; k < 3; k++) {
         int64_t hk = heap[k] < pool[k] ? heap[k] : pool[k];
         int64_t fk = fr[k] < pool[k] - hk ? fr[k] : pool[k] - hk;
