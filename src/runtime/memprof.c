@@ -554,6 +554,40 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
     out[0][2] = 0;
 }
 
+/* glibc's mmapped chunks from a onwards, each the allocator's whether
+ * sampled or not: a chunk header (prev_size 0, the size with IS_MMAPPED,
+ * whole pages inside v) at a resident page's start; where the kernel
+ * merged neighbouring chunks, the next follows the last. */
+static int walk_chunks(mem_t *m, const vma_t *v, uintptr_t a, size_t pool)
+{
+    while (a + 16 <= v->hi) {
+        uint64_t e = 0, hdr[2];
+        if (pread(m->pagemap, &e, 8, (off_t)(a / PAGE * 8)) != 8 || !(e >> 63) ||
+            read_self(a, hdr, sizeof(hdr)) != sizeof(hdr))
+            return 0;
+        uint64_t size = hdr[1] & ~(uint64_t)7;
+        if (hdr[0] != 0 || (hdr[1] & 7) != 2 || !size || size % PAGE || size > v->hi - a)
+            return 0;
+        int rc = add_range(m, a, a + size, pool);
+        if (rc < 0)
+            return rc;
+        a += size;
+    }
+    return 0;
+}
+
+/* The chunks at v's start and after each known chunk in v (the sampled
+ * ones): a program's mmap merged below them hides the first. */
+static int add_mmapped_chunks(mem_t *m, const vma_t *v)
+{
+    size_t pool = owner(m, C_POOL, "", NULL);
+    int rc = pool == SIZE_MAX ? -ENOMEM : walk_chunks(m, v, v->lo, pool);
+    for (size_t j = 0, n = m->nrng; rc == 0 && j < n; j++)
+        if (m->rng[j].owner == pool && m->rng[j].hi > v->lo && m->rng[j].hi < v->hi)
+            rc = walk_chunks(m, v, m->rng[j].hi, pool);
+    return rc;
+}
+
 /* --- writing ------------------------------------------------------------------ */
 
 static int add_named(profwriter_t *w, const char *frame, const int64_t *v, const char *cls,
@@ -644,7 +678,8 @@ static int build(mem_t *m, profwriter_t *w)
         vma_t *v = &m->vma[i];
         if (v->file || strcmp(v->perms, "rw-p") != 0 || *v->path)
             continue;
-        uintptr_t end, a = glibcheap_next_arena(v->lo, v->hi, read_mem, NULL, &end);
+        rc = add_mmapped_chunks(m, v);
+        uintptr_t end, a = rc < 0 ? 0 : glibcheap_next_arena(v->lo, v->hi, read_mem, NULL, &end);
         if (!a)
             continue;
         rc = add_range(m, a, end, owner(m, C_POOL, "", NULL));

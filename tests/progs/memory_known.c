@@ -1,6 +1,7 @@
 /* memory_known.c — a process whose memory has known parts, for
  * memory_known.sh: touched malloc memory, malloc memory never touched, an
- * anonymous mmap from a known function (half touched), threads with a known
+ * anonymous mmap from a known function (half touched), blocks glibc maps
+ * one by one, threads with a known
  * stack use each, many small blocks freed behind a block kept (so glibc
  * keeps them), a file mapping read whole. While they all exist (the
  * threads blocked in a read), it writes the memory profile to DIR/mem.pb.gz,
@@ -25,6 +26,8 @@
 #define SMALL 200
 #define NSMALL 100000
 #define FILE_SIZE (2u << 20)
+#define MID (200u << 10) /* above glibc's mmap threshold, below the default rate */
+#define NMID 40
 
 static int ready[2], go_on[2];
 static volatile unsigned long sink;
@@ -40,6 +43,16 @@ static __attribute__((noinline)) void *touched_block(void)
 static __attribute__((noinline)) void *untouched_block(void)
 {
     return malloc(UNTOUCHED);
+}
+
+/* Blocks glibc maps one by one, touched: at the default rate most are not
+ * sampled, and their mappings are still the allocator's. */
+static __attribute__((noinline)) void mid_blocks(void **b)
+{
+    for (int i = 0; i < NMID; i++) {
+        b[i] = malloc(MID);
+        memset(b[i], 4, MID);
+    }
 }
 
 static __attribute__((noinline)) void *map_known(void)
@@ -145,6 +158,8 @@ int main(int argc, char **argv)
     snprintf(out, sizeof(out), "%s/mem.pb.gz", argv[1]);
     if (pipe(ready) || pipe(go_on))
         return 8;
+    static void *mid[NMID];
+    mid_blocks(mid); /* before the freed blocks, which could serve them */
     void *t = touched_block(), *u = untouched_block(), *fence = small_freed();
     void *m = map_known();
     map_file(argv[1], fpath, sizeof(fpath));
@@ -181,9 +196,10 @@ int main(int argc, char **argv)
         return 11;
     unsigned long long rss = rollup_rss(), size = smaps_size();
     printf("EXPECT touched_block %u\nEXPECT untouched_block %u\nEXPECT map_known %u %u\n"
-           "EXPECT stack %u\nEXPECT freed %u\nEXPECT file %s %u\nROLLUP %llu %llu %llu\n",
+           "EXPECT stack %u\nEXPECT freed %u\nEXPECT file %s %u\nEXPECT mid_blocks %u\n"
+           "ROLLUP %llu %llu %llu\n",
            TOUCHED, UNTOUCHED, MAP_TOUCHED, MAP_SIZE, STACK_USE, NSMALL * SMALL, fpath,
-           FILE_SIZE, rss, size, before);
+           FILE_SIZE, MID * NMID, rss, size, before);
     for (int i = 0; i < THREADS; i++)
         if (write(go_on[1], "x", 1) != 1)
             return 12;
@@ -192,6 +208,8 @@ int main(int argc, char **argv)
     free(t);
     free(u);
     free(fence);
+    for (int i = 0; i < NMID; i++)
+        free(mid[i]);
     munmap(m, MAP_SIZE);
     return 0;
 }
