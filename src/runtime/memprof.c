@@ -501,8 +501,8 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
 }
 
 /* Splits the allocator's memory (pool: [heap], glibc's arenas and mmapped
- * chunks) into the heap samples, glibc's free bytes and the rest. Scales
- * the heap samples down should their estimate exceed the pool. */
+ * chunks) into the allocator's free bytes, the heap samples and the rest.
+ * Scales the heap samples down should their estimate exceed what is left. */
 static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
 {
     int64_t pool[3] = {0, 0, 0}, heap[3] = {0, 0, 0}, fr[3] = {0, 0, 0};
@@ -538,10 +538,20 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
     if (!rt_glibc_chunks) /* jemalloc, tcmalloc: their own count, resident */
         fr[0] = fr[1] = (int64_t)ms.free_held;
     for (int k = 0; k < 3; k++) {
-        int64_t hk = heap[k] < pool[k] ? heap[k] : pool[k];
-        int64_t fk = fr[k] < pool[k] - hk ? fr[k] : pool[k] - hk;
-        if (fk < 0)
-            fk = 0;
+        /* glibc's free count is exact and lies in the mappings found, the
+         * heap's an estimate at rates above 1: the estimate gives way.
+         * Another allocator's free bytes may lie in mappings not found
+         * (holding no sampled object): there they give way. */
+        int64_t hk, fk;
+        if (rt_glibc_chunks) {
+            fk = fr[k] < pool[k] ? fr[k] : pool[k];
+            hk = heap[k] < pool[k] - fk ? heap[k] : pool[k] - fk;
+        } else {
+            hk = heap[k] < pool[k] ? heap[k] : pool[k];
+            fk = fr[k] < pool[k] - hk ? fr[k] : pool[k] - hk;
+        }
+        hk = hk < 0 ? 0 : hk;
+        fk = fk < 0 ? 0 : fk;
         out[0][k] = hk;
         out[1][k] = fk;
         out[2][k] = pool[k] - hk - fk;
@@ -842,7 +852,9 @@ int memprof_write(int fd, int debug)
         symtab_put(t);
     size_t len = 0;
     char *smaps = procmaps_slurp("/proc/self/smaps", &len);
-    int rc = !w ? -errno : !smaps ? -ENOMEM : m.pagemap < 0 ? -EACCES : 0;
+    /* Without pagemap (a kernel that refuses it) the known ranges measure
+     * nothing and each mapping's bytes go to its own class: still whole. */
+    int rc = !w ? -errno : !smaps ? -ENOMEM : 0;
     if (rc == 0)
         rc = parse_smaps(&m, smaps);
     if (rc == 0)

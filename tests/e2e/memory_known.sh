@@ -7,7 +7,8 @@
 # known part is in its class (heap exact by function, the untouched block
 # not resident, the freed small blocks heap-free, each worker's stack, the
 # file mapping by path, the anonymous mmap in class mmap); go tool pprof
-# 1.19 and 1.23 read it, and -tagfocus class=mmap keeps the mmap class alone.
+# 1.19 and 1.23 and cprof read it, and -tagfocus class=mmap keeps the mmap
+# class alone.
 # jemalloc's emptied slabs hold no sampled object, so its mappings are not
 # told from the program's (docs/memory.md): heap-free and mmap are not
 # checked under it.
@@ -84,9 +85,10 @@ awk -F'\t' -v out="$T/out" -v je=$je -v who="$alloc" -v exact=$((rate == 1)) '
 
 # -tagfocus class=mmap keeps exactly the mmap class, with both Go versions.
 mv=$(awk -F'\t' '$1 == "mmap" { s += $4 } END { print s }' "$T/samples")
-for go in go /usr/lib/go-1.23/bin/go; do
+for go in go /usr/lib/go-1.23/bin/go "$BUILD/cprof"; do
   command -v "$go" > /dev/null || { note "no $go"; continue; }
-  "$go" tool pprof -tagfocus class=mmap -top -unit=byte -sample_index=virtual_space "$T/mem.pb.gz" \
+  case $go in */cprof) tool=$go ;; *) tool="$go tool pprof" ;; esac
+  $tool -tagfocus class=mmap -top -unit=byte -sample_index=virtual_space "$T/mem.pb.gz" \
     > "$T/focus" 2> "$T/focus.err" || { cat "$T/focus.err"; fail "$go: -tagfocus failed"; }
   grep -q "accounting for ${mv}B" "$T/focus" || { cat "$T/focus"; fail "$alloc, $go: -tagfocus class=mmap is not the mmap class ($mv)"; }
 done
