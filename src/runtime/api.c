@@ -25,6 +25,7 @@
 #include "labels.h"
 #include "leaks.h"
 #include "lockprof.h"
+#include "mmaphooks.h"
 #include "output.h"
 #include "outfile.h"
 #include "peak.h"
@@ -137,6 +138,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     counters_init();
     unwfds_init(); /* before any other use of libunwind */
     sigmask_resolve(); /* no dlsym at a first call in a signal handler */
+    mmaphooks_init();  /* before the program's first mmap */
     /* A kind that cannot be set up stays off: its start_env does nothing. */
     if (cfg.cpu_hz > 0)
         cpu_init(cfg.cpu_hz, cfg.depth);

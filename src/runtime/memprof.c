@@ -7,6 +7,7 @@
 #include "heapprof.h"
 #include "livemap.h"
 #include "memstats.h"
+#include "mmaphooks.h"
 #include "ownheap.h"
 #include "procmaps.h"
 #include "profwriter.h"
@@ -51,6 +52,8 @@ typedef struct {
     int cls;
     char name[160];
     char thread[64]; /* the stack class's label thread=NAME */
+    const uintptr_t *pcs; /* a sampled mmap's stack (mmaphooks.h), or NULL */
+    uint32_t depth;
     int64_t v[3];
 } owner_t;
 
@@ -134,9 +137,11 @@ static int parse_smaps(mem_t *m, char *buf)
 
 /* --- owners and ranges --------------------------------------------------- */
 
+/* The owner of class cls named name (thread: its label), made if new;
+ * name NULL: always a new one. SIZE_MAX when out of memory. */
 static size_t owner(mem_t *m, int cls, const char *name, const char *thread)
 {
-    for (size_t i = 0; i < m->nown; i++)
+    for (size_t i = 0; name && i < m->nown; i++)
         if (m->own[i].cls == cls && strcmp(m->own[i].name, name) == 0 &&
             strcmp(m->own[i].thread, thread ? thread : "") == 0)
             return i;
@@ -151,7 +156,7 @@ static size_t owner(mem_t *m, int cls, const char *name, const char *thread)
     owner_t *o = &m->own[m->nown];
     memset(o, 0, sizeof(*o));
     o->cls = cls;
-    snprintf(o->name, sizeof(o->name), "%s", name);
+    snprintf(o->name, sizeof(o->name), "%s", name ? name : "");
     snprintf(o->thread, sizeof(o->thread), "%s", thread ? thread : "");
     return m->nown++;
 }
@@ -435,9 +440,11 @@ static int attribute(mem_t *m)
 
 /* --- the heap ---------------------------------------------------------------- */
 
-/* Per bucket: the live sampled objects' scaled bytes, resident, swap. */
+/* Per bucket: the live sampled objects' scaled bytes (resident, virtual,
+ * swap), and their own bytes (resident, virtual): these surely exist. */
 typedef struct {
     int64_t v[3];
+    int64_t raw[2];
 } hv_t;
 
 static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
@@ -494,6 +501,8 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
         double f = raw[3 * b + 1] ? (double)bytes / (double)raw[3 * b + 1] : 1;
         h[b].v[1] = bytes;
         h[b].v[0] = (int64_t)((double)raw[3 * b + 2] * f);
+        h[b].raw[1] = raw[3 * b + 1];
+        h[b].raw[0] = raw[3 * b + 2];
     }
     snprintf(note, notelen, "%zu live sampled objects", n);
     free(raw);
@@ -555,9 +564,20 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
         out[0][k] = hk;
         out[1][k] = fk;
         out[2][k] = pool[k] - hk - fk;
-        if (k < 2 && heap[k] > hk) /* the estimate exceeds the pool */
+        if (k < 2 && heap[k] > hk) { /* the estimate exceeds the room */
+            /* What the samples add beyond their own bytes gives way first:
+             * a block larger than the rate, sampled for sure, keeps its
+             * size. */
+            int64_t own = 0;
             for (size_t b = 0; b < nb; b++)
-                h[b].v[k] = (int64_t)((double)h[b].v[k] * (double)hk / (double)heap[k]);
+                own += h[b].raw[k];
+            double fx = own < hk && heap[k] > own ? (double)(hk - own) / (double)(heap[k] - own) : 0;
+            double fo = own > hk ? (double)hk / (double)own : 1;
+            for (size_t b = 0; b < nb; b++) {
+                int64_t extra = h[b].v[k] - h[b].raw[k];
+                h[b].v[k] = (int64_t)((double)h[b].raw[k] * fo + (double)(extra > 0 ? extra : 0) * fx);
+            }
+        }
     }
     /* swap of heap samples is not measured per object: the allocator's */
     out[2][2] += out[0][2];
@@ -682,6 +702,20 @@ static int build(mem_t *m, profwriter_t *w)
         rc = dl_iterate_phdr(add_object, m) ? -ENOMEM : 0;
     if (rc == 0)
         rc = add_stacks(m);
+    /* the program's sampled mmaps, each with its stack */
+    uint64_t mdropped = 0;
+    size_t nmaps = 0, capmaps = mmaphooks_count() + 64;
+    mmap_rec_t *maps = rc == 0 ? malloc(capmaps * sizeof(*maps)) : NULL;
+    if (maps)
+        nmaps = mmaphooks_copy(maps, capmaps, &mdropped);
+    for (size_t i = 0; rc == 0 && i < nmaps; i++) {
+        size_t o = owner(m, C_MMAP, NULL, NULL);
+        if (o != SIZE_MAX) {
+            m->own[o].pcs = maps[i].pcs;
+            m->own[o].depth = maps[i].depth;
+        }
+        rc = add_range(m, maps[i].lo, maps[i].hi, o);
+    }
     /* glibc's other arenas: their writable part is the allocator's, the
      * reserved tail above it held for growth */
     for (size_t i = 0; rc == 0 && rt_glibc_chunks && i < m->nvma; i++) {
@@ -702,6 +736,7 @@ static int build(mem_t *m, profwriter_t *w)
     if (rc == 0)
         rc = attribute(m);
     if (rc < 0) {
+        free(maps);
         free(h);
         return rc;
     }
@@ -743,13 +778,18 @@ static int build(mem_t *m, profwriter_t *w)
         owner_t *o = &m->own[i];
         if (o->cls == C_POOL || (!o->v[0] && !o->v[1] && !o->v[2]))
             continue;
-        rc = add_named(w, o->name, o->v, class_names[o->cls], o->thread);
+        profile_label_t ml = {.key = cls.key, .str = profile_intern(p, class_names[o->cls])};
+        if (o->pcs)
+            rc = profwriter_add(w, o->pcs, o->depth, o->v, &ml, 1);
+        else
+            rc = add_named(w, o->name, o->v, class_names[o->cls], o->thread);
         if (strcmp(o->name, OWN_HEAP) == 0)
             m->own_sample = p->n_samples - 1;
         for (int k = 0; k < 3; k++)
             tot[k] += o->v[k];
     }
     free(h);
+    free(maps);
     if (rc < 0)
         return rc;
     m->resident = tot[0];
@@ -757,9 +797,9 @@ static int build(mem_t *m, profwriter_t *w)
     char c[384];
     snprintf(c, sizeof(c),
              "cprof memory: resident %lld, virtual %lld, swap %lld bytes in %zu mappings; "
-             "smaps_rollup Rss %llu once built; %s",
+             "smaps_rollup Rss %llu once built; %s; %zu sampled mmaps (%llu dropped)",
              (long long)tot[0], (long long)tot[1], (long long)tot[2], m->nvma,
-             (unsigned long long)rss, note);
+             (unsigned long long)rss, note, nmaps, (unsigned long long)mdropped);
     return profile_add_comment(p, c);
 }
 

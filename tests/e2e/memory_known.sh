@@ -6,7 +6,8 @@
 # smaps's Size within 2% of what is not cprof's 64 GiB reservation; each
 # known part is in its class (heap exact by function, the untouched block
 # not resident, the freed small blocks heap-free, each worker's stack, the
-# file mapping by path, the anonymous mmap in class mmap); go tool pprof
+# file mapping by path, the anonymous mmap in class mmap with its stack,
+# exactly); go tool pprof
 # 1.19 and 1.23 and cprof read it, and -tagfocus class=mmap keeps the mmap
 # class alone.
 # jemalloc's emptied slabs hold no sampled object, so its mappings are not
@@ -56,6 +57,7 @@ awk -F'\t' -v out="$T/out" -v je=$je -v who="$alloc" -v exact=$((rate == 1)) '
   function check(cond, what) { if (!cond) { print "FAIL: " who ": " what; bad = 1 } }
   { res += $3; virt += $4; cres[$1] += $3; cvirt[$1] += $4
     if ($1 == "heap") { hr[$2] += $3; hv[$2] += $4 }
+    if ($1 == "mmap") { mr[$2] += $3; mv[$2] += $4 }
     if ($1 == "stack" && $2 ~ /worker-/) { nw++; check($3 >= want["stack"] && $3 <= want["stack"] + 262144, "stack " $2 " resident " $3) }
     if ($1 == "file" && $2 == want["file"]) { fr = $3; fv = $4 } }
   END {
@@ -78,6 +80,9 @@ awk -F'\t' -v out="$T/out" -v je=$je -v who="$alloc" -v exact=$((rate == 1)) '
     check(je || cres["mmap"] >= want["map_known"] && cres["mmap"] <= want["map_known"] + 4194304 &&
           cvirt["mmap"] >= want2["map_known"],
           "mmap class " cres["mmap"] "/" cvirt["mmap"] " < the known mapping")
+    # the mmap hook: the mapping with its stack, exact (16 MiB is above any rate)
+    check(mr["map_known"] == want["map_known"] && mv["map_known"] == want2["map_known"],
+          "map_known mmap " mr["map_known"] "/" mv["map_known"])
     check(cres["code"] > 0 && cres["cprof"] > 0 && cvirt["other"] > 0, "code, cprof or other missing")
     printf "# %s: resident %.0f (Rss %.0f) virtual %.0f (Size %.0f); heap %.0f heap-free %.0f allocator %.0f mmap %.0f stack %.0f file %.0f code %.0f cprof %.0f\n", who,
       res, rss, virt, size, cres["heap"], cres["heap-free"], cres["allocator"], cres["mmap"], cres["stack"], cres["file"], cres["code"], cres["cprof"]

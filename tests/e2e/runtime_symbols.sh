@@ -6,7 +6,8 @@
 # lock, condition-variable, semaphore and join waits (thread and lock
 # profiles), dlclose (the unwind rules of unloaded code are dropped),
 # pthread_sigmask, sigprocmask and sigpending (SIGPROF kept deliverable
-# for the CPU profile) and the cprof_ API; it
+# for the CPU profile), mmap, munmap and mremap (the memory profile's
+# stacks of mappings) and the cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
 # locks must stay invisible to a program's or cprof's mutex interposers).
 # timeout: 30
@@ -25,6 +26,7 @@ for s in $exports; do
     sem_wait|sem_timedwait|sem_clockwait) ;;
     dlclose) ;; # cfi.c: unwind rules of unloaded code must go
     pthread_sigmask|sigprocmask|sigpending) ;; # sigmask.c: SIGPROF stays deliverable
+    mmap|mmap64|munmap|mremap) ;; # mmaphooks.c: the memory profile's mmap class
     cprof_*) ;;
     *) fail "unexpected export: $s" ;;
   esac
