@@ -1,6 +1,7 @@
 /* memory_known.c — a process whose memory has known parts, for
  * memory_known.sh: touched malloc memory, malloc memory never touched, an
- * anonymous mmap from a known function (half touched), blocks glibc maps
+ * anonymous mmap from a known function (half touched), one trimmed by
+ * munmap, one grown by mremap, blocks glibc maps
  * one by one, threads with a known
  * stack use each, many small blocks freed behind a block kept (so glibc
  * keeps them), a file mapping read whole. While they all exist (the
@@ -61,6 +62,31 @@ static __attribute__((noinline)) void *map_known(void)
     if (p == MAP_FAILED)
         exit(4);
     memset(p, 1, MAP_TOUCHED);
+    return p;
+}
+
+/* 8 MiB mapped and touched, its upper half unmapped: 4 MiB stay. */
+static __attribute__((noinline)) void *map_trimmed(void)
+{
+    char *p = mmap(NULL, 8u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        exit(13);
+    memset(p, 5, 8u << 20);
+    if (munmap(p + (4u << 20), 4u << 20))
+        exit(14);
+    return p;
+}
+
+/* 2 MiB mapped and touched, grown to 6 MiB (moved if it must be). */
+static __attribute__((noinline)) void *map_moved(void)
+{
+    char *p = mmap(NULL, 2u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        exit(15);
+    memset(p, 6, 2u << 20);
+    p = mremap(p, 2u << 20, 6u << 20, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED)
+        exit(16);
     return p;
 }
 
@@ -161,7 +187,7 @@ int main(int argc, char **argv)
     static void *mid[NMID];
     mid_blocks(mid); /* before the freed blocks, which could serve them */
     void *t = touched_block(), *u = untouched_block(), *fence = small_freed();
-    void *m = map_known();
+    void *m = map_known(), *mt = map_trimmed(), *mm = map_moved();
     map_file(argv[1], fpath, sizeof(fpath));
     pthread_t th[THREADS];
     for (long i = 0; i < THREADS; i++) {
@@ -197,9 +223,10 @@ int main(int argc, char **argv)
     unsigned long long rss = rollup_rss(), size = smaps_size();
     printf("EXPECT touched_block %u\nEXPECT untouched_block %u\nEXPECT map_known %u %u\n"
            "EXPECT stack %u\nEXPECT freed %u\nEXPECT file %s %u\nEXPECT mid_blocks %u\n"
+           "EXPECT map_trimmed %u %u\nEXPECT map_moved %u %u\n"
            "ROLLUP %llu %llu %llu\n",
            TOUCHED, UNTOUCHED, MAP_TOUCHED, MAP_SIZE, STACK_USE, NSMALL * SMALL, fpath,
-           FILE_SIZE, MID * NMID, rss, size, before);
+           FILE_SIZE, MID * NMID, 4u << 20, 4u << 20, 2u << 20, 6u << 20, rss, size, before);
     for (int i = 0; i < THREADS; i++)
         if (write(go_on[1], "x", 1) != 1)
             return 12;
@@ -211,5 +238,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < NMID; i++)
         free(mid[i]);
     munmap(m, MAP_SIZE);
+    munmap(mt, 4u << 20);
+    munmap(mm, 6u << 20);
     return 0;
 }
