@@ -24,7 +24,13 @@ static struct {
 
 static rt_lock_t lock = RT_LOCK_INIT;
 static mmap_rec_t *tab; /* MMAPHOOKS_MAX entries, mapped at the first sample */
-static size_t ntab;     /* read without the lock only as a hint */
+static size_t ntab;     /* written under the lock, read without it as a hint */
+
+/* ntab's new value, stored atomically for the readers without the lock. */
+static void set_ntab_locked(size_t n)
+{
+    __atomic_store_n(&ntab, n, __ATOMIC_RELAXED);
+}
 static uint64_t dropped;
 
 static void prepare(void)
@@ -63,7 +69,8 @@ static void cut_locked(uintptr_t lo, uintptr_t hi)
         if (r->lo < lo && r->hi > hi) { /* a hole in the middle: split */
             if (ntab < MMAPHOOKS_MAX) {
                 tab[ntab] = *r;
-                tab[ntab++].lo = hi;
+                tab[ntab].lo = hi;
+                set_ntab_locked(ntab + 1);
                 r->hi = lo;
             } else if (lo - r->lo >= r->hi - hi) {
                 r->hi = lo; /* no room: the larger side stays */
@@ -78,7 +85,8 @@ static void cut_locked(uintptr_t lo, uintptr_t hi)
             r->lo = hi;
             i++;
         } else {
-            *r = tab[--ntab];
+            *r = tab[ntab - 1];
+            set_ntab_locked(ntab - 1);
         }
     }
 }
@@ -110,7 +118,8 @@ static __attribute__((noinline)) void record(void *p, size_t len, int64_t rate)
     rt_lock(&lock);
     cut_locked((uintptr_t)p, (uintptr_t)p + len);
     if (tab && ntab < MMAPHOOKS_MAX) {
-        mmap_rec_t *r = &tab[ntab++];
+        mmap_rec_t *r = &tab[ntab];
+        set_ntab_locked(ntab + 1);
         r->lo = (uintptr_t)p;
         r->hi = (uintptr_t)p + len;
         r->rate = rate;
@@ -211,7 +220,8 @@ RT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
     if (moved.hi && ntab < MMAPHOOKS_MAX) {
         moved.lo = (uintptr_t)p;
         moved.hi = (uintptr_t)p + new_len;
-        tab[ntab++] = moved;
+        tab[ntab] = moved;
+        set_ntab_locked(ntab + 1);
     }
     rt_unlock(&lock);
     rt_guard_leave(g);
