@@ -21,6 +21,7 @@
 #include "cpuprof.h"
 #include "glibcheap.h"
 #include "heap.h"
+#include "heapprof.h"
 #include "httpctl.h"
 #include "labels.h"
 #include "leaks.h"
@@ -157,6 +158,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
             glibcheap_note_start(); /* before the first sampled block */
         leaks_note_rate(cfg.rate);
         leaks_set_suppressions(cfg.leak_suppress);
+        heap_set_alloc_wrappers(cfg.alloc_wrappers);
         sampler_set_rate(cfg.rate);
         if (threadprof_init(cfg.depth) < 0)
             rt_warn("cannot track thread creation; no threadcreate profile");

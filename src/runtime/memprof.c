@@ -751,6 +751,8 @@ static int build(mem_t *m, profwriter_t *w)
         return -ENOMEM;
     }
     p->default_sample_type = profile_intern(p, "resident_space");
+    if (*heap_alloc_wrappers())
+        p->drop_frames = profile_intern(p, heap_alloc_wrappers());
     p->period_type.type = profile_intern(p, "space");
     p->period_type.unit = profile_intern(p, "bytes");
     p->period = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
