@@ -164,7 +164,8 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
             rt_warn("cannot track thread creation; no threadcreate profile");
         lockprof_set_mutex_rate(cfg.mutex_rate);
         lockprof_set_block_rate(cfg.block_rate);
-        if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"), cfg.every) < 0)
+        if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"),
+                                                   config_path(&cfg, "memory"), cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
     }
     for (size_t i = 0; i < profile_kinds_n; i++) {

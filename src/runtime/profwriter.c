@@ -363,11 +363,21 @@ static int write_debug0(int fd, void *arg)
     return ((file_writer_t *)arg)->write(fd, 0);
 }
 
+static uint64_t sequence;
+
+uint64_t profwriter_take_seq(void)
+{
+    return __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
+}
+
 int profwriter_write_file(const char *pattern, int (*write)(int fd, int debug))
 {
-    static uint64_t sequence;
+    return profwriter_write_file_seq(pattern, profwriter_take_seq(), write);
+}
+
+int profwriter_write_file_seq(const char *pattern, uint64_t seq, int (*write)(int fd, int debug))
+{
     char path[4096];
-    uint64_t seq = __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
     int rc = config_expand_pattern(pattern, seq, path, sizeof(path));
     if (rc < 0)
         return rc;

@@ -68,4 +68,9 @@ void profwriter_memory_map(FILE *f);
  * rename, so a reader never sees half a file. 0 or a negative errno. */
 int profwriter_write_file(const char *pattern, int (*write)(int fd, int debug));
 
+/* The same with the sequence number given (%n), taken from the counter
+ * profwriter_write_file uses: files written together share one. */
+uint64_t profwriter_take_seq(void);
+int profwriter_write_file_seq(const char *pattern, uint64_t seq, int (*write)(int fd, int debug));
+
 #endif
