@@ -526,7 +526,7 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
     for (size_t b = 0; b < nb; b++)
         for (int k = 0; k < 2; k++)
             heap[k] += h[b].v[k];
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+#ifdef __GLIBC__ /* musl's malloc keeps no statistics */
     if (rt_glibc_chunks) {
         struct mallinfo2 mi = mallinfo2();
         /* the main arena's top chunk ends at the break; only its touched
