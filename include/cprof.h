@@ -155,6 +155,14 @@ int cprof_peak_reset(void);
 int cprof_leak_profile_write(const char *path);
 int cprof_leak_profile_write_fd(int fd, int debug);
 
+/* The memory profile: the whole process's memory by class (label class=
+ * heap, heap-free, allocator, mmap, stack, file, code, cprof, other), its
+ * samples adding up to /proc/self/smaps's Rss (resident_space, the default)
+ * and Size (virtual_space), and swap_space; docs/memory.md. write: path
+ * patterns as cprof_heap_profile_write; write_fd: debug 0 gzipped profile.proto, 1 a text of the classes. */
+int cprof_memory_profile_write(const char *path);
+int cprof_memory_profile_write_fd(int fd, int debug);
+
 /* CPU profile, as Go's pprof.StartCPUProfile: every thread sampled
  * CPROF_CPU_HZ times per second of the CPU time it uses (default 100), on
  * its own CPU-time clock. cprof_cpu_start begins profiling into path (the

@@ -23,11 +23,13 @@
 #include "dumpsig.h"
 #include "glibcheap.h"
 #include "heap.h"
+#include "heapprof.h"
 #include "httpctl.h"
 #include "labels.h"
 #include "leaks.h"
 #include "lockprof.h"
 #include "heapoutput.h"
+#include "mmaphooks.h"
 #include "outfile.h"
 #include "peak.h"
 #include "profiles.h"
@@ -141,6 +143,7 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
     unwfds_init(); /* before any other use of libunwind */
     sigmask_resolve(); /* no dlsym at a first call in a signal handler */
     dumpsig_resolve();
+    mmaphooks_init();  /* before the program's first mmap */
     /* A kind that cannot be set up stays off: its start_env does nothing. */
     if (cfg.cpu_hz > 0)
         cpu_init(cfg.cpu_hz, cfg.depth);
@@ -159,12 +162,14 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
             glibcheap_note_start(); /* before the first sampled block */
         leaks_note_rate(cfg.rate);
         leaks_set_suppressions(cfg.leak_suppress);
+        heap_set_alloc_wrappers(cfg.alloc_wrappers);
         sampler_set_rate(cfg.rate);
         if (threadprof_init(cfg.depth) < 0)
             rt_warn("cannot track thread creation; no threadcreate profile");
         lockprof_set_mutex_rate(cfg.mutex_rate);
         lockprof_set_block_rate(cfg.block_rate);
-        if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"), cfg.every) < 0)
+        if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"),
+                                                   config_path(&cfg, "memory"), cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
         dump_init(&cfg);
     }
@@ -294,6 +299,16 @@ RT_EXPORT int cprof_leak_profile_write_fd(int fd, int debug)
 RT_EXPORT int cprof_leak_profile_write(const char *path)
 {
     return write_kind_file("leaks", path);
+}
+
+RT_EXPORT int cprof_memory_profile_write_fd(int fd, int debug)
+{
+    return write_kind_fd("memory", fd, debug);
+}
+
+RT_EXPORT int cprof_memory_profile_write(const char *path)
+{
+    return write_kind_file("memory", path);
 }
 
 RT_EXPORT int cprof_threads_profile_write_fd(int fd, int debug)

@@ -5,6 +5,7 @@
 #include "unwind.h"
 
 #include <errno.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +318,19 @@ void config_read(rt_config_t *c, const profile_kind_t *kinds, size_t n)
     static char supp_buf[4096];
     if ((v = secure_getenv("CPROF_LEAK_SUPPRESS")) && *v)
         c->leak_suppress = absolute(v, supp_buf, sizeof(supp_buf));
+    if ((v = secure_getenv("CPROF_ALLOC_WRAPPERS"))) {
+        /* POSIX extended syntax is the common ground of Go's RE2 and ours
+         * for names: checked here, so a typo is told at start, not by
+         * every reader of the profile. */
+        regex_t re;
+        if (strlen(v) < 1024 && regcomp(&re, v, REG_EXTENDED | REG_NOSUB) == 0) {
+            regfree(&re);
+            c->alloc_wrappers = v;
+        } else {
+            bad("CPROF_ALLOC_WRAPPERS", v, "expected a regular expression of function names "
+                "(under 1024 bytes)", "the built-in list of wrappers is used");
+        }
+    }
     if ((v = secure_getenv("CPROF_TRACE_BUFFER")) &&
         !parse_u64(v, 64u << 10, 1ull << 30, true, &c->trace_buffer))
         bad("CPROF_TRACE_BUFFER", v, "expected bytes from 64K to 1G, optionally with K, M or G",

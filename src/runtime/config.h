@@ -26,6 +26,10 @@ typedef struct {
     int64_t mutex_rate;       /* CPROF_MUTEX_RATE: 1 in N contentions recorded, 0 off */
     int64_t block_rate;       /* CPROF_BLOCK_RATE: nanoseconds blocked per sample, 0 off */
     const char *leak_suppress; /* CPROF_LEAK_SUPPRESS: LSan suppressions file, or NULL */
+    /* CPROF_ALLOC_WRAPPERS: a regular expression (pprof's, anchored) of the
+     * program's allocation wrappers, written as the heap-layout profiles'
+     * drop_frames; NULL: the built-in list (heapprof.h); "": none. */
+    const char *alloc_wrappers;
     uint64_t trace_buffer;    /* CPROF_TRACE_BUFFER: bytes of trace buffers (default 16 MiB) */
     /* Dumps on triggers (dump.h); each 0/false: off. */
     int dump_signal;          /* CPROF_DUMP_SIGNAL: a signal number */

@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "heapprof.h"
+#include "memprof.h"
 #include "outfile.h"
 #include "peak.h"
 #include "profwriter.h"
@@ -45,6 +46,7 @@ int output_write_heap(const char *pattern)
 /* --- periodic snapshots -------------------------------------------------- */
 
 static char periodic_pattern[4096];
+static char periodic_memory[4096]; /* the memory profile's, or "" (memprof.h) */
 static double periodic_seconds;
 static int periodic_stop;
 static bool periodic_running; /* a snapshot thread was started in this process */
@@ -63,9 +65,13 @@ static void *periodic_main(void *arg)
             ;
         if (__atomic_load_n(&periodic_stop, __ATOMIC_RELAXED))
             break;
-        int rc = output_write_heap(periodic_pattern);
+        uint64_t seq = profwriter_next_seq(); /* one %n for the round's files */
+        int rc = profwriter_write_file_seq(periodic_pattern, seq, output_write_heap_fd, NULL, 0);
         if (rc < 0)
             rt_warn("cannot write heap snapshot %s: %s", periodic_pattern, outfile_strerror(rc));
+        if (periodic_memory[0] &&
+            (rc = profwriter_write_file_seq(periodic_memory, seq, memprof_write, NULL, 0)) < 0)
+            rt_warn("cannot write memory snapshot %s: %s", periodic_memory, outfile_strerror(rc));
     }
     return NULL;
 }
@@ -86,9 +92,11 @@ static int periodic_spawn(void)
     return -rc;
 }
 
-int output_start_periodic(const char *pattern, double seconds)
+int output_start_periodic(const char *pattern, const char *memory, double seconds)
 {
     int rc = config_series_pattern(pattern, periodic_pattern, sizeof(periodic_pattern));
+    if (rc == 0 && memory)
+        rc = config_series_pattern(memory, periodic_memory, sizeof(periodic_memory));
     if (rc < 0)
         return rc;
     periodic_seconds = seconds;

@@ -20,8 +20,10 @@ int output_write_peak_fd(int fd, int debug);
 int output_write_heap(const char *pattern);
 
 /* Starts the snapshot thread; the files follow `pattern`, which gets ".%n"
- * before a trailing ".pb.gz" (or at its end) when it has no %n. */
-int output_start_periodic(const char *pattern, double seconds);
+ * before a trailing ".pb.gz" (or at its end) when it has no %n; with
+ * memory (CPROF_MEMORY_PROFILE's pattern, or NULL) a memory profile too,
+ * with the heap snapshot's number. */
+int output_start_periodic(const char *pattern, const char *memory, double seconds);
 void output_stop_periodic(void);
 
 /* In a forked child: starts the child's own snapshot thread if the parent

@@ -70,6 +70,18 @@ void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base)
 
 /* --- profile.proto ------------------------------------------------------ */
 
+static const char *alloc_wrappers = HEAP_ALLOC_WRAPPERS;
+
+void heap_set_alloc_wrappers(const char *re)
+{
+    alloc_wrappers = re ? re : HEAP_ALLOC_WRAPPERS;
+}
+
+const char *heap_alloc_wrappers(void)
+{
+    return alloc_wrappers;
+}
+
 int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
 {
     profwriter_t *b = profwriter_new();
@@ -91,6 +103,8 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
     p->period_type.unit = bytes_key;
     p->period = s->rate;
     p->default_sample_type = profile_intern(p, default_type ? default_type : "inuse_space");
+    if (*alloc_wrappers)
+        p->drop_frames = profile_intern(p, alloc_wrappers);
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const heap_record_t *r = &s->recs[i];
         if (r->alloc_objects == 0 && r->inuse_objects == 0)

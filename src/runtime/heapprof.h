@@ -62,6 +62,21 @@ void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base);
  * type, which is not Go's inuse_space once temp_space follows it. */
 int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type);
 
+/* The allocation wrappers every heap-layout profile (heap, allocs, peak,
+ * leaks, memory) names as its drop_frames, so that pprof's tools (and
+ * cprof's) show a wrapper's caller as the allocating function: re
+ * (CPROF_ALLOC_WRAPPERS) or, NULL, HEAP_ALLOC_WRAPPERS; "" none. Set once,
+ * at start. */
+#define HEAP_ALLOC_WRAPPERS                                                              \
+    "xmalloc|xcalloc|xrealloc|xstrdup|xstrndup|xmemdup|"                                  \
+    "g_malloc|g_malloc0|g_realloc|g_try_malloc|g_try_malloc0|g_try_realloc|g_malloc_n|"   \
+    "g_malloc0_n|g_realloc_n|g_strdup|g_strndup|g_memdup2|"                               \
+    "zmalloc|zcalloc|zrealloc|zmalloc_usable|zcalloc_usable|zrealloc_usable|ztrymalloc|"  \
+    "ztrymalloc_usable|ztrymalloc_usable_internal|ztrycalloc_usable_internal|"            \
+    "ztryrealloc_usable_internal|CRYPTO_malloc|CRYPTO_zalloc|CRYPTO_realloc|CRYPTO_strdup"
+void heap_set_alloc_wrappers(const char *re);
+const char *heap_alloc_wrappers(void);
+
 /* The legacy text form of Go's /debug/pprof/heap?debug=1. */
 int heap_write_text(int fd, const heap_snapshot_t *s);
 

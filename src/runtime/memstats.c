@@ -60,11 +60,18 @@ static void heap_figures(memstats_t *m)
         m->heap_inuse = je_stat(ctl, "stats.active");
         m->heap_sys = je_stat(ctl, "stats.mapped") + retained;
         m->heap_released = retained;
+        uint64_t held = je_stat(ctl, "stats.allocated") + je_stat(ctl, "stats.metadata");
+        uint64_t res = je_stat(ctl, "stats.resident");
+        m->free_held = res > held ? res - held : 0;
     } else if (tc) {
         uint64_t unmapped = tc_prop(tc, "tcmalloc.pageheap_unmapped_bytes");
         m->heap_sys = tc_prop(tc, "generic.heap_size");
         m->heap_inuse = m->heap_sys - unmapped - tc_prop(tc, "tcmalloc.pageheap_free_bytes");
         m->heap_released = unmapped;
+        m->free_held = tc_prop(tc, "tcmalloc.pageheap_free_bytes") +
+                       tc_prop(tc, "tcmalloc.central_cache_free_bytes") +
+                       tc_prop(tc, "tcmalloc.transfer_cache_free_bytes") +
+                       tc_prop(tc, "tcmalloc.thread_cache_free_bytes");
     }
 #ifdef __GLIBC__ /* musl's malloc keeps no statistics: the heap figures stay 0 */
     else if (mi) {
@@ -73,6 +80,7 @@ static void heap_figures(memstats_t *m)
         struct mallinfo2 i = mi();
         m->heap_sys = i.arena + i.hblkhd;
         m->heap_inuse = i.uordblks + i.hblkhd;
+        m->free_held = i.fordblks;
     }
 #endif
     if (m->heap_inuse > m->heap_sys)
@@ -142,6 +150,12 @@ static void stacks_figures(memstats_t *m)
 }
 
 /* --- the block ------------------------------------------------------------ */
+
+void memstats_read_heap(memstats_t *m)
+{
+    memset(m, 0, sizeof(*m));
+    heap_figures(m);
+}
 
 void memstats_read(memstats_t *m)
 {

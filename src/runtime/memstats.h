@@ -29,9 +29,17 @@ typedef struct {
     uint64_t alloc, total_alloc, sys, mallocs, frees;
     uint64_t heap_sys, heap_idle, heap_inuse, heap_released, heap_objects;
     uint64_t stack_inuse, stack_sys, buck_hash_sys, other_sys;
+    /* Not Go's: bytes the allocator holds that the program freed, resident
+     * (jemalloc: resident - allocated - metadata; tcmalloc: its page heap's
+     * and caches' free bytes; glibc: its free chunks), for the memory
+     * profile (memprof.h). */
+    uint64_t free_held;
 } memstats_t;
 
 void memstats_read(memstats_t *m);
+
+/* Only the allocator's figures (heap_* and free_held): no /proc reads. */
+void memstats_read_heap(memstats_t *m);
 
 /* Writes the block, "\n# runtime.MemStats" to "# MaxRSS = N". */
 void memstats_write(FILE *f, const memstats_t *m);

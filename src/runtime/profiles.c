@@ -6,6 +6,7 @@
 #include "leaks.h"
 #include "lockprof.h"
 #include "heapoutput.h"
+#include "memprof.h"
 #include "peak.h"
 #include "session.h"
 #include "threadprof.h"
@@ -84,6 +85,18 @@ const profile_kind_t profile_kinds[] = {
 #ifndef __GLIBC__ /* its scan misses musl's roots: every block would be a leak */
         .off = "the musl build of libcprof.so has no leak scan",
 #endif
+    },
+    /* cprof's own: the whole process's memory, by class (memprof.h) */
+    {
+        .name = "memory",
+        .desc = "The whole process's memory by class (heap, heap-free, allocator, mmap, stack, "
+                "file, code, cprof, other), adding up to its resident and virtual size",
+        .how = PROFILE_WHOLE,
+        .params = PROFILE_P_DEBUG,
+        .env = "CPROF_MEMORY_PROFILE",
+        .what = "memory profile",
+        .write = memprof_write,
+        .max_debug = 1,
     },
     {
         .name = "mutex",
