@@ -348,10 +348,10 @@ int profile_encode(const profile_t *p, pbuf_t *out)
     return encode(p, out, NULL);
 }
 
-#ifdef CPROF_NO_ZLIB
-int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
+/* Empties out and gives it room for bound bytes: false when memory
+ * ran out (out->oom). */
+static bool reset_room(pbuf_t *out, size_t bound)
 {
-    size_t bound = gzstore_bound(len);
     out->len = 0;
     put(out, NULL, 0);
     if (!out->oom && out->cap < bound) {
@@ -363,7 +363,13 @@ int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
             out->oom = true;
         }
     }
-    if (out->oom)
+    return !out->oom;
+}
+
+#ifdef CPROF_NO_ZLIB
+int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
+{
+    if (!reset_room(out, gzstore_bound(len)))
         return -ENOMEM;
     out->len = gzstore_mem(in, len, out->data);
     return 0;
@@ -378,19 +384,7 @@ int profile_gzip(const uint8_t *in, size_t len, pbuf_t *out)
     if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
                      Z_DEFAULT_STRATEGY) != Z_OK)
         return -ENOMEM;
-    uLong bound = deflateBound(&z, (uLong)len);
-    out->len = 0;
-    put(out, NULL, 0);
-    if (!out->oom && out->cap < bound) {
-        uint8_t *nd = realloc(out->data, bound);
-        if (nd) {
-            out->data = nd;
-            out->cap = bound;
-        } else {
-            out->oom = true;
-        }
-    }
-    if (out->oom) {
+    if (!reset_room(out, deflateBound(&z, (uLong)len))) {
         deflateEnd(&z);
         return -ENOMEM;
     }

@@ -555,14 +555,9 @@ static int start_drain(void)
 {
     /* The drain thread takes none of the program's signals (nor SIGPROF);
      * it is created guarded, so threadhook calls it internal. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&run.drain, NULL, drain_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
-        return -rc;
-    pthread_setname_np(run.drain, "cprof-cpu");
+    int rc = rt_spawn(&run.drain, drain_main, "cprof-cpu");
+    if (rc < 0)
+        return rc;
     /* Until it is known internal, cover_all would take it for one of the
      * program's threads (one that blocks SIGPROF). */
     while (!__atomic_load_n(&drain_started, __ATOMIC_ACQUIRE))

@@ -198,19 +198,9 @@ static bool running; /* this process started a dump thread */
  * a negative errno. */
 static int spawn(void)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, dump_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
-        return -rc;
-    pthread_setname_np(th, "cprof-dump");
+    int rc = rt_spawn(NULL, dump_main, "cprof-dump");
+    if (rc < 0)
+        return rc;
     running = true;
     return 0;
 }

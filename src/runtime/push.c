@@ -278,20 +278,6 @@ static void *collect_main(void *arg)
     }
 }
 
-/* Both threads take none of the program's signals; they are created
- * guarded, so threadhook counts them cprof's. */
-static int spawn(pthread_t *th, void *(*fn)(void *), const char *name)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(th, NULL, fn, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0)
-        pthread_setname_np(*th, name);
-    return -rc;
-}
-
 static void fork_child(void)
 {
     forked = true; /* the threads stayed in the parent */
@@ -447,11 +433,12 @@ void push_start_from_env(int cpu_hz, bool heap)
     }
     last_heap_s = unix_s();
     pthread_atfork(NULL, NULL, fork_child);
-    if (spawn(&sender, send_main, "cprof-push-tx") < 0) {
+    /* Created guarded (threadhook counts them cprof's), taking no signal. */
+    if (rt_spawn(&sender, send_main, "cprof-push-tx") < 0) {
         rt_warn("CPROF_PUSH: cannot start its threads; profiles are not pushed");
         return;
     }
-    if (spawn(&collector, collect_main, "cprof-push") < 0) {
+    if (rt_spawn(&collector, collect_main, "cprof-push") < 0) {
         rt_warn("CPROF_PUSH: cannot start its threads; profiles are not pushed");
         rt_lock(&qlock);
         sender_stop = true;

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +49,27 @@ void rt_futex_wait(void *w, uint32_t v, int64_t timeout_ns)
 void rt_futex_wake(void *w, int n)
 {
     syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+int rt_spawn(void *th, void *(*fn)(void *), const char *name)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (!th)
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t, &attr, fn, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        return -rc;
+    pthread_setname_np(t, name);
+    if (th)
+        *(pthread_t *)th = t;
+    return 0;
 }
 
 /* The copy of the program's stderr taken at start: a high number, out of

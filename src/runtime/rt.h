@@ -147,6 +147,12 @@ static inline int64_t rt_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Starts a cprof thread running fn(NULL), named name, that takes none of
+ * the program's signals (it is created with every signal blocked); into
+ * *th, or detached when th is NULL. 0 or a negative errno. Not for hooks
+ * or handlers. */
+int rt_spawn(void *th, void *(*fn)(void *), const char *name);
+
 /* --- lock: a futex lock (uncontended: one atomic exchange) ------------- */
 
 typedef struct {

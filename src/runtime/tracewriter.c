@@ -139,15 +139,7 @@ int tracewriter_start(void)
 {
     __atomic_store_n(&writer_stop, 0, __ATOMIC_RELAXED);
     /* Created guarded (an internal thread) with every signal blocked. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&run.writer, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
-        return -rc;
-    pthread_setname_np(run.writer, "cprof-trace");
-    return 0;
+    return rt_spawn(&run.writer, writer_main, "cprof-trace");
 }
 
 /* --- the end of a trace: stacks, strings, frequency --------------------------------------- */
