@@ -31,11 +31,14 @@
 bool stackbounds_learn(rt_thread_t *t);
 
 /* Fills t's bounds on first use, or for this walk while it runs off its
- * own stack (t is this thread's rt_self); false if they cannot be known
- * (then the range is empty). */
+ * own stack (t is this thread's rt_self): also when the bounds kept are
+ * the thread's own but it now runs on another stack (a coroutine's, after
+ * a first walk on its own; a mapping hook can make that first walk);
+ * false if they cannot be known (then the range is empty). */
 static inline bool stackbounds_get(rt_thread_t *t)
 {
-    if (RT_UNLIKELY(!t->stack_hi || t->stack_once))
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (RT_UNLIKELY(!t->stack_hi || t->stack_once || here < t->stack_lo || here >= t->stack_hi))
         return stackbounds_learn(t);
     return t->stack_hi > t->stack_lo;
 }

@@ -250,7 +250,9 @@ uint64_t trace_thread_sigsafe(void)
     const trec_t *r = tracebuf_running_sigsafe();
     if (r)
         return (uint64_t)r->p << 32 | (uint32_t)r->goid;
-    return my_internal ? 0 : TRACE_THREAD_UNSEEN | (uint32_t)gettid();
+    /* A thread past its exit hook (its goroutine ended) whose timer still
+     * fired: not a thread to join the trace anew. */
+    return my_internal || my_gone ? 0 : TRACE_THREAD_UNSEEN | (uint32_t)gettid();
 }
 
 /* --- threads (threadhook.h) ------------------------------------------------------------- */
