@@ -20,6 +20,16 @@ note() { echo "# $*"; }
 # program is then refused, and cat waits forever) — and copies to OUT what
 # the first writer writes, until that writer closes it (at most 120 s;
 # exit 1 if nothing came).
+# wait_for FLAG PATH SECONDS WHAT: until `test FLAG PATH` holds (-e, -s...),
+# checked every 10 ms; fails with WHAT after SECONDS.
+wait_for() {
+  _i=0
+  until [ "$1" "$2" ]; do
+    _i=$((_i + 1)); [ $_i -gt $(($3 * 100)) ] && fail "$4"
+    sleep 0.01
+  done
+}
+
 fifo_reader() {
   rm -f "$2.ready"
   python3 - "$1" "$2" <<'PY' &
@@ -43,11 +53,7 @@ open(sys.argv[2], "wb").write(got)
 sys.exit(0 if got else 1)
 PY
   READER=$!
-  i=0
-  until [ -e "$2.ready" ]; do
-    i=$((i + 1)); [ $i -gt 600 ] && fail "fifo_reader: $1 not opened"
-    sleep 0.1
-  done
+  wait_for -e "$2.ready" 60 "fifo_reader: $1 not opened"
 }
 
 # gen_inputs DIR: the real programs' inputs, made by the tests: DIR/data.json

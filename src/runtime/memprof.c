@@ -12,6 +12,7 @@
 #include "procmaps.h"
 #include "profwriter.h"
 #include "rt.h"
+#include "base/err.h"
 #include "runtime/symtab.h"
 #include "sampler.h"
 
@@ -95,14 +96,8 @@ static int parse_smaps(mem_t *m, char *buf)
             *next++ = '\0';
         bool header = (*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f');
         if (header) {
-            if (m->nvma == m->capvma) {
-                size_t cap = m->capvma ? m->capvma * 2 : 256;
-                vma_t *v = realloc(m->vma, cap * sizeof(*v));
-                if (!v)
-                    return -ENOMEM;
-                m->vma = v;
-                m->capvma = cap;
-            }
+            if (err_grow((void **)&m->vma, &m->capvma, m->nvma + 1, sizeof(*m->vma)) < 0)
+                return -ENOMEM;
             vma_t *v = &m->vma[m->nvma++];
             memset(v, 0, sizeof(*v));
             char *p = line;
@@ -167,14 +162,8 @@ static int add_range(mem_t *m, uintptr_t lo, uintptr_t hi, size_t own)
         return -ENOMEM;
     if (lo >= hi)
         return 0;
-    if (m->nrng == m->caprng) {
-        size_t cap = m->caprng ? m->caprng * 2 : 256;
-        range_t *r = realloc(m->rng, cap * sizeof(*r));
-        if (!r)
-            return -ENOMEM;
-        m->rng = r;
-        m->caprng = cap;
-    }
+    if (err_grow((void **)&m->rng, &m->caprng, m->nrng + 1, sizeof(*m->rng)) < 0)
+        return -ENOMEM;
     m->rng[m->nrng++] = (range_t){lo, hi, own};
     return 0;
 }

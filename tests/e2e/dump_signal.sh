@@ -14,13 +14,7 @@ cc_prog "$T/prog" "$PROGS/dump_signal.c"
 "$T/prog" 0 > "$T/plain.out" || fail "program failed without cprof"
 
 # wait_file PATH: until it exists (written whole: the writer renames it into place).
-wait_file() {
-  i=0
-  until [ -e "$1" ]; do
-    i=$((i + 1)); [ $i -gt 6000 ] && fail "no $1 after 60 s: $(ls "$T")"
-    sleep 0.01
-  done
-}
+wait_file() { wait_for -e "$1" 60 "no $1 after 60 s"; }
 # mtime_ns PATH: when its writer finished it.
 mtime_ns() { stat -c %.9Y "$1" | tr -d .; }
 
@@ -167,11 +161,7 @@ mkdir "$T/f"
 CPROF_RATE=1 CPROF_DUMP_SIGNAL=USR2 CPROF_HEAP_PROFILE="$T/f/heap.%p.pb.gz" LD_PRELOAD="$LIB" \
   "$T/worker" "$T/wstop" > "$T/w.out" 2> "$T/w.err" &
 wpid=$!
-i=0
-until [ -s "$T/w.out" ]; do
-  i=$((i + 1)); [ $i -gt 6000 ] && fail "the worker never started"
-  sleep 0.01
-done
+wait_for -s "$T/w.out" 60 "the worker never started"
 child=$(cat "$T/w.out")
 kill -USR2 "$child"
 i=0

@@ -18,11 +18,7 @@ receiver() {
   mkdir -p "$1"
   python3 "$TOP/tests/push_receiver.py" "$@" &
   RPID=$!
-  i=0
-  until [ -s "$1/port" ]; do
-    i=$((i + 1)); [ $i -gt 300 ] && fail "receiver $2 did not start"
-    sleep 0.1
-  done
+  wait_for -s "$1/port" 30 "receiver $2 did not start"
   PORT=$(cat "$1/port")
 }
 trap 'kill $RPID 2>/dev/null; rm -rf "$T"' EXIT
