@@ -39,6 +39,12 @@ void heap_record_alloc(void *p, size_t size);
 void heap_record_free(const void *p, heap_freed_t *out);
 void heap_undo_free(void *p, const heap_freed_t *f);
 
+/* A custom heap's object (customheap.c), sampled by the caller, recorded
+ * with the label set labels under its own key (livemap.h's
+ * LIVEMAP_CUSTOM); its free, true when it was sampled and live. */
+void heap_record_custom_alloc(const void *p, size_t size, uint32_t labels);
+bool heap_record_custom_free(const void *p);
+
 static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
 {
     counters_alloc(t, rt_usable_size(p));
