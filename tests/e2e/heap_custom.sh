@@ -5,7 +5,8 @@
 # of 1000 objects of 64 bytes live), labelled heap=arena, which go tool
 # pprof's -tagfocus isolates; the arena's own malloc block (site_backing,
 # 1 MiB) stays live though the first object has its address (the objects'
-# own live-map keys). Without cprof the program runs and the API is off.
+# own live-map keys). The peak profile (at site_big's 2 MiB) has all 1000
+# objects, labelled. Without cprof the program runs and the API is off.
 # timeout: 120
 . "$(dirname "$0")/../lib.sh"
 
@@ -15,7 +16,7 @@ cc_prog "$T/ha" "$PROGS/heap_arena.c" -I"$TOP/include" -ldl
 [ "$(cat "$T/out0")" = "heap off
 ok" ] || fail "output without cprof: $(cat "$T/out0")"
 
-CPROF_RATE=1 LD_PRELOAD="$LIB" "$T/ha" "$T/h.pb.gz" > "$T/out" 2> "$T/err" ||
+CPROF_RATE=1 LD_PRELOAD="$LIB" "$T/ha" "$T/h.pb.gz" "$T/p.pb.gz" > "$T/out" 2> "$T/err" ||
   { cat "$T/err"; fail "program failed"; }
 [ -s "$T/err" ] && { cat "$T/err"; fail "unexpected stderr"; }
 [ "$(cat "$T/out")" = "heap on
@@ -33,6 +34,11 @@ for go in "${GO:-go}" /usr/lib/go-1.23/bin/go; do
   PPROF="$go tool pprof" pprof_flat inuse_space "$T/h.pb.gz" -tagfocus=heap=arena "$T/ha" |
     grep -v ' 0$' > "$T/tf"
   [ "$(cat "$T/tf")" = "site_node 38400" ] || { cat "$T/tf"; fail "$go: -tagfocus heap=arena"; }
+  PPROF="$go tool pprof" pprof_flat inuse_space "$T/p.pb.gz" -tagfocus=heap=arena "$T/ha" |
+    grep -v ' 0$' > "$T/pk"
+  [ "$(cat "$T/pk")" = "site_node 64000" ] || { cat "$T/pk"; fail "$go: peak, heap=arena"; }
+  PPROF="$go tool pprof" pprof_flat inuse_space "$T/p.pb.gz" "$T/ha" > "$T/pa"
+  grep -q '^site_big 2097152$' "$T/pa" || { cat "$T/pa"; fail "$go: peak site_big"; }
 done
 note "arena objects exact and labelled; backing block kept its own entry"
 exit 0
