@@ -29,6 +29,7 @@ extern cprof_heap_t cprof__heap_register(const char *name) __attribute__((weak))
 extern void cprof__heap_alloc(cprof_heap_t heap, const void *p, size_t size)
     __attribute__((weak));
 extern void cprof__heap_free(cprof_heap_t heap, const void *p) __attribute__((weak));
+extern void cprof__heap_backing(cprof_heap_t heap, const void *block) __attribute__((weak));
 
 /* A heap named name (copied; registering a name twice gives one heap).
  * NULL when cprof is not loaded or out of label sets. */
@@ -60,6 +61,16 @@ static inline void cprof_heap_realloc(cprof_heap_t heap, const void *old, const 
             cprof__heap_free(heap, old);
         cprof__heap_alloc(heap, p, size);
     }
+}
+
+/* block, a live block of malloc's (or new's), is heap's backing memory:
+ * its bytes are counted through heap's objects only. If it was sampled it
+ * leaves the in-use values (its allocation stays in alloc_*), so a pool's
+ * bytes are not counted twice; its free later changes nothing. */
+static inline void cprof_heap_backing(cprof_heap_t heap, const void *block)
+{
+    if (heap)
+        cprof__heap_backing(heap, block);
 }
 
 #ifdef __cplusplus

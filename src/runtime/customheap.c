@@ -44,3 +44,9 @@ RT_EXPORT void cprof__heap_free(cprof_heap_t heap, const void *p)
     if (heap && p && !rt_self.guard)
         heap_record_custom_free(p);
 }
+
+RT_EXPORT void cprof__heap_backing(cprof_heap_t heap, const void *block)
+{
+    if (heap && block && !rt_self.guard)
+        heap_forget_block(block);
+}

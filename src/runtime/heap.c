@@ -45,9 +45,10 @@ void heap_record_custom_alloc(const void *p, size_t size, uint32_t labels)
     record((uintptr_t)p | LIVEMAP_CUSTOM, size, labels);
 }
 
-bool heap_record_custom_free(const void *p)
+/* Takes key's live entry out, crediting a free to its bucket: no
+ * temporaries, no exact counters (the memory is not freed). */
+static bool forget(uintptr_t key)
 {
-    uintptr_t key = (uintptr_t)p | LIVEMAP_CUSTOM;
     uint32_t bucket;
     uint64_t size;
     if (RT_UNLIKELY(rt_self.locks) || !livemap_maybe((const void *)key) ||
@@ -55,6 +56,16 @@ bool heap_record_custom_free(const void *p)
         return false;
     credit_free(bucket, size);
     return true;
+}
+
+bool heap_record_custom_free(const void *p)
+{
+    return forget((uintptr_t)p | LIVEMAP_CUSTOM);
+}
+
+bool heap_forget_block(const void *p)
+{
+    return forget((uintptr_t)p);
 }
 
 /* Records a sampled object under key (its address, or with LIVEMAP_CUSTOM

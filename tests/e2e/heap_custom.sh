@@ -6,7 +6,9 @@
 # pprof's -tagfocus isolates; the arena's own malloc block (site_backing,
 # 1 MiB) stays live though the first object has its address (the objects'
 # own live-map keys). The peak profile (at site_big's 2 MiB) has all 1000
-# objects, labelled. Without cprof the program runs and the API is off.
+# objects, labelled. With the block declared as backing memory
+# (cprof_heap_backing) it leaves the in-use values, not alloc_space.
+# Without cprof the program runs and the API is off.
 # timeout: 120
 . "$(dirname "$0")/../lib.sh"
 
@@ -40,5 +42,13 @@ for go in "${GO:-go}" /usr/lib/go-1.23/bin/go; do
   PPROF="$go tool pprof" pprof_flat inuse_space "$T/p.pb.gz" "$T/ha" > "$T/pa"
   grep -q '^site_big 2097152$' "$T/pa" || { cat "$T/pa"; fail "$go: peak site_big"; }
 done
+CPROF_RATE=1 LD_PRELOAD="$LIB" "$T/ha" "$T/b.pb.gz" "$T/bp.pb.gz" backing > "$T/out" 2> "$T/err" ||
+  { cat "$T/err"; fail "program failed (backing)"; }
+[ -s "$T/err" ] && { cat "$T/err"; fail "unexpected stderr (backing)"; }
+pprof_flat inuse_space "$T/b.pb.gz" "$T/ha" > "$T/bis"
+pprof_flat alloc_space "$T/b.pb.gz" "$T/ha" > "$T/bas"
+grep -q '^site_backing [1-9]' "$T/bis" && { cat "$T/bis"; fail "backing still in use"; }
+grep -q '^site_node 38400$' "$T/bis" || { cat "$T/bis"; fail "site_node inuse_space (backing)"; }
+grep -q '^site_backing 1048576$' "$T/bas" || { cat "$T/bas"; fail "site_backing alloc_space (backing)"; }
 note "arena objects exact and labelled; backing block kept its own entry"
 exit 0

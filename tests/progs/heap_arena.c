@@ -7,9 +7,10 @@
  * site_big mallocs and frees 2 MiB (the heap's high, with all 1000 nodes
  * live), and nodes 1..400 are released. With argv[1] and argv[2], writes
  * the heap profile and the peak profile there (found with dlsym, under
- * LD_PRELOAD=libcprof.so). Prints "heap on" or
+ * LD_PRELOAD=libcprof.so). With a third argument "backing", the arena
+ * declares its block as backing memory (cprof_heap_backing). Prints "heap on" or
  * "heap off" (whether cprof_heap_register found cprof), then "ok".
- * Usage: heap_arena [HEAP PEAK] */
+ * Usage: heap_arena [HEAP PEAK [backing]] */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -73,6 +74,8 @@ int main(int argc, char **argv)
     arena_t a = {site_backing(1 << 20), 0, 1 << 20, cprof_heap_register("arena")};
     if (!a.base)
         return 1;
+    if (argc > 3)
+        cprof_heap_backing(a.heap, a.base);
     for (int i = 0; i < NODES; i++)
         if (!(nodes[i] = site_node(&a)))
             return 1;
