@@ -310,7 +310,7 @@ install: all
 	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/libcprof.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 include/cprof.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/cprof.h include/cprof_heap.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(B)/cprof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	if [ -f $(B)/libcprof-http.so ]; then install -m 755 $(B)/libcprof-http.so $(DESTDIR)$(PREFIX)/lib/; fi
 	if [ -f $(B)/cprof ]; then install -m 755 $(B)/cprof $(DESTDIR)$(PREFIX)/bin/; fi

@@ -257,6 +257,23 @@ RT_EXPORT void free(void *p)
     rt_next.free(p);
 }
 
+/* C23's sized frees. glibc before 2.40 does not export them, so a program
+ * finds them only here; glibc's own versions would bypass free's hook and
+ * leave sampled blocks live in the profile. The size is only a hint to the
+ * allocator: forwarding to free is always correct. */
+RT_EXPORT void free_sized(void *p, size_t size)
+{
+    (void)size;
+    free(p);
+}
+
+RT_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+{
+    (void)align;
+    (void)size;
+    free(p);
+}
+
 RT_EXPORT void *calloc(size_t n, size_t size)
 {
     if (RT_UNLIKELY(need_boot())) {

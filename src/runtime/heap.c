@@ -33,8 +33,46 @@ static void credit_free(uint32_t index, uint64_t size)
     __atomic_add_fetch(&b->free_bytes, size, __ATOMIC_RELAXED);
 }
 
+static void record(uintptr_t key, size_t size, uint32_t labels);
+
 __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
 {
+    record((uintptr_t)p, size, labels_now());
+}
+
+void heap_record_custom_alloc(const void *p, size_t size, uint32_t labels)
+{
+    record((uintptr_t)p | LIVEMAP_CUSTOM, size, labels);
+}
+
+/* Takes key's live entry out, crediting a free to its bucket: no
+ * temporaries, no exact counters (the memory is not freed). */
+static bool forget(uintptr_t key)
+{
+    uint32_t bucket;
+    uint64_t size;
+    if (RT_UNLIKELY(rt_self.locks) || !livemap_maybe((const void *)key) ||
+        !livemap_remove((const void *)key, &bucket, &size))
+        return false;
+    credit_free(bucket, size);
+    return true;
+}
+
+bool heap_record_custom_free(const void *p)
+{
+    return forget((uintptr_t)p | LIVEMAP_CUSTOM);
+}
+
+bool heap_forget_block(const void *p)
+{
+    return forget((uintptr_t)p);
+}
+
+/* Records a sampled object under key (its address, or with LIVEMAP_CUSTOM
+ * for a custom heap's) in the bucket of this stack and label set. */
+static void record(uintptr_t key, size_t size, uint32_t labels)
+{
+    void *p = (void *)key;
     if (RT_UNLIKELY(rt_self.locks)) { /* a signal handler: see heap.h */
         __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
         return;
@@ -50,7 +88,7 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
     uintptr_t pcs[UNWIND_MAX_DEPTH];
     uint64_t hash;
     int depth = unwind_capture_hash(pcs, &hash);
-    bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate, labels_now());
+    bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate, labels);
     uint32_t old_bucket;
     uint64_t old_size;
     int rc = livemap_insert(p, b->index, size, &old_bucket, &old_size);
@@ -69,8 +107,9 @@ __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
             peak_touch(b);
         __atomic_add_fetch(&b->alloc_objects, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&b->alloc_bytes, size, __ATOMIC_RELAXED);
-        usdt_alloc(p, size, rt_self.taken_rate);
         rt_thread_t *t = &rt_self;
+        if (!(key & LIVEMAP_CUSTOM))
+            usdt_alloc(p, size, rt_self.taken_rate);
         if (t->stats) {
             t->temp_cand = ~(uintptr_t)p;
             t->temp_mark = t->stats->mallocs;

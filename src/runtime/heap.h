@@ -39,6 +39,16 @@ void heap_record_alloc(void *p, size_t size);
 void heap_record_free(const void *p, heap_freed_t *out);
 void heap_undo_free(void *p, const heap_freed_t *f);
 
+/* A custom heap's object (customheap.c), sampled by the caller, recorded
+ * with the label set labels under its own key (livemap.h's
+ * LIVEMAP_CUSTOM); its free, true when it was sampled and live. */
+void heap_record_custom_alloc(const void *p, size_t size, uint32_t labels);
+bool heap_record_custom_free(const void *p);
+/* A malloc block that a custom heap took as its backing memory
+ * (cprof_heap_backing): its sampled live entry, if any, is taken out as
+ * if freed, without touching the exact counters or temporaries. */
+bool heap_forget_block(const void *p);
+
 static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
 {
     counters_alloc(t, rt_usable_size(p));

@@ -159,6 +159,12 @@ static const labelset_t *intern(const labelset_t *parent, const char *k, const c
     return e;
 }
 
+uint32_t labels_with(const char *key, const char *value)
+{
+    const labelset_t *e = intern(rt_self.labels, key, value);
+    return e ? e->set : 0;
+}
+
 /* Every push, failed or not, is undone by one pop (a ghost when it
  * failed), so that push/pop pairs written without checks, and the C++
  * scope, stay balanced. */

@@ -68,6 +68,11 @@ static inline uint32_t labels_now(void)
     return l ? l->set : 0;
 }
 
+/* The set id of the calling thread's labels with (key, value) added, 0
+ * when no set can be made (a bound, see above). Lock-free when the set
+ * exists; never from a signal handler. */
+uint32_t labels_with(const char *key, const char *value);
+
 /* The node of id (a set id recorded by a sample), NULL for 0 or an id
  * never made. Any thread, no lock. */
 const labelset_t *labels_get(uint32_t id);

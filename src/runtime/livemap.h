@@ -19,6 +19,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Objects of a custom heap (customheap.h) are keyed by their address with
+ * this bit set: user-space addresses never have it (x86-64, arm64), so a
+ * pool object at the start of its own sampled backing block (from malloc)
+ * takes a key of its own, and free() of the block never finds it. The
+ * filter indexes by page, so both share a counter: a free of the block may
+ * look into the table for nothing, never miss. */
+#define LIVEMAP_CUSTOM (1ull << 63)
+
 /* Values pack the bucket index (24 bits) above the size (40 bits). */
 #define LIVE_SIZE_BITS 40
 #define LIVE_SIZE_MAX ((1ull << LIVE_SIZE_BITS) - 1)
@@ -88,8 +96,8 @@ uint64_t livemap_count(void);
 void livemap_lock_all(void);
 void livemap_unlock_all(void);
 
-/* With every stripe held: copies up to max live objects into out;
- * returns how many. */
+/* With every stripe held: copies up to max live objects into out, not
+ * custom-heap objects (LIVEMAP_CUSTOM); returns how many. */
 typedef struct {
     uintptr_t addr;
     uint64_t size;   /* bytes the program asked for */

@@ -30,7 +30,7 @@ command -v objdump > /dev/null || skip "objdump (binutils) not installed"
 indirect_ok='cpuring.o:chain_sigsafe cpuring.o:handler_sigsafe dumpsig.o:handler_sigsafe'
 
 # Forbidden callees: allocation, stdio, locks (extended regular expression).
-alloc='malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|strdup|strndup|v?asprintf|_Zn[wa].*|_Zd[la].*|ownheap_.*|arena_alloc.*|arena_map|arena_unmap|mmap|munmap'
+alloc='malloc|calloc|realloc|reallocarray|free|free_sized|free_aligned_sized|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|strdup|strndup|v?asprintf|_Zn[wa].*|_Zd[la].*|ownheap_.*|arena_alloc.*|arena_map|arena_unmap|mmap|munmap'
 stdio='v?(f|s|sn|d)?printf|__.*printf_chk|f?puts|f?putc|putchar|_IO_.*|f(open|open64|dopen|close|flush|read|write|gets|getc|seek|tell|scanf)|v?(s|f)?scanf|__isoc99_.*|perror|setv?buf|getline|getdelim|popen|pclose|tmpfile|open_memstream|fmemopen|std(in|out|err)|rt_warn'
 locks='pthread_(mutex|rwlock|spin|cond|barrier)_.*|pthread_once|pthread_join|sem_(timed|clock)?wait|rt_lock_slow|rt_unlock_wake'
 deny="^($alloc|$stdio|$locks)\$"

@@ -18,7 +18,7 @@
 exports=$(nm -D --defined-only "$LIB" | awk '{print $3}' | sort)
 for s in $exports; do
   case "$s" in
-    malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size) ;;
+    malloc|free|free_sized|free_aligned_sized|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size) ;;
     _Znw*|_Zna*|_Zdl*|_Zda*) ;;
     pthread_create) ;; # threadhook.c: thread start/exit for the profiles
     pthread_mutex_lock|pthread_mutex_timedlock|pthread_mutex_clocklock) ;; # lockhooks.c

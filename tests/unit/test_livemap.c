@@ -117,6 +117,33 @@ static void test_copy(void **state)
         assert_true(livemap_remove((void *)(0x7f0000001000 + i * 48), &bucket, &size));
 }
 
+/* A custom-heap object at the address of a block takes its own key
+ * (LIVEMAP_CUSTOM): both are live, each removed alone, and the copy for
+ * the leak scan and the memory profile leaves the object out. */
+static void test_custom_key(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    void *blk = (void *)0x7f0000201000;
+    void *obj = (void *)((uintptr_t)blk | LIVEMAP_CUSTOM);
+    uint32_t ob, bucket;
+    uint64_t os, size;
+    assert_int_equal(livemap_insert(blk, 1, 4096, &ob, &os), 1);
+    assert_int_equal(livemap_insert(obj, 2, 64, &ob, &os), 1);
+    livemap_entry_t out[4];
+    livemap_lock_all();
+    size_t n = livemap_copy_locked(out, 4);
+    livemap_unlock_all();
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].addr, (uintptr_t)blk);
+    assert_true(livemap_remove(blk, &bucket, &size));
+    assert_int_equal(bucket, 1);
+    assert_false(livemap_remove(blk, &bucket, &size));
+    assert_true(livemap_remove(obj, &bucket, &size));
+    assert_int_equal(bucket, 2);
+    assert_int_equal(size, 64);
+}
+
 /* A page's filter counter stops at 255 and stays there: every free in the
  * page then looks into the table, none is missed; a page below it counts
  * down to 0 again. */
@@ -219,6 +246,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_custom_key),
         cmocka_unit_test(test_filter_saturates),
         cmocka_unit_test(test_patterns),
         cmocka_unit_test(test_full),
