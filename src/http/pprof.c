@@ -5,6 +5,7 @@
  * check, strict numbers), it answers in Go's error style: text/plain, one
  * line, X-Go-Pprof: 1. */
 #include "pprof.h"
+#include "base/fdio.h"
 
 #include "base/sbuf.h"
 #include "profile/parse.h"
@@ -41,13 +42,6 @@ static symtab_t *symbols; /* built on the first symbol request */
 static int waiting;       /* delta profiles in progress */
 
 /* --- replies -------------------------------------------------------------- */
-
-int64_t pprof_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t realtime_ns(void)
 {
@@ -260,7 +254,7 @@ static pprof_action_t serve_session(const call_t *c)
         serve_error(c->out, 500, msg);
         return PPROF_REPLY;
     }
-    *c->until_ms = pprof_now_ms() + c->prm.wait_ms;
+    *c->until_ms = fdio_now_ms() + c->prm.wait_ms;
     if (c->r->stream) { /* Go's Trace: the headers now, the body as it records */
         c->out->status = 200;
         c->out->content_type = OCTETS;
@@ -369,7 +363,7 @@ static pprof_action_t serve_profile(const call_t *c)
         r->base_ns = realtime_ns();
         r->kind = c->k;
         waiting++;
-        *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
+        *c->until_ms = fdio_now_ms() + c->prm.seconds * 1000;
         return PPROF_WAIT;
     }
     serve_heap(c->k, c->prm.debug != 0, c->out);
@@ -447,7 +441,7 @@ static pprof_action_t serve_stackprof(const call_t *c)
         }
         r->kind = sp;
         waiting++;
-        *c->until_ms = pprof_now_ms() + c->prm.seconds * 1000;
+        *c->until_ms = fdio_now_ms() + c->prm.seconds * 1000;
         return PPROF_WAIT;
     }
     int64_t debug = c->prm.debug;

@@ -97,7 +97,5 @@ bool pprof_stream_end(pprof_req_t *r);
 /* Releases what a reply holds (its fd too) and resets it. */
 void pprof_reply_clear(pprof_reply_t *rep);
 
-/* CLOCK_MONOTONIC in milliseconds. */
-int64_t pprof_now_ms(void);
 
 #endif

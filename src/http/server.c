@@ -26,6 +26,7 @@
  * wait is cancelled then, as Go cancels the request's context). A slow client can only ever delay the
  * server thread's own work; the program's threads never wait for it. */
 #include "pprof.h"
+#include "base/fdio.h"
 #include "query.h"
 #include "runtime/httpops.h"
 
@@ -200,7 +201,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *con)
     if (q && query_check_uri(uri))
         q[1] = '\0';
     if (!c->receiving_since)
-        c->receiving_since = pprof_now_ms();
+        c->receiving_since = fdio_now_ms();
     return c;
 }
 
@@ -346,7 +347,7 @@ static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls,
     if (!c)
         return;
     end_request(c);
-    c->receiving_since = pprof_now_ms(); /* the next request's clock */
+    c->receiving_since = fdio_now_ms(); /* the next request's clock */
     c->headers_in = false;
 }
 
@@ -360,7 +361,7 @@ static void on_connection(void *cls, struct MHD_Connection *con, void **socket_c
             return;
         c->mhd = con;
         c->reply.fd = -1;
-        c->receiving_since = pprof_now_ms();
+        c->receiving_since = fdio_now_ms();
         c->next = conns;
         if (conns)
             conns->prev = c;
@@ -557,7 +558,7 @@ static void *server_main(void *arg)
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
     int epfd = di ? di->epoll_fd : -1;
     while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-        int64_t now = pprof_now_ms(), wait = 1000;
+        int64_t now = fdio_now_ms(), wait = 1000;
         MHD_UNSIGNED_LONG_LONG to;
         if (MHD_get_timeout(daemon_, &to) == MHD_YES && (int64_t)to < wait)
             wait = (int64_t)to;
@@ -595,7 +596,7 @@ static void *server_main(void *arg)
          * next run, which takes the client waiting in the backlog now. */
         if (full && nconns < SERVER_MAX_CONNECTIONS)
             MHD_run(daemon_);
-        now = pprof_now_ms();
+        now = fdio_now_ms();
         if (resume_due(now, false))
             MHD_run(daemon_);
         cut_slow(now);
