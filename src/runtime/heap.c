@@ -33,16 +33,16 @@ static void credit_free(uint32_t index, uint64_t size)
     __atomic_add_fetch(&b->free_bytes, size, __ATOMIC_RELAXED);
 }
 
-static void record(uintptr_t key, size_t size, uint32_t labels);
+static void record_sampled(uintptr_t key, size_t size, uint32_t labels);
 
 __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
 {
-    record((uintptr_t)p, size, labels_now());
+    record_sampled((uintptr_t)p, size, labels_now());
 }
 
 void heap_record_custom_alloc(const void *p, size_t size, uint32_t labels)
 {
-    record((uintptr_t)p | LIVEMAP_CUSTOM, size, labels);
+    record_sampled((uintptr_t)p | LIVEMAP_CUSTOM, size, labels);
 }
 
 /* Takes key's live entry out, crediting a free to its bucket: no
@@ -70,7 +70,7 @@ bool heap_forget_block(const void *p)
 
 /* Records a sampled object under key (its address, or with LIVEMAP_CUSTOM
  * for a custom heap's) in the bucket of this stack and label set. */
-static void record(uintptr_t key, size_t size, uint32_t labels)
+static void record_sampled(uintptr_t key, size_t size, uint32_t labels)
 {
     void *p = (void *)key;
     if (RT_UNLIKELY(rt_self.locks)) { /* a signal handler: see heap.h */

@@ -37,12 +37,12 @@ note "notes: otel_memory:alloc (3 x 8@), otel_memory:free (1 x 8@), semaphores s
 # --- only the sampled path reads the semaphores -----------------------------------
 if command -v objdump >/dev/null 2>&1; then
   readers=$(objdump -d "$LIB" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 } /<otel_memory_(alloc|free)_semaphore>/ { print fn }' | sort -u | tr '\n' ' ')
-  # heap.c's sampled path: its entry points, and record (shared with the
+  # heap.c's sampled path: its entry points, and record_sampled (shared with the
   # custom-heap API, customheap.c), which fires the alloc probe
   [ -n "$readers" ] && [ -z "$(echo "$readers" | tr ' ' '\n' | grep -v '^$' |
-    grep -vx '<heap_record_alloc>:' | grep -vx '<heap_record_free>:' | grep -vx '<record>:')" ] ||
+    grep -vx '<heap_record_alloc>:' | grep -vx '<heap_record_free>:' | grep -vx '<record_sampled>:')" ] ||
     fail "the semaphores are read outside the sampled path: $readers"
-  note "semaphores read only on the sampled path (heap_record_alloc, heap_record_free, record)"
+  note "semaphores read only on the sampled path (heap_record_alloc, heap_record_free, record_sampled)"
 fi
 
 # --- a tracer: weighted_bytes against alloc_space ---------------------------------
