@@ -81,6 +81,7 @@ static bool begin_as(trec_t *r, int64_t ts, const uintptr_t *root, int depth, in
     }
     uint64_t a[3] = {(uint64_t)tid};
     tracebuf_put_event(r->buf, EV_PROC_START, ts, a, 1);
+    r->born = r->buf->last;
     if (r->state == G_NONE) {
         r->goid = __atomic_add_fetch(&next_goid, 1, __ATOMIC_RELAXED);
         /* go tool trace names a goroutine by this stack's frame: never
@@ -207,21 +208,28 @@ void trace_waited(int kind, int64_t from, int64_t to, const uintptr_t *pcs, int 
  * the trace (one that only computes): it joins the trace now, running on
  * a P of its own, in a record the calling (drain) thread writes and the
  * thread adopts at its first event. Its name is its outermost frame, as
- * for the threads that existed before the trace. P << 32 | goroutine, or
- * 0 when it could not be made. */
+ * for the threads that existed before the trace. A thread whose first
+ * event came after the signal (or that ended) has its record already:
+ * the sample is its goroutine's if that ran before the sample (the
+ * parser takes a sample of a goroutine not yet created for its
+ * creation). P << 32 | goroutine, or 0 when none. */
 static uint64_t join_seen(int32_t tid, const uintptr_t *pcs, int depth, int64_t ts)
 {
     trec_t *p = tracebuf_proxy_find(tid);
-    if (!p) {
-        if (!(p = tracebuf_proxy_new()))
+    if (!p && !(p = tracebuf_claimed(tid))) {
+        if (!(p = tracebuf_proxy_new(ts)))
             return 0;
         if (!begin_as(p, ts, pcs, depth, tid, 0, false)) {
             tracebuf_proxy_drop(p);
             return 0;
         }
-        tracebuf_proxy_publish(p, tid);
+        p = tracebuf_proxy_publish(p, tid);
     }
-    return (uint64_t)p->p << 32 | (uint32_t)p->goid;
+    uint8_t state = __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+    if (state == G_NONE || __atomic_load_n(&p->gen, __ATOMIC_RELAXED) != tracebuf_gen() ||
+        __atomic_load_n(&p->born, __ATOMIC_RELAXED) > ts)
+        return 0;
+    return (uint64_t)p->p << 32 | (uint32_t)__atomic_load_n(&p->goid, __ATOMIC_RELAXED);
 }
 
 void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int depth)
@@ -306,6 +314,7 @@ static void on_start(void *cookie, bool internal)
          * its creator made starts on the same P (a second ProcStart
          * would be refused). */
         tracebuf_put_event(r->buf, EV_GO_END, ts, NULL, 0);
+        r->born = r->buf->last;
         r->goid = (uint32_t)c;
         r->seq = 1;
         uint64_t a[2] = {r->goid, r->seq++};
@@ -321,8 +330,10 @@ static void on_exit_(void *cookie, bool internal)
     (void)internal;
     my_gone = 1;
     /* A thread with no record may still have a goroutine: one made for it
-     * (join_running, join_seen), which its end adopts. */
-    if (!tracebuf_mine() && !(trace_on() && tracebuf_proxy_find((int32_t)gettid())))
+     * (join_running, join_seen), which its end adopts. Else its end makes
+     * one, and its claim keeps the drain from making a goroutine for it
+     * from a sample taken before its end. */
+    if (!tracebuf_mine() && !trace_on())
         return;
     bool open = false;
     trec_t *w = tracebuf_enter();
@@ -492,14 +503,14 @@ static void join_running(int64_t ts)
         char state = paren && paren[1] == ' ' ? paren[2] : 'Z';
         if (state == 'Z' || state == 'X')
             continue;
-        trec_t *p = tracebuf_proxy_new();
+        trec_t *p = tracebuf_proxy_new(ts);
         if (!p)
             break;
         if (!begin_as(p, ts, NULL, 0, tid, 0, state != 'R')) {
             tracebuf_proxy_drop(p);
             break;
         }
-        tracebuf_proxy_publish(p, tid);
+        tracebuf_proxy_publish(p, tid); /* no thread writes yet: offered */
     }
     closedir(d);
 }

@@ -196,8 +196,10 @@ bool tracebuf_room(trec_t *r, uint32_t need, int64_t ts)
     if (b && b->len + need <= sizeof(b->data))
         return true;
     rt_lock(&pool_lock);
-    if (b)
+    if (b) {
+        r->p_last = b->last;
         queue_full_locked(b);
+    }
     b = free_list;
     if (b) {
         free_list = b->next;
@@ -212,7 +214,9 @@ bool tracebuf_room(trec_t *r, uint32_t need, int64_t ts)
         __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
         return false;
     }
-    tracebuf_batch(b, r->p, ts);
+    /* A record serves thread after thread, and a proxy's events are
+     * dated before they are written: P p's time never runs back. */
+    tracebuf_batch(b, r->p, ts > r->p_last ? ts : r->p_last);
     return true;
 }
 
@@ -221,18 +225,23 @@ void tracebuf_flush(trec_t *r)
     if (!r->buf)
         return;
     rt_lock(&pool_lock);
+    r->p_last = r->buf->last;
     queue_full_locked(r->buf);
     rt_unlock(&pool_lock);
     r->buf = NULL;
 }
 
-/* A record from the free list or the arena, in the list of all. */
-static trec_t *rec_new(void)
+/* A record from the free list whose P has no event from `before` on, or
+ * from the arena; in the list of all. */
+static trec_t *rec_new(int64_t before)
 {
     rt_lock(&pool_lock);
-    trec_t *r = free_recs;
+    trec_t **pp = &free_recs;
+    while (*pp && (*pp)->p_last >= before)
+        pp = &(*pp)->next_free;
+    trec_t *r = *pp;
     if (r)
-        free_recs = r->next_free;
+        *pp = r->next_free;
     rt_unlock(&pool_lock);
     if (!r) {
         r = arena_alloc(sizeof(*r));
@@ -247,6 +256,7 @@ static trec_t *rec_new(void)
     r->gen = 0;
     r->state = G_NONE;
     __atomic_store_n(&r->proxy, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->claim, 0, __ATOMIC_RELAXED);
     return r;
 }
 
@@ -255,14 +265,14 @@ trec_t *tracebuf_self(void)
     trec_t *r = me;
     if (RT_LIKELY(r != NULL))
         return r;
-    r = rec_new();
+    r = rec_new(INT64_MAX);
     me = r;
     return r;
 }
 
-trec_t *tracebuf_proxy_new(void)
+trec_t *tracebuf_proxy_new(int64_t ts)
 {
-    trec_t *r = rec_new();
+    trec_t *r = rec_new(ts);
     if (!r)
         return NULL;
     r->goid = 0;
@@ -273,9 +283,36 @@ trec_t *tracebuf_proxy_new(void)
     return r;
 }
 
-void tracebuf_proxy_publish(trec_t *r, int32_t tid)
+uint32_t tracebuf_gen(void)
 {
-    __atomic_store_n(&r->proxy, tid, __ATOMIC_RELEASE); /* after its events */
+    return __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+}
+
+trec_t *tracebuf_claimed(int32_t tid)
+{
+    uint64_t c = (uint64_t)tracebuf_gen() << 32 | (uint32_t)tid;
+    for (trec_t *r = __atomic_load_n(&all_recs, __ATOMIC_ACQUIRE); r; r = r->next_all)
+        if (__atomic_load_n(&r->claim, __ATOMIC_SEQ_CST) == c)
+            return r;
+    return NULL;
+}
+
+/* The offer (after its events) and the claims are read in opposite
+ * orders here and in tracebuf_enter: of a thread's first event and an
+ * offer made meanwhile, one sees the other. */
+trec_t *tracebuf_proxy_publish(trec_t *r, int32_t tid)
+{
+    __atomic_store_n(&r->proxy, tid, __ATOMIC_SEQ_CST);
+    trec_t *own = tracebuf_claimed(tid);
+    if (!own || own == r ||
+        !__atomic_compare_exchange_n(&r->proxy, &tid, 0, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return r; /* offered, or adopted already */
+    if (r->buf)
+        tracebuf_give_back(r->buf); /* never queued: its events are not written */
+    r->buf = NULL;
+    tracebuf_proxy_drop(r);
+    return own;
 }
 
 trec_t *tracebuf_proxy_find(int32_t tid)
@@ -315,13 +352,15 @@ void tracebuf_proxies_free(void)
  * the CPU profile's drain, if any, becomes its own (the one it had goes
  * back to the free list). Called busy on r; returns the record to use,
  * busy, or NULL when the trace stopped meanwhile. */
-static trec_t *adopt(trec_t *r, uint32_t g)
+static trec_t *adopt(trec_t *r, uint32_t g, int32_t tid)
 {
-    int32_t tid = (int32_t)gettid();
     trec_t *p = tracebuf_proxy_find(tid);
     if (!p || !__atomic_compare_exchange_n(&p->proxy, &tid, 0, false, __ATOMIC_ACQ_REL,
                                            __ATOMIC_RELAXED))
         return r;
+    /* The claim moves with the thread, before r is given away. */
+    __atomic_store_n(&p->claim, __atomic_load_n(&r->claim, __ATOMIC_RELAXED), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->claim, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
     me = p;
     rt_lock(&pool_lock);
@@ -367,8 +406,12 @@ trec_t *tracebuf_enter(void)
         return NULL;
     }
     uint32_t g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
-    if (r->gen != g && !(r = adopt(r, g)))
-        return NULL;
+    if (r->gen != g) {
+        int32_t tid = (int32_t)gettid();
+        __atomic_store_n(&r->claim, (uint64_t)g << 32 | (uint32_t)tid, __ATOMIC_SEQ_CST);
+        if (!(r = adopt(r, g, tid)))
+            return NULL;
+    }
     if (r->gen != g) { /* first event of this thread in this trace */
         r->gen = g;
         r->goid = 0;

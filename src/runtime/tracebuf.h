@@ -60,10 +60,16 @@ typedef struct trec {
     uint64_t seq;          /* Go's traceseq of that goroutine */
     uint32_t p;            /* its processor: the record's number */
     uint8_t state;         /* G_* */
+    int64_t born;          /* when its goroutine began to run here (ProcStart) */
     uint64_t wait_stk;     /* the stack id of its wait, for the unblock */
     int32_t proxy;         /* made by another thread for this tid (a thread seen
                             * by the CPU profile's signal only), until that
                             * thread adopts it at its first event; 0 none */
+    uint64_t claim;        /* trace << 32 | tid of the thread that wrote in it
+                            * (its own or adopted), kept after it is freed:
+                            * no record is made for that thread after it */
+    int64_t p_last;        /* the last event of P p in a queued batch: a later
+                            * batch of p never begins before it */
     uint32_t rdepth;       /* open user regions, and which of the */
     uint64_t rmask;        /*   innermost 64 were written (bit 0) */
     tbuf_t *buf;           /* current batch, or NULL */
@@ -133,16 +139,25 @@ trec_t *tracebuf_mine(void);
 
 /* A record of the running trace for thread tid, made by the calling
  * thread (the CPU profile's drain) for a thread that has none: its
- * events are written by the caller, inside its own tracebuf_enter, and
- * tracebuf_proxy_publish offers it to tid, whose first tracebuf_enter in
- * this trace adopts it (the same goroutine and P go on). NULL when out of
- * memory. tracebuf_proxy_find: the offered record of tid, or NULL. */
-trec_t *tracebuf_proxy_new(void);
-void tracebuf_proxy_publish(trec_t *r, int32_t tid);
+ * events, from ts on (its P has none later), are written by the caller,
+ * inside its own tracebuf_enter, and tracebuf_proxy_publish offers it to
+ * tid, whose first tracebuf_enter in this trace adopts it (the same
+ * goroutine and P go on). NULL when out of memory. The thread may have
+ * written its first event meanwhile: publish then withdraws r (its events
+ * dropped, unless tid adopted it already) and returns the record tid
+ * wrote in; else r. tracebuf_proxy_find: the offered record of tid, or
+ * NULL. tracebuf_claimed: the record tid wrote in in this trace (its own
+ * or adopted; it may have ended), or NULL. */
+trec_t *tracebuf_proxy_new(int64_t ts);
+trec_t *tracebuf_proxy_publish(trec_t *r, int32_t tid);
 trec_t *tracebuf_proxy_find(int32_t tid);
+trec_t *tracebuf_claimed(int32_t tid);
 /* A record of tracebuf_proxy_new not published (its events dropped):
  * back to the free list. */
 void tracebuf_proxy_drop(trec_t *r);
+
+/* The running (or last) trace's number, as records' gen holds it. */
+uint32_t tracebuf_gen(void);
 
 /* After a trace's end (no thread can adopt any more): the records no
  * thread adopted go back to the free list. */
