@@ -208,7 +208,7 @@ static int attach_locked(const char *settings)
         pthread_atfork(NULL, NULL, fork_child);
     }
     __atomic_store_n(&poller_stop, 0, __ATOMIC_RELAXED);
-    if (pthread_create(&poller, NULL, poll_main, NULL) == 0)
+    if (rt_spawn(&poller, poll_main, "cprof-modules") == 0)
         poller_running = true;
     else
         rt_warn("cannot start the module poller; modules loaded from now on are not profiled");

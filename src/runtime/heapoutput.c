@@ -76,20 +76,14 @@ static void *periodic_main(void *arg)
     return NULL;
 }
 
-/* Starts the snapshot thread. 0 or -errno. */
+/* Starts the snapshot thread (signals blocked: the program's handlers
+ * never run on it). 0 or -errno. */
 static int periodic_spawn(void)
 {
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, periodic_main, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc == 0) {
-        pthread_setname_np(th, "cprof-snapshot");
+    int rc = rt_spawn(NULL, periodic_main, "cprof-snapshot");
+    if (rc == 0)
         periodic_running = true;
-    }
-    return -rc;
+    return rc;
 }
 
 int output_start_periodic(const char *pattern, const char *memory, double seconds)
