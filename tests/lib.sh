@@ -14,6 +14,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 note() { echo "# $*"; }
 
+# HEX: an awk function hex(S) for "awk \"$HEX\"'...'" (Debian's awk is
+# mawk, without strtonum); doubles hold the 48-bit addresses exactly.
+HEX='function hex(s,   i, n) { s = tolower(s); sub(/^0x/, "", s); n = 0
+  for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }'
+
 # fifo_reader FIFO OUT: a reader of FIFO in the background (its pid in
 # READER) that has it open when this returns — so that a program started
 # next finds a reader (`cat FIFO &` may not have opened it yet, and the

@@ -2,6 +2,7 @@
 #include "cfi.h"
 
 #include "arena.h"
+#include "pltstub.h"
 #include "rt.h"
 
 #include "base/hash.h"
@@ -463,6 +464,7 @@ static bool run(const cie_t *c, const uint8_t *p, const uint8_t *end, uintptr_t 
 typedef struct {
     uintptr_t pc;
     const uint8_t *hdr; /* the module's .eh_frame_hdr */
+    uintptr_t seg_lo, seg_hi; /* the readable PT_LOAD holding pc; 0, 0 if none */
     unsigned long long subs;
 } find_t;
 
@@ -512,6 +514,10 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD && f->pc >= lo && f->pc < lo + ph->p_memsz) {
             inside = true;
+            if (ph->p_flags & PF_R) {
+                f->seg_lo = lo;
+                f->seg_hi = lo + ph->p_filesz;
+            }
         } else if (ph->p_type == PT_GNU_EH_FRAME) {
             hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
         }
@@ -522,6 +528,29 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+/* The rule at target, which no FDE covers: on aarch64 an interrupted pc
+ * (4-aligned: a return address's target, ra - 1, is not) in a PLT stub
+ * (pltstub.h) is a leaf's first instructions; anything else is not
+ * modelled. The words read lie in the module's readable segment. */
+static rule_t no_fde(const find_t *f, uintptr_t target)
+{
+#if defined(__aarch64__)
+    enum { BEFORE = 4, AFTER = 3 }; /* words: as far as a stub reaches */
+    if (target % 4 == 0 && f->seg_lo <= target && target + 4 <= f->seg_hi) {
+        uintptr_t lo = target - f->seg_lo >= 4 * BEFORE ? target - 4 * BEFORE : f->seg_lo;
+        uintptr_t hi = f->seg_hi - target >= 4 * (AFTER + 1) ? target + 4 * (AFTER + 1) : f->seg_hi;
+        lo += (target - lo) % 4;
+        int cfa = plt_stub_cfa_sigsafe((const uint32_t *)lo, (hi - lo) / 4, (target - lo) / 4);
+        if (cfa >= 0)
+            return (rule_t){.kind = RULE_LEAF, .cfa_off = (uint32_t)cfa};
+    }
+#else
+    (void)f;
+    (void)target;
+#endif
+    return (rule_t){.kind = RULE_NONE};
+}
+
 /* The rule of the frame whose return address is pc. */
 static rule_t compute(uintptr_t pc)
 {
@@ -529,8 +558,10 @@ static rule_t compute(uintptr_t pc)
     find_t f = {.pc = pc - 1, .subs = __atomic_load_n(&known_subs, __ATOMIC_RELAXED)};
     int found = dl_iterate_phdr(find_module, &f);
     note_subs(f.subs);
-    if (!found || !f.hdr)
+    if (!found)
         return none;
+    if (!f.hdr)
+        return no_fde(&f, pc - 1);
     const uint8_t *h = f.hdr, *p = h + 4;
     /* version 1; the table sorted by pc in datarel sdata4 pairs */
     if (h[0] != 1 || h[3] != 0x3b)
@@ -551,7 +582,7 @@ static rule_t compute(uintptr_t pc)
             hi = mid;
     }
     if ((uintptr_t)h + (intptr_t)tab[2 * lo] > target)
-        return none;
+        return no_fde(&f, target);
     const uint8_t *fde = h + tab[2 * lo + 1];
     uint32_t len;
     int32_t cie_off;
@@ -566,9 +597,10 @@ static rule_t compute(uintptr_t pc)
     p = fde + 8;
     uintptr_t start, range;
     if (!encoded(&p, end, c.fde_enc, 0, &start) ||
-        !encoded(&p, end, c.fde_enc & 0x0f, 0, &range) || target < start ||
-        target - start >= range)
+        !encoded(&p, end, c.fde_enc & 0x0f, 0, &range))
         return none;
+    if (target < start || target - start >= range)
+        return no_fde(&f, target);
     if (c.has_aug) {
         uint64_t n = uleb(&p, end);
         p += n;

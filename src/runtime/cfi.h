@@ -20,7 +20,8 @@
  *
  * Every stack word read lies in the thread's stack [lo, hi), at or above
  * the frame's sp: a wrong rule cannot fault. Anything not modelled — no
- * FDE for a pc, a DWARF expression, a signal frame, a CFA in another
+ * FDE for a pc (but an interrupted aarch64 pc in a PLT stub, which has
+ * none: pltstub.h), a DWARF expression, a signal frame, a CFA in another
  * register, a start outside [lo, hi) (sigaltstack, makecontext, a stack
  * switched to), a read that would leave it — makes the walk give up (-1),
  * and the caller unwinds the whole stack with libunwind instead, so stacks

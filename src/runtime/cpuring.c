@@ -170,7 +170,8 @@ static int capture_sigsafe(ucontext_t *uc, uintptr_t *pcs, int max)
     rt_thread_t *t = &rt_self;
 #if defined(__aarch64__)
     /* aarch64: the cfi walk from the signal's registers, where it models
-     * every frame (x30 holds a leaf's return address): libunwind 1.6
+     * every frame (x30 holds the return address of a leaf and of a PLT
+     * stub, which has no FDE: pltstub.h): libunwind 1.6
      * does not strip pointer-authentication codes, and loses the callers
      * of a pac-ret program. Within the thread's stack bounds (learned
      * here at its first sample: stackbounds.h is signal-safe), not on

@@ -7,8 +7,8 @@
 # interrupted pc) and find leaf's callers. Checked by go tool pprof (the
 # arm64 binary given) and the host's cprof: each function's time within
 # four standard deviations plus two periods of what the program measured,
-# leaf's callers spin_a and spin_b, under main, in every sample that is in
-# leaf. Also built with -mbranch-protection=pac-ret: the return addresses
+# leaf's and thread_ms's callers spin_a and spin_b, under main, in every
+# sample that is in them. Also built with -mbranch-protection=pac-ret: the return addresses
 # on the stack are signed, which the cfi walk from the signal's registers
 # strips (libunwind 1.6 lost the callers: leaf <- spin_a <- spin_a).
 # timeout: 180
@@ -44,11 +44,15 @@ check() {
     [ "$l" -ge $(((a + b) * 3 / 4)) ] || fail "$name: leaf: ${l}ms of $((a + b))ms"
     note "$name, ${tool##*/}: spin_a ${a}ms (measured $a_ms), spin_b ${b}ms (measured $b_ms), leaf ${l}ms"
   done
-  # Every stack through leaf goes leaf <- spin_a|spin_b <- main.
+  # Every stack through leaf goes leaf <- spin_a|spin_b <- main, and every
+  # one through thread_ms (also from clock_gettime@plt, a stub without
+  # .eh_frame: arm64_plt.sh) thread_ms <- spin_a|spin_b <- main.
   go tool pprof -traces "$T/$name" "$T/$name.pb.gz" 2>/dev/null |
     awk '/^-+\+/ { if (n) check(); n = 0; next } NF { f[++n] = $NF } END { if (n) check(); exit bad }
-         function check() { if (f[1] == "leaf" && !((f[2] == "spin_a" || f[2] == "spin_b") && f[3] == "main")) {
-           print "stack:", f[1], f[2], f[3]; bad = 1 } }' || fail "$name: a stack through leaf misses its callers"
+         function check(   i) { for (i = 1; i <= n; i++) if (f[i] == "leaf" || f[i] == "thread_ms") break
+           if (i <= n && !((f[i + 1] == "spin_a" || f[i + 1] == "spin_b") && f[i + 2] == "main")) {
+             s = "stack:"; for (i = 1; i <= n && i <= 4; i++) s = s " " f[i]; print s; bad = 1 } }' ||
+    fail "$name: a stack through leaf or thread_ms misses its callers"
 }
 check plain
 check pac -mbranch-protection=pac-ret

@@ -282,11 +282,6 @@ memcheck_leaks() {
 # here is a range of the object's unwind table (one FDE each): the sample
 # addresses of both tools are turned into (object, FDE start).
 
-# hex S: an awk function (Debian's awk is mawk, without strtonum); doubles
-# hold the 48-bit addresses exactly.
-HEX='function hex(s,   i, n) { s = tolower(s); sub(/^0x/, "", s); n = 0
-  for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }'
-
 # fdes OBJ: "start end" (link-time addresses) of each FDE of OBJ, and the
 # "delta" (vaddr - file offset) of its executable segment.
 fdes() {

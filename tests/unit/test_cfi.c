@@ -1,4 +1,4 @@
-// links: src/runtime/cfi.c src/runtime/arena.c src/runtime/rt.c
+// links: src/runtime/cfi.c src/runtime/pltstub.c src/runtime/arena.c src/runtime/rt.c
 /* test_cfi.c — the .eh_frame walk gives libunwind's stacks, with the hash
  * of every suffix, also when the thread's last walk is reused and when the
  * part above the reused frame changed (a different call site). */
