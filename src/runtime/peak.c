@@ -133,10 +133,14 @@ static void bucket_at(bucket_t *b, uint64_t now, heap_record_t *r, int64_t *fo, 
             continue;
         }
         bool saved = s == now;
-        r->alloc_objects = (int64_t)__atomic_load_n(saved ? &b->peak_alloc_objects : &b->alloc_objects, __ATOMIC_RELAXED);
-        r->alloc_bytes = (int64_t)__atomic_load_n(saved ? &b->peak_alloc_bytes : &b->alloc_bytes, __ATOMIC_RELAXED);
-        *fo = (int64_t)__atomic_load_n(saved ? &b->peak_free_objects : &b->free_objects, __ATOMIC_RELAXED);
-        *fb = (int64_t)__atomic_load_n(saved ? &b->peak_free_bytes : &b->free_bytes, __ATOMIC_RELAXED);
+        uint64_t *ao = saved ? &b->peak_alloc_objects : &b->alloc_objects;
+        uint64_t *ab = saved ? &b->peak_alloc_bytes : &b->alloc_bytes;
+        uint64_t *fro = saved ? &b->peak_free_objects : &b->free_objects;
+        uint64_t *frb = saved ? &b->peak_free_bytes : &b->free_bytes;
+        r->alloc_objects = (int64_t)__atomic_load_n(ao, __ATOMIC_RELAXED);
+        r->alloc_bytes = (int64_t)__atomic_load_n(ab, __ATOMIC_RELAXED);
+        *fo = (int64_t)__atomic_load_n(fro, __ATOMIC_RELAXED);
+        *fb = (int64_t)__atomic_load_n(frb, __ATOMIC_RELAXED);
         /* Unchanged since the high unless a save began meanwhile (a
          * change claims first): then read again. */
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
