@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # heap_overhead.sh — what heap profiling costs real, allocation-heavy
 # programs: jq, sqlite3, python3 (PYTHONMALLOC=malloc) and xmllint on
-# generated inputs (bench/workloads/), each run plain, under cprof at the
+# generated inputs (bench/workloads/), and two multi-threaded ones: mtindex
+# (bench/workloads/mtindex.c: two threads each indexing words, the heap
+# growing in both at once) and pigz -p 2 (few allocations: the cost of the
+# preload on a real threaded program), each run plain, under cprof at the
 # default rate and at rate 1, and under the peer profilers that are
 # installed (heaptrack; jemalloc's sampling profiler; gperftools'
 # HEAPPROFILE). Prints median wall time and peak RSS, and their ratios;
@@ -27,7 +30,7 @@ WL=$TOP/bench/workloads
 RUNS=${BENCH_RUNS:-5}
 SLOW_RUNS=${BENCH_SLOW_RUNS:-1}
 SCALE=${BENCH_SCALE:-1}
-PROGRAMS=${BENCH_PROGRAMS:-"jq sqlite3 python3 xmllint"}
+PROGRAMS=${BENCH_PROGRAMS:-"jq sqlite3 python3 xmllint mtindex pigz"}
 PEERS=${BENCH_PEERS-"heaptrack jemalloc gperftools"}
 
 say() { echo "heap_overhead: $*" >&2; }
@@ -152,10 +155,15 @@ workload_cmd() {
   sqlite3) CMD=(sqlite3 :memory: ".read $W/in/load.sql") ;;
   python3) WENV=(PYTHONMALLOC=malloc); CMD=("$PY" "$WL/pywork.py" "$(awk -v s="$SCALE" 'BEGIN { printf "%d", 100000 * s }')") ;;
   xmllint) CMD=(xmllint --noout "$W/in/doc.xml") ;;
-  *) die "unknown program '$1' (BENCH_PROGRAMS: jq sqlite3 python3 xmllint)" ;;
+  mtindex) CMD=("$W/mtindex" 2 "$(awk -v s="$SCALE" 'BEGIN { printf "%d", 400000 * s }')") ;;
+  pigz) CMD=(pigz -p 2 -c "$W/in/pigz.in") ;;
+  *) die "unknown program '$1' (BENCH_PROGRAMS: jq sqlite3 python3 xmllint mtindex pigz)" ;;
   esac
 }
 
+case " $PROGRAMS " in *" mtindex "*)
+  ${CC:-cc} -O2 -pthread -o "$W/mtindex" "$WL/mtindex.c" || die "cannot build bench/workloads/mtindex.c" ;;
+esac
 progs=""
 for p in $PROGRAMS; do
   workload_cmd "$p"
@@ -169,6 +177,10 @@ done
 
 say "generating inputs (scale $SCALE) in $W/in"
 python3 "$WL/gen.py" "$W/in" "$SCALE"
+# pigz's input: the others' inputs, twice over.
+case " $progs " in *" pigz "*)
+  for ((i = 0; i < 2; i++)); do cat "$W/in/doc.xml" "$W/in/data.json" "$W/in/load.sql"; done > "$W/in/pigz.in" ;;
+esac
 
 # run NAME CONFIG: one timed run; appends "wall_s cpu_s maxrss_kB" to the
 # results (cpu: user + system time of the program and its waited-for children).

@@ -12,8 +12,9 @@
  * fork: every runtime lock is taken before fork and released after, in
  * both processes (lock order: buckets, livemap stripes, counters, the
  * threadcreate table and thread registry, the mutex and block tables, the
- * peak lock, the label sets). A leak scan that another thread runs at fork
- * holds its locks in the child for good: the child frees them. */
+ * peak's snapshot lock, the label sets). A leak scan that another thread
+ * runs at fork holds its locks in the child for good: the child frees
+ * them. */
 #include "cprof.h"
 
 #include "arena.h"
@@ -79,7 +80,7 @@ static void release(void)
 
 static void fork_parent(void)
 {
-    peak_fork_release();
+    peak_fork_parent();
     lockprof_fork_release();
     threadprof_fork_parent();
     release();
@@ -87,7 +88,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-    peak_fork_release();
+    peak_fork_child();
     leaks_fork_child();
     lockprof_fork_release();
     threadprof_fork_child(); /* the parent's other threads are gone */

@@ -38,7 +38,8 @@ typedef struct bucket {
     /* freed by the allocating thread before it allocated again (heap.c) */
     uint64_t temp_objects, temp_bytes;
     /* the four counters above as they were at the heap's last high, valid
-     * when peak_epoch is the current epoch (peak.h) */
+     * when peak_epoch is the current epoch; PEAK_BUSY set in it while they
+     * are written (peak.h) */
     uint64_t peak_epoch;
     uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
     struct bucket *chain;       /* next in the (stack, size, rate) hash chain */

@@ -6,26 +6,61 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-uint64_t peak_epoch_now = 1; /* buckets start at 0: saved on first change */
-static rt_lock_t lock = RT_LOCK_INIT;
-static uint64_t peak_live;   /* exact live bytes at the high (usable sizes) */
-static int64_t peak_ns;      /* CLOCK_REALTIME_COARSE of the high */
+/* Buckets start at stamp 0: saved on their first change. */
+peak_high_t peak_high = {.epoch = 2};
 
-void peak_save(bucket_t *b)
+/* Snapshots, resets and fork, one at a time; never taken by a hook. */
+static rt_lock_t snap_lock = RT_LOCK_INIT;
+
+/* A few pauses, then the core to others: the thread being waited for may
+ * have been preempted. */
+static void relax(unsigned spins)
 {
-    rt_lock(&lock);
-    if (b->peak_epoch != peak_epoch_now) {
-        b->peak_alloc_objects = __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
-        b->peak_alloc_bytes = __atomic_load_n(&b->alloc_bytes, __ATOMIC_RELAXED);
-        b->peak_free_objects = __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
-        b->peak_free_bytes = __atomic_load_n(&b->free_bytes, __ATOMIC_RELAXED);
-        __atomic_store_n(&b->peak_epoch, peak_epoch_now, __ATOMIC_RELEASE);
+    if (spins < 64)
+        rt_cpu_relax();
+    else
+        sched_yield();
+}
+
+void peak_save(bucket_t *b, uint64_t now)
+{
+    for (unsigned spins = 0;; spins++) {
+        uint64_t s = __atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE);
+        /* Saved for this epoch or a later one, or being saved from values
+         * read before the claim this load saw: change away. */
+        if ((s & ~PEAK_BUSY) >= now)
+            return;
+        if (s & PEAK_BUSY) { /* an older epoch's save still writing */
+            relax(spins);
+            continue;
+        }
+        /* Read before the claim: a change by another thread that sees the
+         * claim comes after it, so after these reads (peak.h). */
+        uint64_t ao = __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
+        uint64_t ab = __atomic_load_n(&b->alloc_bytes, __ATOMIC_RELAXED);
+        uint64_t fo = __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
+        uint64_t fb = __atomic_load_n(&b->free_bytes, __ATOMIC_RELAXED);
+        rt_self.locks++; /* a handler on this thread must not wait for it */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        bool won = __atomic_compare_exchange_n(&b->peak_epoch, &s, now | PEAK_BUSY, false,
+                                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        if (won) {
+            __atomic_store_n(&b->peak_alloc_objects, ao, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_alloc_bytes, ab, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_free_objects, fo, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_free_bytes, fb, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_epoch, now, __ATOMIC_RELEASE);
+        }
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        rt_self.locks--;
+        if (won)
+            return;
     }
-    rt_unlock(&lock);
 }
 
 static uint64_t live_now(void)
@@ -44,33 +79,74 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A new epoch: every bucket's values now are the peak's. Lock held. */
-static void new_high_locked(uint64_t live)
+/* Raises the high's bytes to live (they never go down but at a reset). */
+static void raise_live(uint64_t live)
 {
-    peak_live = live;
-    peak_ns = now_ns();
-    __atomic_store_n(&peak_epoch_now, peak_epoch_now + 1, __ATOMIC_RELEASE);
+    uint64_t cur = __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED);
+    while (live > cur)
+        if (__atomic_compare_exchange_n(&peak_high.live, &cur, live, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
+            return;
+        }
 }
 
 bool peak_check(void)
 {
     uint64_t live = live_now();
     dump_check_inuse(live); /* CPROF_DUMP_INUSE's steps, on the same sum */
-    if (live <= __atomic_load_n(&peak_live, __ATOMIC_RELAXED))
-        return false;
-    rt_lock(&lock);
-    bool high = live > peak_live;
-    if (high)
-        new_high_locked(live);
-    rt_unlock(&lock);
-    return high;
+    uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
+    for (;;) {
+        if (live <= __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED))
+            return false;
+        if (RT_UNLIKELY(e & PEAK_FROZEN)) { /* a snapshot reads: wait for it */
+            uint32_t t = __atomic_load_n(&peak_high.thaw, __ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & PEAK_FROZEN)
+                rt_futex_wait(&peak_high.thaw, t, -1);
+            e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (__atomic_compare_exchange_n(&peak_high.epoch, &e, e + 2, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            break;
+    }
+    raise_live(live);
+    return true;
 }
 
 void peak_reset(void)
 {
-    rt_lock(&lock);
-    new_high_locked(live_now());
-    rt_unlock(&lock);
+    rt_lock(&snap_lock);
+    __atomic_store_n(&peak_high.live, live_now(), __ATOMIC_RELAXED);
+    __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&peak_high.epoch, 2, __ATOMIC_ACQ_REL);
+    rt_unlock(&snap_lock);
+}
+
+/* b's values at the high of epoch now (the epoch word frozen). */
+static void bucket_at(bucket_t *b, uint64_t now, heap_record_t *r, int64_t *fo, int64_t *fb)
+{
+    for (unsigned spins = 0;; spins++) {
+        uint64_t s = __atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE);
+        if (s == (now | PEAK_BUSY)) { /* counters may have moved on already */
+            relax(spins);
+            continue;
+        }
+        bool saved = s == now;
+        uint64_t *ao = saved ? &b->peak_alloc_objects : &b->alloc_objects;
+        uint64_t *ab = saved ? &b->peak_alloc_bytes : &b->alloc_bytes;
+        uint64_t *fro = saved ? &b->peak_free_objects : &b->free_objects;
+        uint64_t *frb = saved ? &b->peak_free_bytes : &b->free_bytes;
+        r->alloc_objects = (int64_t)__atomic_load_n(ao, __ATOMIC_RELAXED);
+        r->alloc_bytes = (int64_t)__atomic_load_n(ab, __ATOMIC_RELAXED);
+        *fo = (int64_t)__atomic_load_n(fro, __ATOMIC_RELAXED);
+        *fb = (int64_t)__atomic_load_n(frb, __ATOMIC_RELAXED);
+        /* Unchanged since the high unless a save began meanwhile (a
+         * change claims first): then read again. */
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&b->peak_epoch, __ATOMIC_RELAXED) == s)
+            return;
+    }
 }
 
 int peak_snapshot(heap_snapshot_t *s)
@@ -81,29 +157,22 @@ int peak_snapshot(heap_snapshot_t *s)
     s->recs = calloc(s->n ? s->n : 1, sizeof(*s->recs));
     if (!s->recs)
         return -ENOMEM;
-    rt_lock(&lock);
+    rt_lock(&snap_lock);
+    uint64_t now = __atomic_fetch_or(&peak_high.epoch, PEAK_FROZEN, __ATOMIC_ACQ_REL);
     for (size_t i = 0; i < s->n; i++) {
-        bucket_t *b = buckets_get((uint32_t)i);
         heap_record_t *r = &s->recs[i];
         int64_t fo, fb;
-        if (__atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE) == peak_epoch_now) {
-            r->alloc_objects = (int64_t)b->peak_alloc_objects;
-            r->alloc_bytes = (int64_t)b->peak_alloc_bytes;
-            fo = (int64_t)b->peak_free_objects;
-            fb = (int64_t)b->peak_free_bytes;
-        } else { /* unchanged since the high (a change would save first) */
-            fo = (int64_t)__atomic_load_n(&b->free_objects, __ATOMIC_ACQUIRE);
-            fb = (int64_t)__atomic_load_n(&b->free_bytes, __ATOMIC_ACQUIRE);
-            r->alloc_objects = (int64_t)__atomic_load_n(&b->alloc_objects, __ATOMIC_ACQUIRE);
-            r->alloc_bytes = (int64_t)__atomic_load_n(&b->alloc_bytes, __ATOMIC_ACQUIRE);
-        }
+        bucket_at(buckets_get((uint32_t)i), now, r, &fo, &fb);
         r->inuse_objects = r->alloc_objects - fo;
         r->inuse_bytes = r->alloc_bytes - fb;
-        heap_record_site(r, b);
+        heap_record_site(r, buckets_get((uint32_t)i));
     }
-    uint64_t live = peak_live;
-    int64_t at = peak_ns;
-    rt_unlock(&lock);
+    uint64_t live = __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED);
+    int64_t at = __atomic_load_n(&peak_high.ns, __ATOMIC_RELAXED);
+    __atomic_and_fetch(&peak_high.epoch, ~PEAK_FROZEN, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&peak_high.thaw, 1, __ATOMIC_RELEASE);
+    rt_futex_wake(&peak_high.thaw, INT32_MAX);
+    rt_unlock(&snap_lock);
     time_t sec = (time_t)(at / 1000000000);
     struct tm tm;
     char when[40] = "";
@@ -117,10 +186,24 @@ int peak_snapshot(heap_snapshot_t *s)
 
 void peak_fork_prepare(void)
 {
-    rt_lock(&lock);
+    rt_lock(&snap_lock);
 }
 
-void peak_fork_release(void)
+void peak_fork_parent(void)
 {
-    rt_unlock(&lock);
+    rt_unlock(&snap_lock);
+}
+
+/* A thread of the parent's that was writing a save is gone: its bucket is
+ * marked unsaved (it is read as it is now), or it would be waited for
+ * forever. The child has one thread: nothing races with this. */
+void peak_fork_child(void)
+{
+    uint32_t n = buckets_count();
+    for (uint32_t i = 0; i < n; i++) {
+        bucket_t *b = buckets_get(i);
+        if (b->peak_epoch & PEAK_BUSY)
+            b->peak_epoch = 0;
+    }
+    rt_unlock(&snap_lock);
 }

@@ -15,10 +15,26 @@
  * to what each thread allocates between two samples (about one rate)
  * before the next check sees it; with threads, the counters are summed
  * while other threads run, and an allocation racing with a new high may
- * land on either side of it.
+ * land on either side of it. Changes that follow a high (in time, and
+ * through the epoch word or a bucket's stamp) are never in its profile.
  *
- * Called from heap.c on the sampled path (guard set); one lock, held only
- * to save a bucket, to set a high, and to copy the counters. */
+ * No lock on the hooks' path: threads allocating at rate 1 set highs and
+ * save buckets at once (issue 24: one lock serialised them). A high claims
+ * the next epoch with a compare-and-swap on the epoch word. A bucket's save
+ * reads its counters, then claims the bucket with a compare-and-swap of its
+ * stamp (to the epoch, PEAK_BUSY set), writes the saved values and clears
+ * PEAK_BUSY. The first to claim in an epoch saves; the others change the
+ * counters at once, after the claim, so after the values it read. Only a
+ * save of an older epoch still writing (its thread preempted between two
+ * stores while a new high passed) is waited for, on that bucket alone.
+ * While a snapshot reads the buckets (peak_snapshot: not a hook) the epoch
+ * word is frozen (PEAK_FROZEN): a thread setting a new high waits for it,
+ * as it waited for the lock before; the snapshot's own lock is taken by
+ * snapshots, resets and fork only.
+ *
+ * Called from heap.c on the sampled path (guard set). A thread holding a
+ * claim counts it in rt_self.locks, so a signal handler that interrupts
+ * it records nothing (heap.h) and never waits for its own thread. */
 #ifndef CPROF_PEAK_H
 #define CPROF_PEAK_H
 
@@ -28,16 +44,31 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-extern uint64_t peak_epoch_now;
+/* The epoch word: the epoch in steps of 2, PEAK_FROZEN while a snapshot
+ * reads. A bucket's stamp is the epoch of its save, PEAK_BUSY while the
+ * save is being written. */
+#define PEAK_FROZEN 1ull
+#define PEAK_BUSY 1ull
 
-void peak_save(bucket_t *b);
+/* The epoch word and the high it stands for, on one line: every sampled
+ * allocation reads them, a new high writes them. */
+typedef struct {
+    uint64_t epoch; /* the epoch word */
+    uint64_t live;  /* exact live bytes at the high (usable sizes) */
+    int64_t ns;     /* CLOCK_REALTIME_COARSE of the high */
+    uint32_t thaw;  /* futex word: bumped when a snapshot unfreezes */
+} __attribute__((aligned(64))) peak_high_t;
+
+extern peak_high_t peak_high __attribute__((visibility("hidden")));
+
+void peak_save(bucket_t *b, uint64_t now);
 
 /* Before any change to b's counters. */
 static inline void peak_touch(bucket_t *b)
 {
-    if (__atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE) !=
-        __atomic_load_n(&peak_epoch_now, __ATOMIC_ACQUIRE))
-        peak_save(b);
+    uint64_t now = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & ~PEAK_FROZEN;
+    if (__atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE) != now)
+        peak_save(b, now);
 }
 
 /* When a sampled allocation is in the exact counters, before it is in its
@@ -52,8 +83,10 @@ int peak_snapshot(heap_snapshot_t *s);
 /* Starts a new window: the peak becomes the heap now. */
 void peak_reset(void);
 
-/* fork: hold / release the lock around fork(). */
+/* fork: hold the snapshot lock around fork(); release it in the parent;
+ * in the child also drop the claims of threads the child does not have. */
 void peak_fork_prepare(void);
-void peak_fork_release(void);
+void peak_fork_parent(void);
+void peak_fork_child(void);
 
 #endif

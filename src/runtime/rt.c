@@ -26,9 +26,7 @@ void rt_lock_slow(rt_lock_t *l)
         if (__atomic_compare_exchange_n(&l->state, &expected, 1, false, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED))
             return;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        rt_cpu_relax();
     }
     /* Drepper's "futexes are tricky" mutex #3. */
     while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0)

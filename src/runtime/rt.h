@@ -45,10 +45,11 @@ typedef struct {
     uint32_t own;         /* nonzero while that is cprof's own work (not a
                            * forward to the next allocator): its allocations
                            * come from the private heap, ownheap.h */
-    uint32_t locks;       /* rt_locks this thread holds: nonzero in a hook means
-                           * a signal handler interrupted cprof holding one
-                           * (no lock is held across a call out), and that
-                           * hook must take no lock (heap.h) */
+    uint32_t locks;       /* rt_locks this thread holds (and peak.h's bucket
+                           * claims): nonzero in a hook means a signal handler
+                           * interrupted cprof holding one (no lock is held
+                           * across a call out), and that hook must take no
+                           * lock (heap.h) */
     uint8_t exited;       /* thread-exit destructors ran: no new stats block */
     uint8_t unwinding;    /* inside libunwind (unwind_capture): a SIGPROF
                              handler must not unwind this thread (cpuring.h) */
@@ -152,6 +153,14 @@ static inline int64_t rt_now_ns(void)
  * *th, or detached when th is NULL. 0 or a negative errno. Not for hooks
  * or handlers. */
 int rt_spawn(void *th, void *(*fn)(void *), const char *name);
+
+/* In a spin-wait loop: tells the core (x86's pause), a no-op elsewhere. */
+static inline void rt_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 /* --- lock: a futex lock (uncontended: one atomic exchange) ------------- */
 

@@ -1,0 +1,190 @@
+// links: src/runtime/peak.c src/runtime/buckets.c src/runtime/counters.c src/runtime/arena.c src/runtime/rt.c
+/* test_peak.c — the peak's bookkeeping without a lock (peak.h): a bucket's
+ * save claimed by a compare-and-swap of its stamp, the epoch word, and
+ * threads racing to save one bucket in each of many epochs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "base/hash.h"
+#include "runtime/counters.h"
+#include "runtime/peak.h"
+
+/* What peak.c uses from modules this test does not link. */
+int64_t sampler_rate = 1;
+uint64_t dump_inuse_next = UINT64_MAX;
+void dump_inuse_crossed(uint64_t live)
+{
+    (void)live;
+}
+void heap_record_site(heap_record_t *r, const struct bucket *b)
+{
+    (void)r;
+    (void)b;
+}
+
+static bucket_t *bucket(uintptr_t pc)
+{
+    uintptr_t pcs[2] = {pc, 0x7000};
+    assert_int_equal(buckets_init(), 0);
+    return buckets_intern(pcs, 2, hash_pcs(pcs, 2), 0, 1, 0);
+}
+
+static uint64_t epoch_now(void)
+{
+    return __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & ~PEAK_FROZEN;
+}
+
+/* A new high without a heap: what peak_check does once it has one. */
+static void next_epoch(void)
+{
+    __atomic_add_fetch(&peak_high.epoch, 2, __ATOMIC_ACQ_REL);
+}
+
+static void test_claim(void **state)
+{
+    (void)state;
+    bucket_t *b = bucket(0x1000);
+    b->alloc_objects = 5;
+    b->alloc_bytes = 50;
+    peak_touch(b); /* never saved: saves */
+    uint64_t now = epoch_now();
+    assert_int_equal(b->peak_epoch, now);
+    assert_int_equal(b->peak_alloc_objects, 5);
+    assert_int_equal(b->peak_alloc_bytes, 50);
+    assert_int_equal(rt_self.locks, 0);
+    b->alloc_objects = 7;
+    peak_touch(b); /* saved in this epoch: nothing */
+    assert_int_equal(b->peak_alloc_objects, 5);
+    /* Another thread's claim in this epoch, its values not written yet:
+     * it read them before claiming, so this change goes on at once,
+     * neither waiting nor writing. */
+    b->peak_epoch = now | PEAK_BUSY;
+    b->peak_alloc_objects = 99;
+    peak_touch(b);
+    assert_int_equal(b->peak_epoch, now | PEAK_BUSY);
+    assert_int_equal(b->peak_alloc_objects, 99);
+    /* A new high: the next change saves the values of then. */
+    b->peak_epoch = now;
+    next_epoch();
+    peak_touch(b);
+    assert_int_equal(b->peak_epoch, now + 2);
+    assert_int_equal(b->peak_alloc_objects, 7);
+}
+
+/* The snapshot reads saved values where a bucket changed since the high,
+ * current ones where it did not, and unfreezes the epoch word. */
+static void test_snapshot(void **state)
+{
+    (void)state;
+    bucket_t *changed = bucket(0x2000), *still = bucket(0x3000);
+    next_epoch();
+    changed->alloc_objects = 3;
+    changed->alloc_bytes = 300;
+    still->alloc_objects = 4;
+    still->alloc_bytes = 400;
+    peak_touch(changed);
+    changed->free_objects = 2;
+    changed->free_bytes = 200;
+    heap_snapshot_t s;
+    assert_int_equal(peak_snapshot(&s), 0);
+    assert_int_equal(s.recs[changed->index].inuse_objects, 3);
+    assert_int_equal(s.recs[changed->index].inuse_bytes, 300);
+    assert_int_equal(s.recs[still->index].inuse_objects, 4);
+    assert_int_equal(s.recs[still->index].inuse_bytes, 400);
+    free(s.recs);
+    assert_int_equal(peak_high.epoch & PEAK_FROZEN, 0);
+    /* A high after it: the counters' live bytes above the last high. */
+    uint64_t e = epoch_now();
+    counters_alloc(&rt_self, peak_high.live + 4096);
+    assert_true(peak_check());
+    assert_int_equal(epoch_now(), e + 2);
+    assert_false(peak_check());
+}
+
+/* Threads change one bucket in every epoch while one more sets highs.
+ * Each epoch's saved count lies between what was added before the high
+ * (all of it is in the counters by then) and the value any change made
+ * after seeing that epoch found (a change follows the save's claim). A
+ * second save in an epoch, or one made after a change of that epoch, is
+ * outside. Waits count changes, never time. */
+enum { WORKERS = 3, EPOCHS = 20000 };
+static bucket_t *shared;
+static uint64_t first_seen[WORKERS], first_value[WORKERS];
+static int stop;
+
+static void *worker(void *arg)
+{
+    int w = (int)(intptr_t)arg;
+    uint64_t done = 0; /* the epoch of this thread's last few changes */
+    int changes = 0;
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+        uint64_t now = epoch_now();
+        if (now == done) { /* a few changes an epoch, then the core to others */
+            sched_yield();
+            continue;
+        }
+        if (__atomic_load_n(&shared->peak_epoch, __ATOMIC_ACQUIRE) != now)
+            peak_save(shared, now); /* peak_touch, with the epoch it saw */
+        uint64_t v = __atomic_fetch_add(&shared->alloc_objects, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&first_seen[w], __ATOMIC_RELAXED) != now) {
+            __atomic_store_n(&first_value[w], v, __ATOMIC_RELAXED);
+            __atomic_store_n(&first_seen[w], now, __ATOMIC_RELEASE);
+            changes = 0;
+        }
+        if (++changes == 4)
+            done = now;
+        if (rt_self.locks != 0)
+            abort(); /* a claim left counted */
+    }
+    return NULL;
+}
+
+static void test_racing_saves(void **state)
+{
+    (void)state;
+    shared = bucket(0x4000);
+    pthread_t th[WORKERS];
+    for (int w = 0; w < WORKERS; w++)
+        assert_int_equal(pthread_create(&th[w], NULL, worker, (void *)(intptr_t)w), 0);
+    int bad = 0;
+    for (int i = 0; i < EPOCHS && !bad; i++) {
+        uint64_t before = __atomic_load_n(&shared->alloc_objects, __ATOMIC_ACQUIRE);
+        next_epoch();
+        uint64_t now = epoch_now(), least = UINT64_MAX;
+        for (int w = 0; w < WORKERS; w++) {
+            while (__atomic_load_n(&first_seen[w], __ATOMIC_ACQUIRE) != now)
+                sched_yield();
+            uint64_t v = __atomic_load_n(&first_value[w], __ATOMIC_RELAXED);
+            least = v < least ? v : least;
+        }
+        uint64_t stamp = __atomic_load_n(&shared->peak_epoch, __ATOMIC_ACQUIRE);
+        uint64_t saved = __atomic_load_n(&shared->peak_alloc_objects, __ATOMIC_RELAXED);
+        if (stamp != now || saved < before || saved > least) {
+            print_error("epoch %d: stamp %llu (want %llu), saved %llu, not in [%llu, %llu]\n", i,
+                        (unsigned long long)stamp, (unsigned long long)now,
+                        (unsigned long long)saved, (unsigned long long)before,
+                        (unsigned long long)least);
+            bad = 1;
+        }
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    for (int w = 0; w < WORKERS; w++)
+        pthread_join(th[w], NULL);
+    assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_claim),
+        cmocka_unit_test(test_snapshot),
+        cmocka_unit_test(test_racing_saves),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
