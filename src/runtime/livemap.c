@@ -189,12 +189,11 @@ size_t livemap_copy_locked(livemap_entry_t *out, size_t max)
     for (int i = 0; i < NSTRIPES; i++) {
         const stripe_t *s = &stripes[i];
         for (uint64_t j = 0; s->slots && j <= s->mask && n < max; j++)
-            /* Custom-heap objects lie inside blocks the map also holds;
-             * the leak scan and the memory profile, which walk memory by
-             * address, do not take them yet (docs/memory.md). */
-            if (s->slots[j].key && !(s->slots[j].key & LIVEMAP_CUSTOM))
-                out[n++] = (livemap_entry_t){s->slots[j].key, s->slots[j].val & LIVE_SIZE_MAX,
-                                             (uint32_t)(s->slots[j].val >> LIVE_SIZE_BITS)};
+            if (s->slots[j].key)
+                out[n++] = (livemap_entry_t){s->slots[j].key & ~LIVEMAP_CUSTOM,
+                                             s->slots[j].val & LIVE_SIZE_MAX,
+                                             (uint32_t)(s->slots[j].val >> LIVE_SIZE_BITS),
+                                             (s->slots[j].key & LIVEMAP_CUSTOM) != 0};
     }
     return n;
 }

@@ -457,7 +457,9 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
     uint64_t lp = UINT64_MAX, le = 0;
     for (size_t i = 0; i < n; i++) {
         livemap_entry_t *e = &live[i];
-        if (e->bucket >= *nb)
+        /* Custom-heap objects lie inside blocks or mappings counted
+         * already (docs/memory.md). */
+        if (e->bucket >= *nb || e->custom)
             continue;
         raw[3 * e->bucket] += 1;
         raw[3 * e->bucket + 1] += (int64_t)e->size;
