@@ -16,12 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int by_addr(const void *a, const void *b)
-{
-    const livemap_entry_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* Sets each record's resident_bytes from the live map, measured in
  * address order (one pagemap read per 2 MiB of heap). The map is copied
  * after the counts were read: an object sampled meanwhile may add its
@@ -35,7 +29,7 @@ static void measure_resident(heap_snapshot_t *s)
         livemap_lock_all();
         size_t n = livemap_copy_locked(live, cap);
         livemap_unlock_all();
-        qsort(live, n, sizeof(*live), by_addr);
+        livemap_sort_copy(live, n);
         for (size_t i = 0; i < n; i++)
             if (live[i].bucket < s->n)
                 s->recs[live[i].bucket].resident_bytes +=

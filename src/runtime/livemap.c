@@ -5,6 +5,7 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #define STRIPE_BITS 6
 #define NSTRIPES (1 << STRIPE_BITS)
@@ -196,6 +197,17 @@ size_t livemap_copy_locked(livemap_entry_t *out, size_t max)
                                              (s->slots[j].key & LIVEMAP_CUSTOM) != 0};
     }
     return n;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+    const livemap_entry_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+void livemap_sort_copy(livemap_entry_t *e, size_t n)
+{
+    qsort(e, n, sizeof(*e), by_addr);
 }
 
 void livemap_lock_all(void)

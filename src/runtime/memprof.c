@@ -400,6 +400,7 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
     livemap_lock_all();
     size_t n = livemap_copy_locked(live, cap);
     livemap_unlock_all();
+    livemap_sort_copy(live, n);
     *nb = buckets_count();
     hv_t *h = calloc(*nb ? *nb : 1, sizeof(*h));
     int64_t *raw = calloc(*nb ? *nb * 3 : 3, sizeof(*raw));

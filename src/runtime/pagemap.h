@@ -3,10 +3,11 @@
  * pagemap.rst: bit 63 present, bit 62 swapped), for the memory profile
  * (memprof.h) and the heap profile's resident_space (heapprof.h).
  *
- * Entries are read through a window of PAGEMAP_WINDOW pages (2 MiB of
- * memory a read), so objects visited in address order cost one pread per
- * window, not one per object. Pages are 4 KiB (x86-64, arm64 with 4 KiB
- * pages; a bigger page reads as 4 KiB entries alike).
+ * Entries are read into a window: a miss reads the pages the range asks
+ * for, at least PAGEMAP_AHEAD and at most PAGEMAP_WINDOW (2 MiB of memory),
+ * so objects visited in address order cost one pread per window, and
+ * scattered ones a small read each, not 4 KiB. Pages are 4 KiB (x86-64,
+ * arm64 with 4 KiB pages; a bigger page reads as 4 KiB entries alike).
  *
  * A pagemap_t belongs to one caller: no lock, nothing shared; it reads a
  * file, so not from a signal handler. Without pagemap (a kernel that
@@ -19,6 +20,7 @@
 
 #define PAGEMAP_PAGE 4096ull
 #define PAGEMAP_WINDOW 512
+#define PAGEMAP_AHEAD 32
 
 typedef struct {
     int fd;            /* /proc/self/pagemap, or -1 */
