@@ -2,7 +2,8 @@
  *
  * An arena or pool allocator tells cprof about the objects it hands out,
  * and they are sampled like malloc's (same rate, same stacks) and labelled
- * heap=NAME in the heap profile and its peak and temporaries:
+ * heap=NAME in the heap profile, its peak and temporaries, and the leak
+ * profile (an object no pointer reaches is a leak):
  *
  *     static cprof_heap_t pool;
  *     pool = cprof_heap_register("pool");          // once

@@ -1,7 +1,9 @@
 /* memprof.c — for bench/memory_profile.sh. "pairs N": N mmap/munmap pairs
  * of 64 KiB, prints the process's CPU ns per pair. "write MIB N PATH":
  * maps and touches MIB MiB, keeps N touched 1000-byte blocks live, then
- * times cprof_memory_profile_write(PATH) and prints its wall ms. */
+ * times cprof_memory_profile_write(PATH) and cprof_heap_profile_write
+ * (PATH.heap: its resident_space reads pagemap too) and prints both wall
+ * ms. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -43,12 +45,18 @@ int main(int argc, char **argv)
             memset(v[i], 1, 1000);
         }
         int (*w)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "cprof_memory_profile_write");
-        if (!w)
+        int (*h)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "cprof_heap_profile_write");
+        if (!w || !h)
             return 2;
+        char heap[4096];
+        snprintf(heap, sizeof(heap), "%s.heap", argv[4]);
         double t0 = ns(CLOCK_MONOTONIC);
         if (w(argv[4]))
             return 3;
-        printf("%.1f\n", (ns(CLOCK_MONOTONIC) - t0) / 1e6);
+        double t1 = ns(CLOCK_MONOTONIC);
+        if (h(heap))
+            return 3;
+        printf("%.1f %.1f\n", (t1 - t0) / 1e6, (ns(CLOCK_MONOTONIC) - t1) / 1e6);
         return 0;
     }
     fprintf(stderr, "usage: memprof pairs N | memprof write MIB BLOCKS PATH\n");

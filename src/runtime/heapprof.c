@@ -9,15 +9,47 @@
 #include "profwriter.h"
 #include "buckets.h"
 #include "labels.h"
+#include "livemap.h"
+#include "pagemap.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Sets each record's resident_bytes from the live map, measured in
+ * address order (one pagemap read per 2 MiB of heap). The map is copied
+ * after the counts were read: an object sampled meanwhile may add its
+ * bytes, so a record's resident bytes are capped at its in-use bytes. */
+static void measure_resident(heap_snapshot_t *s)
+{
+    pagemap_t *pm = malloc(sizeof(*pm));
+    size_t cap = livemap_count() * 9 / 8 + 1024;
+    livemap_entry_t *live = malloc(cap * sizeof(*live));
+    if (pm && live && pagemap_open(pm) == 0) {
+        livemap_lock_all();
+        size_t n = livemap_copy_locked(live, cap);
+        livemap_unlock_all();
+        livemap_sort_copy(live, n);
+        for (size_t i = 0; i < n; i++)
+            if (live[i].bucket < s->n)
+                s->recs[live[i].bucket].resident_bytes +=
+                    (int64_t)pagemap_resident_bytes(pm, live[i].addr, live[i].addr + live[i].size);
+        for (size_t i = 0; i < s->n; i++)
+            if (s->recs[i].resident_bytes > s->recs[i].inuse_bytes)
+                s->recs[i].resident_bytes = s->recs[i].inuse_bytes;
+        s->resident = true;
+    }
+    if (pm)
+        pagemap_close(pm);
+    free(pm);
+    free(live);
+}
+
 int heap_snapshot(heap_snapshot_t *s)
 {
     s->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     s->temp = true;
+    s->resident = false;
     s->comment[0] = '\0';
     s->n = buckets_count();
     s->recs = calloc(s->n ? s->n : 1, sizeof(*s->recs));
@@ -38,6 +70,7 @@ int heap_snapshot(heap_snapshot_t *s)
         r->temp_bytes = (int64_t)__atomic_load_n(&b->temp_bytes, __ATOMIC_RELAXED);
         heap_record_site(r, b);
     }
+    measure_resident(s);
     return 0;
 }
 
@@ -65,7 +98,9 @@ void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base)
         cur->recs[i].inuse_bytes -= base->recs[i].inuse_bytes;
         cur->recs[i].temp_objects -= base->recs[i].temp_objects;
         cur->recs[i].temp_bytes -= base->recs[i].temp_bytes;
+        cur->recs[i].resident_bytes -= base->recs[i].resident_bytes;
     }
+    cur->resident = cur->resident && base->resident;
 }
 
 /* --- profile.proto ------------------------------------------------------ */
@@ -96,6 +131,7 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
         profile_add_sample_type(p, "inuse_space", "bytes") < 0 || bytes_key < 0 ||
         (s->temp && (profile_add_sample_type(p, "temp_objects", "count") < 0 ||
                      profile_add_sample_type(p, "temp_space", "bytes") < 0)) ||
+        (s->resident && profile_add_sample_type(p, "resident_space", "bytes") < 0) ||
         (s->comment[0] && profile_add_comment(p, s->comment) < 0) ||
         profile_reserve_samples(p, s->n) < 0)
         rc = -ENOMEM;
@@ -109,10 +145,15 @@ int heap_write_proto(int fd, const heap_snapshot_t *s, const char *default_type)
         const heap_record_t *r = &s->recs[i];
         if (r->alloc_objects == 0 && r->inuse_objects == 0)
             continue;
-        int64_t v[6], rate = heap_record_rate(s, r);
+        int64_t v[7], rate = heap_record_rate(s, r);
         sampler_scale(r->alloc_objects, r->alloc_bytes, rate, &v[0], &v[1]);
         sampler_scale(r->inuse_objects, r->inuse_bytes, rate, &v[2], &v[3]);
         sampler_scale(r->temp_objects, r->temp_bytes, rate, &v[4], &v[5]);
+        /* The resident share of the in-use estimate, as the memory profile
+         * scales its heap samples: without temp_*, it takes their place. */
+        v[s->temp ? 6 : 4] = r->inuse_bytes > 0 ? (int64_t)((double)v[3] * (double)r->resident_bytes /
+                                                             (double)r->inuse_bytes)
+                                                : 0;
         /* As Go: the object size (a bucket holds one, but for the overflow
          * bucket's average) as the numeric label "bytes"; then the
          * allocating thread's labels. */

@@ -22,21 +22,28 @@ typedef struct {
     /* raw sampled numbers; bytes as the program asked */
     int64_t alloc_objects, alloc_bytes, inuse_objects, inuse_bytes;
     int64_t temp_objects, temp_bytes; /* temporaries (heap.c) */
+    int64_t resident_bytes; /* of inuse_bytes, resident (pagemap.h) when
+                             * the snapshot has resident set */
     uint32_t labels;      /* label set id (labels.h), 0: none */
 } heap_record_t;
 
 /* The snapshot crosses into libcprof-http.so (httpops.h): bump the version
  * when it or heap_record_t changes. */
-#define HEAP_SNAPSHOT_VERSION 4
+#define HEAP_SNAPSHOT_VERSION 5
 
 typedef struct {
     heap_record_t *recs; /* recs[i] is bucket i */
     size_t n;
     int64_t rate;        /* the sampling rate when taken (the period) */
     bool temp;           /* write the temp_* sample types too */
+    bool resident;       /* and resident_space (recs' resident_bytes) */
     char comment[512];   /* a comment for the profile, or "" */
 } heap_snapshot_t;
 
+/* The heap profile's snapshot, with each live sampled object's resident
+ * bytes read from pagemap now (as tcmalloc's profile builder does): the
+ * live map is copied under its locks, then sorted and measured without
+ * them. Without pagemap, resident stays false. */
 int heap_snapshot(heap_snapshot_t *s);
 
 /* Sets r's stack, rate and labels from bucket b (buckets.h): what every
@@ -56,7 +63,8 @@ void heap_snapshot_free(heap_snapshot_t *s);
 void heap_snapshot_subtract(heap_snapshot_t *cur, const heap_snapshot_t *base);
 
 /* Gzipped profile.proto with Go's four heap sample types, then
- * temp_objects/count and temp_space/bytes when s->temp.
+ * temp_objects/count and temp_space/bytes when s->temp, then
+ * resident_space/bytes when s->resident (scaled as inuse_space).
  * default_type: NULL for "heap" (inuse_space), "alloc_space" for "allocs".
  * The default type is always written: pprof would otherwise take the last
  * type, which is not Go's inuse_space once temp_space follows it. */

@@ -94,8 +94,10 @@ typedef struct {
 } blk_t;
 
 typedef struct {
-    blk_t *blk;
+    blk_t *blk;      /* malloc's sampled objects [0, nblk), then the custom
+                      * heaps' [nblk, nblk + ncust): each part sorted */
     size_t nblk;
+    size_t ncust;
     uint64_t *pages; /* bit per page (mod 2^PAGE_BITS) holding some object */
     uintptr_t min, span;
     uint32_t *stack; /* objects reached, not yet scanned */
@@ -371,7 +373,7 @@ static void mark_pages(scan_t *s)
 {
     const uint64_t mask = (1ull << PAGE_BITS) - 1;
     uintptr_t min = UINTPTR_MAX, max = 0;
-    for (size_t i = 0; i < s->nblk; i++) {
+    for (size_t i = 0; i < s->nblk + s->ncust; i++) {
         const blk_t *b = &s->blk[i];
         min = b->addr < min ? b->addr : min;
         max = b->end > max ? b->end : max;
@@ -461,14 +463,10 @@ static bool out_of_time(scan_t *s, size_t n)
     return s->over;
 }
 
-static void consider(scan_t *s, uintptr_t w)
+/* Marks the object of blk[first, first + n) that holds w, if any. */
+static void reach_in(scan_t *s, size_t first, size_t n, uintptr_t w)
 {
-    if (w - s->min >= s->span)
-        return;
-    uintptr_t pg = (w >> 12) & ((1ull << PAGE_BITS) - 1);
-    if (!(s->pages[pg >> 6] >> (pg & 63) & 1))
-        return;
-    size_t lo = 0, hi = s->nblk;
+    size_t lo = first, hi = first + n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->blk[mid].addr <= w)
@@ -476,13 +474,27 @@ static void consider(scan_t *s, uintptr_t w)
         else
             hi = mid;
     }
-    if (lo == 0)
+    if (lo == first)
         return;
     blk_t *b = &s->blk[lo - 1];
     if (w >= b->end || b->reached || w == b->header)
         return;
     b->reached = 1;
     s->stack[s->nstack++] = (uint32_t)(lo - 1);
+}
+
+/* A word into a custom heap's object reaches it and the block that holds
+ * it alike (a malloc block, when sampled). */
+static void consider(scan_t *s, uintptr_t w)
+{
+    if (w - s->min >= s->span)
+        return;
+    uintptr_t pg = (w >> 12) & ((1ull << PAGE_BITS) - 1);
+    if (!(s->pages[pg >> 6] >> (pg & 63) & 1))
+        return;
+    reach_in(s, 0, s->nblk, w);
+    if (s->ncust)
+        reach_in(s, s->nblk, s->ncust, w);
 }
 
 /* Copies [p, p + len) with process_vm_readv: a range a running thread
@@ -494,7 +506,7 @@ static size_t copy_in(uintptr_t p, void *buf, size_t len)
     return n > 0 ? (size_t)n : 0;
 }
 
-static void scan_words(scan_t *s, uintptr_t lo, uintptr_t hi)
+static void scan_span(scan_t *s, uintptr_t lo, uintptr_t hi)
 {
     lo = (lo + 7) & ~(uintptr_t)7;
     /* On this thread's stack below the scan's start, so never a root. */
@@ -518,17 +530,6 @@ static void scan_words(scan_t *s, uintptr_t lo, uintptr_t hi)
     }
 }
 
-/* Scans a root range, then everything it reached. */
-static void scan_root(scan_t *s, uintptr_t lo, uintptr_t hi)
-{
-    scan_words(s, lo, hi);
-    while (s->nstack) {
-        const blk_t *b = &s->blk[s->stack[--s->nstack]];
-        if (b->readable)
-            scan_words(s, b->addr, b->addr + b->size);
-    }
-}
-
 /* The first element of a sorted array (n elements of `stride` bytes)
  * whose end, the uintptr_t at `end_off`, lies above a: for the excluded
  * ranges and the objects alike. */
@@ -544,6 +545,42 @@ static size_t first_ending_above(const void *base, size_t n, size_t stride, size
             hi = mid;
     }
     return lo;
+}
+
+/* Scans [lo, hi) but the custom heaps' objects in it: they lie inside
+ * memory that is scanned (a pool's block, a static buffer, a mapping) and
+ * count only when reached, as malloc's do, so a leaked chain of pool
+ * objects is no root of itself. The pool's free space is scanned: its
+ * stale pointers may hide a leak, never report a reachable object.
+ * Custom objects are taken not to overlap one another. */
+static void scan_words(scan_t *s, uintptr_t lo, uintptr_t hi)
+{
+    const blk_t *c = s->blk + s->nblk;
+    size_t i = s->ncust ? first_ending_above(c, s->ncust, sizeof(blk_t), offsetof(blk_t, end), lo)
+                        : 0;
+    for (; i < s->ncust && c[i].addr < hi && lo < hi; i++) {
+        if (c[i].addr > lo)
+            scan_span(s, lo, c[i].addr);
+        lo = c[i].end > lo ? c[i].end : lo;
+    }
+    if (lo < hi)
+        scan_span(s, lo, hi);
+}
+
+/* Scans a root range, then everything it reached. */
+static void scan_root(scan_t *s, uintptr_t lo, uintptr_t hi)
+{
+    scan_words(s, lo, hi);
+    while (s->nstack) {
+        uint32_t i = s->stack[--s->nstack];
+        const blk_t *b = &s->blk[i];
+        if (!b->readable)
+            continue;
+        if (i < s->nblk)
+            scan_words(s, b->addr, b->addr + b->size);
+        else
+            scan_span(s, b->addr, b->addr + b->size);
+    }
 }
 
 /* Scans [lo, hi) as a root, skipping cprof's memory and the sampled
@@ -637,10 +674,10 @@ static void read_maps_stopped(scan_t *s)
 /* Which objects lie inside the writable mappings just read (a stale
  * live-map entry may name memory unmapped since), and their glibc next
  * chunk header, read only then. Both arrays are sorted by address. */
-static void check_blocks_stopped(scan_t *s)
+static void check_blocks_stopped(scan_t *s, size_t first, size_t nb, bool custom)
 {
     size_t j = 0;
-    for (size_t i = 0; i < s->nblk; i++) {
+    for (size_t i = first; i < first + nb; i++) {
         blk_t *b = &s->blk[i];
         while (j < s->nrw && s->rw[j].hi <= b->addr)
             j++;
@@ -652,6 +689,8 @@ static void check_blocks_stopped(scan_t *s)
         while (s->rw[k].hi < b->end && k + 1 < s->nrw && s->rw[k + 1].lo == s->rw[k].hi)
             k++;
         b->readable = s->rw[k].hi >= b->end;
+        if (custom) /* no allocator's heap: a pool may be anywhere */
+            continue;
         if (b->readable)
             s->rw_flags[j] |= RW_BLOCKS;
         /* A block of glibc ends 8 bytes into the next chunk, whose address
@@ -871,7 +910,8 @@ static int scan_stopped(scan_t *s, const thr_t *self, int *missed)
      * unmap memory while it is read: read it through process_vm_readv. */
     s->careful = s->can_copy && (*missed || count_threads() != (long)s->ntids);
     read_maps_stopped(s);
-    check_blocks_stopped(s);
+    check_blocks_stopped(s, 0, s->nblk, false);
+    check_blocks_stopped(s, s->nblk, s->ncust, true);
     for (size_t i = 0; i < s->nroots; i++)
         scan_root(s, s->roots[i].lo, s->roots[i].hi);
     scan_thread(s, self);
@@ -965,13 +1005,17 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     }
     livemap_lock_all();
     size_t n = livemap_copy_locked(live, cap);
+    /* malloc's objects first, then the custom heaps': two sorted parts */
+    size_t k = 0, c = n;
     for (size_t i = 0; i < n; i++) {
         uintptr_t a = live[i].addr, end = a + (live[i].size ? live[i].size : 1);
-        s.blk[i] = (blk_t){a, end, 0, live[i].size, live[i].bucket, 0, 0};
+        s.blk[live[i].custom ? --c : k++] = (blk_t){a, end, 0, live[i].size, live[i].bucket, 0, 0};
     }
     free(live);
-    s.nblk = n;
-    qsort(s.blk, n, sizeof(*s.blk), by_addr);
+    s.nblk = k;
+    s.ncust = n - k;
+    qsort(s.blk, s.nblk, sizeof(*s.blk), by_addr);
+    qsort(s.blk + s.nblk, s.ncust, sizeof(*s.blk), by_addr);
     mark_pages(&s);
 
     uintptr_t probe = 1, copied = 0;
@@ -993,7 +1037,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
         heap_snapshot_free(out);
         return -ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* both parts */
         const blk_t *b = &s.blk[i];
         if (b->bucket >= out->n || stopped < 0 || s.over)
             continue;

@@ -18,6 +18,12 @@
  * cookies, pointers kept to a field) count — reaches it; reached objects
  * are scanned in turn.
  *
+ * A custom heap's objects (cprof_heap.h) are sampled objects too, though
+ * they lie inside memory that is itself scanned (a pool's malloc block, a
+ * static buffer, a mapping): every scan skips them, so they count only
+ * when reached, and a word into one reaches both it and the sampled block
+ * holding it. The pool's free space is scanned as the block's content.
+ *
  * The allocators' heaps: with every allocation sampled (CPROF_RATE=1 since
  * the start) they hold sampled objects and freed memory, whose stale
  * pointers are no roots: glibc's arenas (glibcheap.h) are left out but for

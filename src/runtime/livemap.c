@@ -5,6 +5,7 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #define STRIPE_BITS 6
 #define NSTRIPES (1 << STRIPE_BITS)
@@ -197,14 +198,24 @@ size_t livemap_copy_locked(livemap_entry_t *out, size_t max)
     for (int i = 0; i < NSTRIPES; i++) {
         const stripe_t *s = &stripes[i];
         for (uint64_t j = 0; s->slots && j <= s->mask && n < max; j++)
-            /* Custom-heap objects lie inside blocks the map also holds;
-             * the leak scan and the memory profile, which walk memory by
-             * address, do not take them yet (docs/memory.md). */
-            if (s->slots[j].key && !(s->slots[j].key & LIVEMAP_CUSTOM))
-                out[n++] = (livemap_entry_t){s->slots[j].key, s->slots[j].val & LIVE_SIZE_MAX,
-                                             (uint32_t)(s->slots[j].val >> LIVE_SIZE_BITS)};
+            if (s->slots[j].key)
+                out[n++] = (livemap_entry_t){s->slots[j].key & ~LIVEMAP_CUSTOM,
+                                             s->slots[j].val & LIVE_SIZE_MAX,
+                                             (uint32_t)(s->slots[j].val >> LIVE_SIZE_BITS),
+                                             (s->slots[j].key & LIVEMAP_CUSTOM) != 0};
     }
     return n;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+    const livemap_entry_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+void livemap_sort_copy(livemap_entry_t *e, size_t n)
+{
+    qsort(e, n, sizeof(*e), by_addr);
 }
 
 void livemap_lock_all(void)

@@ -96,13 +96,19 @@ uint64_t livemap_count(void);
 void livemap_lock_all(void);
 void livemap_unlock_all(void);
 
-/* With every stripe held: copies up to max live objects into out, not
- * custom-heap objects (LIVEMAP_CUSTOM); returns how many. */
+/* With every stripe held: copies up to max live objects into out, the
+ * custom-heap objects (LIVEMAP_CUSTOM) with their address and custom set;
+ * returns how many. */
 typedef struct {
-    uintptr_t addr;
+    uintptr_t addr;  /* without LIVEMAP_CUSTOM */
     uint64_t size;   /* bytes the program asked for */
     uint32_t bucket;
+    bool custom;     /* a custom heap's object, inside memory another holds */
 } livemap_entry_t;
 size_t livemap_copy_locked(livemap_entry_t *out, size_t max);
+
+/* Sorts a copy by address: measured in that order, pagemap.h reads each
+ * window of the heap once. */
+void livemap_sort_copy(livemap_entry_t *e, size_t n);
 
 #endif

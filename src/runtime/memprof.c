@@ -9,6 +9,7 @@
 #include "memstats.h"
 #include "mmaphooks.h"
 #include "ownheap.h"
+#include "pagemap.h"
 #include "procmaps.h"
 #include "profwriter.h"
 #include "rt.h"
@@ -71,7 +72,7 @@ typedef struct {
     size_t nown, capown;
     range_t *rng;
     size_t nrng, caprng;
-    int pagemap;
+    pagemap_t pm;
     size_t own_sample;  /* the sample of cprof's private heap, SIZE_MAX: none */
     int64_t resident;   /* the samples' resident total */
 } mem_t;
@@ -306,52 +307,6 @@ static int add_stacks(mem_t *m)
     return rc;
 }
 
-/* --- residency ------------------------------------------------------------ */
-
-/* Resident and swapped bytes of [lo, hi) (page-aligned), from pagemap. */
-static void measure(mem_t *m, uintptr_t lo, uintptr_t hi, uint64_t *res, uint64_t *swap)
-{
-    uint64_t buf[512];
-    *res = *swap = 0;
-    for (uintptr_t a = lo; a < hi;) {
-        size_t n = (hi - a) / PAGE;
-        if (n > 512)
-            n = 512;
-        ssize_t got = pread(m->pagemap, buf, n * 8, (off_t)(a / PAGE * 8));
-        if (got <= 0)
-            return;
-        size_t k = (size_t)got / 8;
-        for (size_t i = 0; i < k; i++) {
-            if (buf[i] >> 63)
-                *res += PAGE;
-            else if ((buf[i] >> 62) & 1)
-                *swap += PAGE;
-        }
-        a += k * PAGE;
-    }
-}
-
-/* The resident bytes of [lo, hi) at byte granularity: each page's share. */
-static uint64_t resident_bytes(mem_t *m, uintptr_t lo, uintptr_t hi, uint64_t *last_page,
-                               uint64_t *last_entry)
-{
-    uint64_t res = 0;
-    for (uintptr_t a = lo; a < hi;) {
-        uintptr_t page = a / PAGE, end = (page + 1) * PAGE < hi ? (page + 1) * PAGE : hi;
-        if (page != *last_page) {
-            uint64_t e = 0;
-            if (pread(m->pagemap, &e, 8, (off_t)(page * 8)) != 8)
-                e = 0;
-            *last_page = page;
-            *last_entry = e;
-        }
-        if (*last_entry >> 63)
-            res += end - a;
-        a = end;
-    }
-    return res;
-}
-
 /* --- attribution ---------------------------------------------------------- */
 
 static int by_lo(const void *a, const void *b)
@@ -411,7 +366,7 @@ static int attribute(mem_t *m)
                 break;
             }
             uint64_t rr, ss;
-            measure(m, lo, hi, &rr, &ss);
+            pagemap_measure(&m->pm, lo, hi, &rr, &ss);
             if (res + rr > v->rss)
                 rr = v->rss - res;
             if (swap + ss > v->swap)
@@ -445,6 +400,7 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
     livemap_lock_all();
     size_t n = livemap_copy_locked(live, cap);
     livemap_unlock_all();
+    livemap_sort_copy(live, n);
     *nb = buckets_count();
     hv_t *h = calloc(*nb ? *nb : 1, sizeof(*h));
     int64_t *raw = calloc(*nb ? *nb * 3 : 3, sizeof(*raw));
@@ -454,14 +410,15 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
         free(live);
         return NULL;
     }
-    uint64_t lp = UINT64_MAX, le = 0;
     for (size_t i = 0; i < n; i++) {
         livemap_entry_t *e = &live[i];
-        if (e->bucket >= *nb)
+        /* Custom-heap objects lie inside blocks or mappings counted
+         * already (docs/memory.md). */
+        if (e->bucket >= *nb || e->custom)
             continue;
         raw[3 * e->bucket] += 1;
         raw[3 * e->bucket + 1] += (int64_t)e->size;
-        raw[3 * e->bucket + 2] += (int64_t)resident_bytes(m, e->addr, e->addr + e->size, &lp, &le);
+        raw[3 * e->bucket + 2] += (int64_t)pagemap_resident_bytes(&m->pm, e->addr, e->addr + e->size);
         /* Another allocator's mapping holding a sampled object is its
          * (jemalloc's extents, tcmalloc's spans). */
         vma_t *v = rt_glibc_chunks ? NULL : vma_of(m, e->addr);
@@ -525,7 +482,7 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
         if (mi.keepcost && brk != (uintptr_t)-1 && mi.keepcost <= brk) {
             uintptr_t lo = (brk - mi.keepcost + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
             if (lo < brk)
-                measure(m, lo, (brk + PAGE - 1) & ~(uintptr_t)(PAGE - 1), &tr, &ts);
+                pagemap_measure(&m->pm, lo, (brk + PAGE - 1) & ~(uintptr_t)(PAGE - 1), &tr, &ts);
             tr += lo - (brk - mi.keepcost); /* the top's first partial page */
         }
         fr[1] = (int64_t)mi.fordblks;
@@ -581,7 +538,7 @@ static int walk_chunks(mem_t *m, const vma_t *v, uintptr_t a, size_t pool)
 {
     while (a + 16 <= v->hi) {
         uint64_t e = 0, hdr[2];
-        if (pread(m->pagemap, &e, 8, (off_t)(a / PAGE * 8)) != 8 || !(e >> 63) ||
+        if (!((e = pagemap_entry(&m->pm, a)) >> 63) ||
             read_self(a, hdr, sizeof(hdr)) != sizeof(hdr))
             return 0;
         uint64_t size = hdr[1] & ~(uint64_t)7;
@@ -874,7 +831,7 @@ int memprof_write(int fd, int debug)
     mem_t m;
     memset(&m, 0, sizeof(m));
     m.own_sample = SIZE_MAX;
-    m.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    pagemap_open(&m.pm);
     profwriter_t *w = profwriter_new();
     /* The symbol tables the writer names frames with are cprof's memory
      * too: built before smaps is read, so that it counts them. */
@@ -899,7 +856,6 @@ int memprof_write(int fd, int debug)
     free(m.vma);
     free(m.own);
     free(m.rng);
-    if (m.pagemap >= 0)
-        close(m.pagemap);
+    pagemap_close(&m.pm);
     return rc;
 }

@@ -22,7 +22,7 @@ cc_prog "$T/known" "$PROGS/heapknown.c"
 # cannot load the profile).
 samples() {
   go tool pprof -raw -symbolize=none "$1" > "$T/raw" 2>&1 || { cat "$T/raw"; fail "$1: go tool pprof cannot load it"; }
-  grep -c -E '^ *-?[0-9]+( +-?[0-9]+){3,5}: ' "$T/raw"
+  grep -c -E '^ *-?[0-9]+( +-?[0-9]+){3,6}: ' "$T/raw"
 }
 
 # run NAME ASSIGNMENT...: runs known in a fresh directory $T/NAME (cwd), its

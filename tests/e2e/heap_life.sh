@@ -88,8 +88,8 @@ for a in $allocs; do
       CPROF_LEAK_PROFILE="$T/$a.leak" LD_PRELOAD="$pre" "$T/life" small > "$T/$a.truth" ||
     fail "$a: program failed"
   exact TEMP temp_objects temp_space "$T/$a.heap" "$T/$a.truth"
-  go tool pprof -raw "$T/$a.heap" 2>/dev/null | grep -q 'inuse_space/bytes\[dflt\] temp_objects/count temp_space/bytes$' ||
-    fail "$a: the sample types are not Go's four (inuse_space the default) and the temporaries"
+  go tool pprof -raw "$T/$a.heap" 2>/dev/null | grep -q 'inuse_space/bytes\[dflt\] temp_objects/count temp_space/bytes resident_space/bytes$' ||
+    fail "$a: the sample types are not Go's four (inuse_space the default), the temporaries and residency"
   exact PEAK inuse_objects inuse_space "$T/$a.peak" "$T/$a.truth"
   exact LEAK inuse_objects inuse_space "$T/$a.leak" "$T/$a.truth"
   kept "$T/$a.leak" "$T/$a.truth"

@@ -44,7 +44,7 @@ fake() {
 cc_prog "$T/prog" "$PROGS/record_prog.c"
 CPROF_RATE=1 CPROF_HEAP_PROFILE="$T/p.pb.gz" LD_PRELOAD="$LIB" "$T/prog" > /dev/null || fail "record_prog"
 fake srv "$T/p.pb.gz"
-name=pprof.prog.alloc_objects.alloc_space.inuse_objects.inuse_space.temp_objects.temp_space
+name=pprof.prog.alloc_objects.alloc_space.inuse_objects.inuse_space.temp_objects.temp_space.resident_space
 
 # --- the fetched report is the file's; the profile is saved -------------------------
 for flags in "-top" "-traces" "-top -sample_index=alloc_space -cum"; do
@@ -148,7 +148,7 @@ if [ -f "$BUILD/libcprof-http.so" ] && [ -f "$PROGS/http_server.c" ]; then
       grep -Eq "^ *1000000B .* $fn\$" "$T/$v.top" || { cat "$T/$v.top"; fail "$v: $fn not 1000000B"; }
     done
     # (the mapping of a deleted binary is "srv (deleted)", as /proc/PID/maps says)
-    grep -Eq "^Saved profile in $PPROF_TMPDIR/pprof\.srv( \(deleted\))?\.alloc_objects\.alloc_space\.inuse_objects\.inuse_space\.temp_objects\.temp_space\.0" "$T/$v.err" ||
+    grep -Eq "^Saved profile in $PPROF_TMPDIR/pprof\.srv( \(deleted\))?\.alloc_objects\.alloc_space\.inuse_objects\.inuse_space\.temp_objects\.temp_space\.resident_space\.0" "$T/$v.err" ||
       { cat "$T/$v.err"; fail "$v: not saved"; }
   done
   grep -q "Local symbolization failed" "$T/gone.err" || { cat "$T/gone.err"; fail "gone: the binary was found"; }

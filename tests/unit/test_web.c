@@ -72,6 +72,7 @@ static void test_hostport(void **state)
 }
 
 /* --- a profile: main -> grow -> leaf, main -> other; values per snapshot ---------- */
+/* (grow's sample has the label class=mmap, other's class=heap, the third none) */
 
 static profile_t *make_profile(int64_t grow, int64_t other, int64_t time)
 {
@@ -95,8 +96,14 @@ static profile_t *make_profile(int64_t grow, int64_t other, int64_t time)
     }
     uint64_t s1[] = {2, 1}, s2[] = {3, 1}, s3[] = {4, 1};
     int64_t v1[] = {grow * 2, grow}, v2[] = {other * 2, other}, v3[] = {50, 50};
-    assert_non_null(profile_add_sample(p, s1, 2, v1));
-    assert_non_null(profile_add_sample(p, s2, 2, v2));
+    profile_sample_t *sg = profile_add_sample(p, s1, 2, v1);
+    assert_non_null(sg);
+    profile_label_t lm = {.key = profile_intern(p, "class"), .str = profile_intern(p, "mmap")};
+    assert_int_equal(profile_sample_add_label(p, sg, &lm), 0);
+    profile_sample_t *so = profile_add_sample(p, s2, 2, v2);
+    assert_non_null(so);
+    profile_label_t lh = {.key = profile_intern(p, "class"), .str = profile_intern(p, "heap")};
+    assert_int_equal(profile_sample_add_label(p, so, &lh), 0);
     assert_non_null(profile_add_sample(p, s3, 2, v3));
     assert_int_equal(profile_index(p), 0);
     return p;
@@ -221,6 +228,24 @@ static void test_views(void **state)
     assert_non_null(strstr(sb_cstr(&r.body), "several heap profiles"));
     sb_free(&r.body);
 
+    /* the breakdown: each class's share, linked to its anchored tagfocus */
+    set_param(&q, "si", "inuse_space");
+    render(&q, VIEW_BREAKDOWN, &r);
+    assert_int_equal(r.status, 200);
+    const char *bd = sb_cstr(&r.body);
+    assert_non_null(strstr(bd, "<tr data-class=\"mmap\" data-value=\"1000\">"));
+    assert_non_null(strstr(bd, "<tr data-class=\"heap\" data-value=\"300\">"));
+    assert_non_null(strstr(bd, "<tr data-class=\"\" data-value=\"50\">"));
+    assert_non_null(strstr(bd, "href=\"./flamegraph?si=inuse_space&tf=class%3D%5Emmap%28%20%7C%24%29\""));
+    sb_free(&r.body);
+    set_param(&q, "by", "thread");
+    render(&q, VIEW_BREAKDOWN, &r);
+    assert_non_null(strstr(sb_cstr(&r.body), "No sample has the label <code>thread</code>"));
+    sb_free(&r.body);
+    set_param(&q, "by", NULL);
+    set_param(&q, "si", NULL);
+    assert_int_equal(web_view_of("breakdown"), VIEW_BREAKDOWN);
+
     render(&q, VIEW_DOWNLOAD, &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.ctype, "application/vnd.google.protobuf+gzip");
@@ -258,7 +283,7 @@ static void test_series(void **state)
     config_set_str(&cfg.sample_index, "inuse_space");
     memtable_t t;
     FILE *msgs = fopen("/dev/null", "w");
-    assert_int_equal(memtime_compute(&s, &cfg, "grow", msgs, &t), 0);
+    assert_int_equal(memtime_compute(&s, &cfg, "grow", NULL, msgs, &t), 0);
     assert_int_equal(t.n_snaps, 4);
     assert_string_equal(t.sample_type, "inuse_space");
     assert_true(t.n_sites >= 2);
@@ -271,14 +296,25 @@ static void test_series(void **state)
     assert_string_equal(t.stacks[0].frames, "main\ngrow");
     assert_int_equal(t.stacks[0].growth, 200);
     memtable_free(&t);
+    /* by a label: its values are the rows, the unlabelled samples one more */
+    assert_int_equal(memtime_compute(&s, &cfg, NULL, "class", msgs, &t), 0);
+    assert_int_equal(t.n_sites, 3);
+    assert_string_equal(t.sites[0].name, "mmap");
+    assert_int_equal(t.sites[0].v[0], 100);
+    assert_int_equal(t.sites[0].v[3], 300);
+    assert_int_equal(t.n_stacks, 0);
+    for (size_t i = 1; i < 3; i++)
+        assert_int_equal(t.sites[i].v[0], strcmp(t.sites[i].name, "heap") == 0 ? 10 : 50);
+    assert_int_equal(t.total[3], 300 + 10 + 50);
+    memtable_free(&t);
     /* the configuration's filters apply */
     config_set_str(&cfg.ignore, "grow");
-    assert_int_equal(memtime_compute(&s, &cfg, NULL, msgs, &t), 0);
+    assert_int_equal(memtime_compute(&s, &cfg, NULL, NULL, msgs, &t), 0);
     for (size_t i = 0; i < t.n_sites; i++)
         assert_string_not_equal(t.sites[i].name, "grow");
     memtable_free(&t);
     config_set_str(&cfg.ignore, "(");
-    assert_int_equal(memtime_compute(&s, &cfg, NULL, msgs, &t), -1);
+    assert_int_equal(memtime_compute(&s, &cfg, NULL, NULL, msgs, &t), -1);
     memtable_free(&t);
     fclose(msgs);
     config_free(&cfg);

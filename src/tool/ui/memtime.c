@@ -128,6 +128,7 @@ typedef struct {
     memtable_t *t;
     size_t snap;
     const char *site;
+    const char *by; /* group by this label's values, or NULL */
     char **site_keys; /* parallel to t->sites, for the map */
     strmap_t sites_map;
     char **stack_keys;
@@ -210,6 +211,32 @@ static int64_t stack_index(build_t *b, const char *frames)
     return (int64_t)t->n_stacks++;
 }
 
+/* With b->by: each sample's value to the row of its label's value. */
+static int gen_by_label(build_t *b, report_t *r, char *err, size_t errlen)
+{
+    const profile_t *p = r->w->p;
+    int64_t total = 0;
+    for (size_t i = 0; i < r->w->n_samples; i++) {
+        const wsample_t *s = &r->w->samples[i];
+        int64_t v = s->values[r->value_index];
+        if (v == 0)
+            continue;
+        const char *name = "";
+        for (uint32_t j = 0; j < s->n_labels; j++)
+            if (s->labels[j].str && strcmp(p->strings[s->labels[j].key], b->by) == 0)
+                name = p->strings[s->labels[j].str];
+        int64_t si = site_index(b, name, "");
+        if (si < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -ENOMEM;
+        }
+        b->t->sites[si].v[b->snap] += v;
+        total += v;
+    }
+    b->t->total[b->snap] = total;
+    return 0;
+}
+
 /* The driver hands each snapshot's report here: flat value per node (the
  * leaf frame of each sample), and the stacks through the site. */
 static int gen_snapshot(report_t *r, void *arg, char *err, size_t errlen)
@@ -219,6 +246,8 @@ static int gen_snapshot(report_t *r, void *arg, char *err, size_t errlen)
     const profile_t *p = r->w->p;
     snprintf(t->sample_type, sizeof(t->sample_type), "%s", r->sample_type);
     snprintf(t->unit, sizeof(t->unit), "%s", p->strings[p->sample_types[r->value_index].unit]);
+    if (b->by)
+        return gen_by_label(b, r, err, errlen);
     graph_opts_t go = {.value_index = r->value_index, .mean_index = -1};
     graph_t *g;
     if (graph_new(r->w, &go, &g) < 0)
@@ -321,8 +350,8 @@ static int stack_cmp(const void *a, const void *b)
     return strcmp(x->frames, y->frames);
 }
 
-int memtime_compute(const memseries_t *s, const config_t *cfg, const char *site, FILE *msgs,
-                    memtable_t *out)
+int memtime_compute(const memseries_t *s, const config_t *cfg, const char *site, const char *by,
+                    FILE *msgs, memtable_t *out)
 {
     memset(out, 0, sizeof(*out));
     out->n_snaps = s->n;
@@ -332,7 +361,7 @@ int memtime_compute(const memseries_t *s, const config_t *cfg, const char *site,
         fputs("out of memory\n", msgs);
         return -1;
     }
-    build_t b = {.t = out, .site = site && *site ? site : NULL};
+    build_t b = {.t = out, .site = site && *site ? site : NULL, .by = by && *by ? by : NULL};
     /* Every snapshot in full: no trimming, whatever the URL says. */
     config_t c;
     if (config_copy(&c, cfg) < 0) {

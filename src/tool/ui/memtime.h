@@ -75,11 +75,14 @@ typedef struct {
 } memtable_t;
 
 /* Computes the table for configuration cfg (sample index, filters); when
- * site is not NULL, also the stacks that end at that site. Messages of the
- * pipeline (bad regexp, ...) go to stderr and to msgs. 0, or -1 when a
- * snapshot could not be reported (messages say why). */
-int memtime_compute(const memseries_t *s, const config_t *cfg, const char *site, FILE *msgs,
-                    memtable_t *out);
+ * site is not NULL, also the stacks that end at that site. With by (a
+ * label key, e.g. the memory profile's "class"), the rows are the label's
+ * values instead of call sites ("" for samples without it; func "", no
+ * stacks). Messages of the pipeline (bad regexp, ...) go to stderr and to
+ * msgs. 0, or -1 when a snapshot could not be reported (messages say
+ * why). */
+int memtime_compute(const memseries_t *s, const config_t *cfg, const char *site, const char *by,
+                    FILE *msgs, memtable_t *out);
 void memtable_free(memtable_t *t);
 
 #endif

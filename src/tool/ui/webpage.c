@@ -43,6 +43,7 @@ static const web_param_t params[] = {
     {"noinlines", "noinlines"},
     {"g", "granularity"},
     {"site", NULL},
+    {"by", NULL},
 };
 #define N_PARAMS (sizeof(params) / sizeof(params[0]))
 _Static_assert(N_PARAMS <= WEB_MAX_PARAMS, "WEB_MAX_PARAMS too small");
@@ -59,6 +60,25 @@ const char *web_arg(const web_req_t *q, const char *param)
         if (strcmp(params[i].param, param) == 0)
             return q->vals[i] ? q->vals[i] : "";
     return "";
+}
+
+const char *web_group_key(const web_req_t *q)
+{
+    const char *by = web_arg(q, "by");
+    return *by ? by : "class";
+}
+
+bool web_has_label(const profile_t *p, const char *key)
+{
+    int64_t k = 0; /* the key's string index: 0 is always "" */
+    for (size_t i = 1; p && i < p->n_strings && !k; i++)
+        if (strcmp(p->strings[i], key) == 0)
+            k = (int64_t)i;
+    for (size_t i = 0; k && i < p->n_samples; i++)
+        for (uint32_t j = 0; j < p->samples[i].n_labels; j++)
+            if (p->samples[i].labels[j].key == k)
+                return true;
+    return false;
 }
 
 int web_config(const web_req_t *q, config_t *out, char *err, size_t errlen)
@@ -111,6 +131,9 @@ static const struct {
     {VIEW_MEMORY, "memory", "memory", "Memory over time",
      "Chart of the sample value across the profiles given (or polled), with the call sites "
      "that grew most"},
+    {VIEW_BREAKDOWN, "breakdown", "breakdownbtn", "Breakdown",
+     "The profile by class (the memory profile's label class, or the label by=KEY) as a "
+     "stacked bar; a class leads to its flame graph"},
     {VIEW_DOWNLOAD, "download", NULL, NULL, NULL},
 };
 #define N_VIEWS (sizeof(views) / sizeof(views[0]))
@@ -425,6 +448,9 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
     for (size_t i = 0; i < N_VIEWS; i++) {
         if (!views[i].label || (views[i].view == VIEW_MEMORY && !q->series_possible &&
                                 q->view != VIEW_MEMORY))
+            continue;
+        if (views[i].view == VIEW_BREAKDOWN && q->view != VIEW_BREAKDOWN &&
+            !web_has_label(q->p, web_group_key(q)))
             continue;
         const command_t *dis = command_find("disasm");
         if (views[i].view == VIEW_DISASM && (!dis || !dis->render))

@@ -30,7 +30,8 @@ typedef struct {
 } web_param_t;
 
 /* pprof's parameters, then cprof's own (site: a call site of the memory
- * view). n receives the count. */
+ * view; by: the label key the breakdown and memory views group by). n
+ * receives the count. */
 const web_param_t *web_params(size_t *n);
 #define WEB_MAX_PARAMS 32
 
@@ -44,6 +45,7 @@ typedef enum {
     VIEW_SOURCE,
     VIEW_DISASM,
     VIEW_MEMORY,
+    VIEW_BREAKDOWN,
     VIEW_DOWNLOAD,
     VIEW_NONE, /* unknown path */
 } web_view_t;
@@ -65,6 +67,13 @@ typedef struct {
 
 /* The value of URL parameter param ("" when absent). */
 const char *web_arg(const web_req_t *q, const char *param);
+
+/* The label key a breakdown groups by: the URL's by, else "class" (the
+ * memory profile's, docs/memory.md). */
+const char *web_group_key(const web_req_t *q);
+
+/* Whether some sample of p has a label named key. */
+bool web_has_label(const profile_t *p, const char *key);
 
 /* The configuration of a request: the command line's, with the URL
  * parameters applied (pprof's applyURL). 0, or -1 with pprof's message

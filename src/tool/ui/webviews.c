@@ -1,5 +1,5 @@
 /* webviews.c — the views of the web UI: graph, top, flame graph, peek,
- * source, disassembly, memory over time, download. */
+ * source, disassembly, memory over time, breakdown by class, download. */
 #include "tool/ui/webviews.h"
 
 #include <errno.h>
@@ -644,13 +644,64 @@ static void growth_cells(sbuf_t *b, const memtable_t *t, const int64_t *v, int64
     sb_puts(b, "</td>");
 }
 
-static void memory_sites(sbuf_t *b, const web_req_t *q, const memtable_t *t)
+/* The flame graph of one class: the request with tagfocus KEY=^NAME( |$)
+ * (an unanchored value would also match heap-free for heap). */
+static void class_link(sbuf_t *b, const web_req_t *q, const char *key, const char *name)
+{
+    sbuf_t tf = {0};
+    sb_printf(&tf, "%s=", key);
+    web_quotemeta(&tf, name, true);
+    sb_puts(b, "./flamegraph");
+    web_query(b, q, "tf", sb_cstr(&tf));
+    sb_free(&tf);
+}
+
+/* The rows of a table grouped by label by: every value, the first n in
+ * the chart's colours. */
+static void memory_classes(sbuf_t *b, const web_req_t *q, const memtable_t *t, const char *by,
+                           size_t n)
+{
+    sb_puts(b, "<h2>By ");
+    web_html(b, by);
+    sb_puts(b, "</h2>\n<table id=\"classes\">\n<thead><tr><th>");
+    web_html(b, by);
+    sb_puts(b, "</th><th class=\"num\">First</th><th class=\"num\">Last</th>"
+               "<th class=\"num\">Growth</th><th>Trend</th><th></th></tr></thead>\n<tbody>\n");
+    size_t k = 0;
+    for (size_t i = 0; i < t->n_sites; i++) {
+        const memsite_t *s = &t->sites[i];
+        bool charted = *s->name && k < n;
+        sb_puts(b, "<tr data-class=\"");
+        web_html(b, s->name);
+        sb_printf(b, "\" data-first=\"%" PRId64 "\" data-last=\"%" PRId64 "\"><td class=\"name\">",
+                  s->v[0], s->v[t->n_snaps - 1]);
+        web_html(b, *s->name ? s->name : "(no label)");
+        sb_puts(b, "</td>");
+        growth_cells(b, t, s->v, s->growth);
+        sb_puts(b, "<td>");
+        sparkline(b, t, s->v, charted ? colors[k % CHART_SERIES] : "#777");
+        k += charted;
+        sb_puts(b, "</td><td class=\"links\">");
+        if (*s->name) {
+            sb_puts(b, "<a class=\"flame\" href=\"");
+            class_link(b, q, by, s->name);
+            sb_puts(b, "\">flame</a>");
+        }
+        sb_puts(b, "</td></tr>\n");
+    }
+    sb_puts(b, "</tbody></table>\n");
+}
+
+/* The call sites that grew most; with by (a label key), every value of
+ * the label (the memory profile's classes), each charted, shrinking or
+ * not, and linked to its flame graph. */
+static void memory_sites(sbuf_t *b, const web_req_t *q, const memtable_t *t, const char *by)
 {
     const int64_t *series[CHART_SERIES];
     const char *labels[CHART_SERIES];
     size_t n = 0;
     for (size_t i = 0; i < t->n_sites && n < CHART_SERIES; i++)
-        if (t->sites[i].growth > 0) {
+        if (t->sites[i].growth > 0 || (by && *t->sites[i].name)) {
             series[n] = t->sites[i].v;
             labels[n++] = t->sites[i].name;
         }
@@ -671,6 +722,10 @@ static void memory_sites(sbuf_t *b, const web_req_t *q, const memtable_t *t)
     web_html(b, last->name);
     sb_puts(b, "</code>).</p>\n");
     chart(b, t, series, labels, n, true);
+    if (by) {
+        memory_classes(b, q, t, by, n);
+        return;
+    }
     sb_puts(b, "<h2>Call sites that grew most</h2>\n<table id=\"growers\">\n<thead><tr>"
                "<th>#</th><th>Call site</th><th class=\"num\">First</th>"
                "<th class=\"num\">Last</th><th class=\"num\">Growth</th><th>Trend</th>"
@@ -790,8 +845,9 @@ static void view_memory(const web_req_t *q, web_resp_t *r)
     size_t mlen = 0;
     FILE *mf = open_memstream(&msgs, &mlen);
     memtable_t t;
-    int rc = mf ? memtime_compute(s, &cfg, *web_arg(q, "site") ? web_arg(q, "site") : NULL, mf,
-                                  &t)
+    const char *by = *web_arg(q, "by") ? web_arg(q, "by") : NULL;
+    int rc = mf ? memtime_compute(s, &cfg, *web_arg(q, "site") ? web_arg(q, "site") : NULL, by,
+                                  mf, &t)
                 : -1;
     if (mf)
         fclose(mf);
@@ -821,13 +877,199 @@ static void view_memory(const web_req_t *q, web_resp_t *r)
         if (*web_arg(q, "site"))
             memory_site(b, q, &t, web_arg(q, "site"));
         else
-            memory_sites(b, q, &t);
+            memory_sites(b, q, &t, by);
         sb_puts(b, "</div>\n");
         web_page_end(b, q, NULL);
         sb_free(&legend);
         memtable_free(&t);
     }
     free(msgs);
+}
+
+/* --- breakdown: the profile by class ------------------------------------------------------ */
+
+/* Each value of one label key (the memory profile's class) and the sum of
+ * the samples carrying it, after the request's filters. */
+typedef struct {
+    const char *key;
+    sbuf_t legend;
+    char **names; /* "" for samples without the label */
+    int64_t *vals;
+    size_t n, cap;
+    int64_t total;
+    char unit[64], stype[128];
+} brk_t;
+
+static void brk_free(brk_t *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->names[i]);
+    free(c->names);
+    free(c->vals);
+    sb_free(&c->legend);
+}
+
+static int brk_add(brk_t *c, const char *name, int64_t v)
+{
+    size_t i = 0;
+    while (i < c->n && strcmp(c->names[i], name) != 0) /* a few classes: a scan */
+        i++;
+    if (i == c->n) {
+        if (c->n == c->cap) {
+            size_t nc = c->cap ? c->cap * 2 : 16;
+            char **nn = realloc(c->names, nc * sizeof(*nn));
+            if (!nn)
+                return -ENOMEM;
+            c->names = nn;
+            int64_t *nv = realloc(c->vals, nc * sizeof(*nv));
+            if (!nv)
+                return -ENOMEM;
+            c->vals = nv;
+            c->cap = nc;
+        }
+        if (!(c->names[i] = strdup(name)))
+            return -ENOMEM;
+        c->vals[i] = 0;
+        c->n++;
+    }
+    c->vals[i] += v;
+    return 0;
+}
+
+static int gen_breakdown(report_t *r, void *arg, char *err, size_t errlen)
+{
+    brk_t *c = arg;
+    const profile_t *p = r->w->p;
+    report_profile_labels(r, &c->legend);
+    snprintf(c->stype, sizeof(c->stype), "%s", r->sample_type);
+    snprintf(c->unit, sizeof(c->unit), "%s", p->strings[p->sample_types[r->value_index].unit]);
+    for (size_t i = 0; i < r->w->n_samples; i++) {
+        const wsample_t *ws = &r->w->samples[i];
+        int64_t v = ws->values[r->value_index];
+        if (v == 0)
+            continue;
+        const char *name = "";
+        for (uint32_t j = 0; j < ws->n_labels; j++)
+            if (ws->labels[j].str && strcmp(p->strings[ws->labels[j].key], c->key) == 0)
+                name = p->strings[ws->labels[j].str];
+        if (brk_add(c, name, v) < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -ENOMEM;
+        }
+        c->total += v;
+    }
+    return 0;
+}
+
+#define BRK_COLORS 10
+static const char *const brk_colors[BRK_COLORS] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e",
+                                                   "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                                   "#bcbd22", "#17becf"};
+
+static void view_breakdown(const web_req_t *q, web_resp_t *r)
+{
+    config_t cfg;
+    if (!request_config(q, r, &cfg))
+        return;
+    brk_t c = {.key = web_group_key(q)};
+    run_t run;
+    run_report(q->p, &cfg, "top", NULL, gen_breakdown, &c, &run);
+    config_free(&cfg);
+    if (run.rc < 0) {
+        report_failed(q, r, &run, sb_cstr(&c.legend));
+        brk_free(&c);
+        run_free(&run);
+        return;
+    }
+    /* largest first, the unlabelled samples last */
+    for (size_t i = 1; i < c.n; i++)
+        for (size_t j = i; j > 0; j--) {
+            bool after = !*c.names[j - 1] || (*c.names[j] && c.vals[j] > c.vals[j - 1]);
+            if (!after)
+                break;
+            char *tn = c.names[j];
+            c.names[j] = c.names[j - 1];
+            c.names[j - 1] = tn;
+            int64_t tv = c.vals[j];
+            c.vals[j] = c.vals[j - 1];
+            c.vals[j - 1] = tv;
+        }
+    web_frame_t f = {sb_cstr(&c.legend), run.msgs, false};
+    sbuf_t *b = &r->body;
+    web_page_begin(b, q, &f);
+    sb_puts(b, "<style>#breakdown-bar{display:flex;height:44px;margin:12px 0;border:1px solid #999}"
+               "#breakdown-bar a{display:block;height:100%;min-width:2px}"
+               "#breakdown-bar a:hover{opacity:.75}"
+               "#breakdown td i{display:inline-block;width:12px;height:12px;margin-right:6px}"
+               "</style>\n<div id=\"breakdown\">\n<h2>");
+    web_html(b, c.stype);
+    sb_puts(b, " by ");
+    web_html(b, c.key);
+    sb_puts(b, "</h2>\n");
+    bool any = false;
+    for (size_t i = 0; i < c.n; i++)
+        any = any || *c.names[i];
+    char buf[64];
+    if (!any) {
+        sb_puts(b, "<p class=\"empty\">No sample has the label <code>");
+        web_html(b, c.key);
+        sb_puts(b, "</code>. The breakdown shows the classes of a memory profile "
+                   "(<code>/debug/pprof/memory</code>, <code>CPROF_MEMORY_PROFILE</code>), or "
+                   "any label named by the URL parameter <code>by</code>.</p>\n");
+    } else {
+        /* the bar: each class's share of the positive values */
+        int64_t pos = 0;
+        for (size_t i = 0; i < c.n; i++)
+            pos += c.vals[i] > 0 ? c.vals[i] : 0;
+        sb_puts(b, "<div id=\"breakdown-bar\">");
+        for (size_t i = 0; i < c.n; i++) {
+            if (c.vals[i] <= 0 || !*c.names[i])
+                continue;
+            sb_puts(b, "<a class=\"seg\" data-class=\"");
+            web_html(b, c.names[i]);
+            sb_puts(b, "\" href=\"");
+            class_link(b, q, c.key, c.names[i]);
+            sb_printf(b, "\" style=\"flex:0 0 %.3f%%;background:%s\" title=\"",
+                      (double)c.vals[i] * 100.0 / (double)pos, brk_colors[i % BRK_COLORS]);
+            web_html(b, c.names[i]);
+            sb_puts(b, ": ");
+            web_html(b, measure_label(buf, sizeof(buf), c.vals[i], c.unit));
+            sb_puts(b, "\"></a>");
+        }
+        sb_puts(b, "</div>\n<table id=\"classes\">\n<thead><tr><th>");
+        web_html(b, c.key);
+        sb_puts(b, "</th><th class=\"num\">Value</th><th class=\"num\">Share</th></tr></thead>"
+                   "\n<tbody>\n");
+        for (size_t i = 0; i < c.n; i++) {
+            sb_puts(b, "<tr data-class=\"");
+            web_html(b, c.names[i]);
+            sb_printf(b, "\" data-value=\"%" PRId64 "\"><td class=\"name\">", c.vals[i]);
+            if (*c.names[i]) {
+                sb_printf(b, "<i style=\"background:%s\"></i><a class=\"class\" href=\"",
+                          brk_colors[i % BRK_COLORS]);
+                class_link(b, q, c.key, c.names[i]);
+                sb_puts(b, "\" title=\"Its flame graph\">");
+                web_html(b, c.names[i]);
+                sb_puts(b, "</a>");
+            } else {
+                sb_puts(b, "<i></i>(no label)");
+            }
+            sb_puts(b, "</td><td class=\"num\">");
+            web_html(b, measure_label(buf, sizeof(buf), c.vals[i], c.unit));
+            sb_puts(b, "</td><td class=\"num\">");
+            pct(b, c.vals[i], c.total);
+            sb_puts(b, "</td></tr>\n");
+        }
+        sb_puts(b, "</tbody></table>\n<p class=\"summary\">Total ");
+        web_html(b, measure_label(buf, sizeof(buf), c.total, c.unit));
+        sb_puts(b, ". <a href=\"./memory");
+        web_query(b, q, "by", c.key);
+        sb_puts(b, "\">Over time</a> (several profiles, or -poll).</p>\n");
+    }
+    sb_puts(b, "</div>\n");
+    web_page_end(b, q, NULL);
+    brk_free(&c);
+    run_free(&run);
 }
 
 /* --- download ---------------------------------------------------------------------------- */
@@ -866,6 +1108,7 @@ void webviews_render(const web_req_t *q, web_resp_t *r)
         break;
     case VIEW_DISASM: view_text(q, r, "disasm"); break;
     case VIEW_MEMORY: view_memory(q, r); break;
+    case VIEW_BREAKDOWN: view_breakdown(q, r); break;
     case VIEW_DOWNLOAD: view_download(q, r); break;
     case VIEW_NONE: web_page_message(r, q, 404, NULL, "404 page not found"); break;
     }
