@@ -2,6 +2,7 @@
  * sorted by name, each naming its module's functions. */
 #include "profiles.h"
 
+#include "flightrec.h"
 #include "heap.h"
 #include "leaks.h"
 #include "lockprof.h"
@@ -162,6 +163,20 @@ const profile_kind_t profile_kinds[] = {
         .session = &session_trace,
         .enable = "tracing",
         .busy = "tracing is already enabled",
+    },
+    /* cprof's own: the flight recorder's last CPROF_RECORD (flightrec.h);
+     * /debug/pprof/heap?window= asks it for any other window */
+    {
+        .name = "window",
+        .desc = "The heap's flight recorder (CPROF_RECORD): what was allocated over the recorded "
+                "time and is live, its high, what was freed. heap?window=START,END asks for "
+                "another window.",
+        .how = PROFILE_WHOLE,
+        .params = PROFILE_P_DEBUG,
+        .env = "CPROF_WINDOW_PROFILE",
+        .what = "window profile",
+        .write = flightrec_write_fd,
+        .max_debug = 1,
     },
 };
 

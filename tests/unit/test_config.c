@@ -1,4 +1,4 @@
-// links: src/runtime/config.c src/runtime/rt.c
+// links: src/runtime/config.c src/runtime/rt.c src/base/duration.c
 /* test_config.c — CPROF_* parsing: good values, one message per bad value,
  * and the file-name patterns. */
 #include <setjmp.h>
