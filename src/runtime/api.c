@@ -94,6 +94,7 @@ static void fork_child(void)
     threadprof_fork_child(); /* the parent's other threads are gone */
     release();
     sampler_fork_child(&rt_self);
+    flightrec_fork_child();
 }
 
 /* After every other child handler (cpuprof's, ownheap's: registered

@@ -18,16 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One event: 40 bytes. seq is 2*slot+2 once written (odd while it is). */
-typedef struct {
-    uint64_t seq;
-    int64_t t_ns;      /* CLOCK_MONOTONIC at the reservation */
-    uint64_t addr;     /* the live map's key */
-    uint64_t size;     /* bytes asked for */
-    uint32_t bucket;   /* buckets.h index: stack, size class, rate, labels */
-    uint16_t kind;     /* FLIGHTREC_* */
-    uint16_t tid;      /* low bits of the thread id (lifetimes: same thread?) */
-} event_t;
+typedef flightrec_event_t event_t;
 
 int flightrec_on;
 static event_t *ring;
@@ -77,6 +68,11 @@ void flightrec_put(uint64_t slot, int kind, uintptr_t addr, uint32_t bucket, uin
                                 __ATOMIC_RELAXED);
 }
 
+void flightrec_fork_child(void)
+{
+    my_tid = 0; /* the child's one thread has an id of its own */
+}
+
 uint64_t flightrec_bytes(void)
 {
     return ring ? (cap_mask + 1) * sizeof(event_t) : 0;
@@ -89,9 +85,7 @@ uint64_t flightrec_events(void)
 
 /* --- reading ------------------------------------------------------------ */
 
-/* Copies the published events still in the ring, in ring order, into a
- * new array; *lost: events overwritten (or torn) before the copy. */
-static event_t *copy_ring(size_t *n, uint64_t *lost)
+event_t *flightrec_copy(size_t *n, uint64_t *lost)
 {
     uint64_t h = __atomic_load_n(&head, __ATOMIC_ACQUIRE), cap = cap_mask + 1;
     uint64_t lo = h > cap ? h - cap : 0;
@@ -334,7 +328,7 @@ static int write_window(int fd, int64_t start_ns, int64_t end_ns, int debug)
 {
     size_t n;
     uint64_t lost;
-    event_t *evs = copy_ring(&n, &lost);
+    event_t *evs = flightrec_copy(&n, &lost);
     uint32_t nb = buckets_count();
     win_t *w = calloc(nb ? nb : 1, sizeof(*w));
     int rc = evs && w ? replay(evs, n, start_ns, end_ns, w, nb) : -ENOMEM;

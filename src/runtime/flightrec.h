@@ -21,9 +21,21 @@
 #define CPROF_FLIGHTREC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define FLIGHTREC_MAX_EVENTS (1u << 22)
+
+/* One event: 40 bytes. seq is 2*slot+2 once written (odd while it is). */
+typedef struct {
+    uint64_t seq;
+    int64_t t_ns;    /* CLOCK_MONOTONIC at the reservation */
+    uint64_t addr;   /* the live map's key */
+    uint64_t size;   /* bytes asked for */
+    uint32_t bucket; /* buckets.h index: stack, size, rate, labels */
+    uint16_t kind;   /* FLIGHTREC_* */
+    uint16_t tid;    /* the thread id's low 16 bits (lifetimes.h) */
+} flightrec_event_t;
 
 /* Maps the ring for duration_ns of history: an eighth of the memory limit
  * at most. 0 or a negative errno (then nothing is recorded). */
@@ -55,6 +67,14 @@ int flightrec_write_fd(int fd, int debug);
  * ("1764190000.5"); LAST alone is [now - LAST, now]. 0, -EINVAL (bad
  * spec), -ENODATA (not recording), or a negative errno. */
 int flightrec_write_spec(int fd, const char *spec);
+
+/* The published events still in the ring, in ring order, in a new array
+ * (malloc: guard set); *lost: events overwritten or torn before the copy.
+ * NULL when out of memory. */
+flightrec_event_t *flightrec_copy(size_t *n, uint64_t *lost);
+
+/* In a fork child: its thread's id is new. */
+void flightrec_fork_child(void);
 
 /* Bytes of the ring, and events recorded since the start. */
 uint64_t flightrec_bytes(void);

@@ -5,6 +5,7 @@
 #include "flightrec.h"
 #include "heap.h"
 #include "leaks.h"
+#include "lifetimes.h"
 #include "lockprof.h"
 #include "heapoutput.h"
 #include "memprof.h"
@@ -86,6 +87,18 @@ const profile_kind_t profile_kinds[] = {
 #ifndef __GLIBC__ /* its scan misses musl's roots: every block would be a leak */
         .off = "the musl build of libcprof.so has no leak scan",
 #endif
+    },
+    /* cprof's own: from the flight recorder's events (lifetimes.h) */
+    {
+        .name = "lifetimes",
+        .desc = "How long sampled objects lived, per allocation stack, labelled freed=same-thread, "
+                "other-thread or live (live ones counted up to now); needs CPROF_RECORD",
+        .how = PROFILE_WHOLE,
+        .params = PROFILE_P_DEBUG,
+        .env = "CPROF_LIFETIME_PROFILE",
+        .what = "lifetime profile",
+        .write = lifetimes_write,
+        .max_debug = 1,
     },
     /* cprof's own: the whole process's memory, by class (memprof.h) */
     {
