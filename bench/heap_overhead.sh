@@ -13,7 +13,10 @@
 # "cprof + peak" is the default rate with CPROF_PEAK_PROFILE (and
 # CPROF_LEAK_PROFILE: the scan at exit) written too; BENCH_REF_LIB=PATH adds
 # another libcprof.so (say, an older build) as "cprof ref", at the default
-# rate and at rate 1, to see what a change costs.
+# rate and at rate 1, to see what a change costs. "cprof + recorder" is
+# the default rate with the flight recorder (CPROF_RECORD=10m) and its
+# window and lifetime profiles written at exit; its "x own" is against
+# "cprof", and its ring's fill gives the recorder's memory per minute.
 #
 #   bench/heap_overhead.sh            (see bench/README.md for the knobs)
 #
@@ -69,15 +72,16 @@ libpath() { ldconfig -p | awk -v n="$1" '$1 == n { print $NF; exit }'; }
 # --- the configurations ---------------------------------------------------
 # CONFIGS: name, in run order. For each: LABEL, BASE (the configuration its
 # "x own" ratio is against, or empty), SLOW (1: only $SLOW_RUNS runs).
-CONFIGS="plain cprof cprofpeak cprof1"
+CONFIGS="plain cprof cprofpeak cprofrec cprof1"
 declare -A LABEL BASE SLOW
 LABEL[plain]="plain"
 LABEL[cprof]="cprof (default rate)"
 LABEL[cprofpeak]="cprof + peak, leaks at exit"
 LABEL[cprof1]="cprof CPROF_RATE=1"
+LABEL[cprofrec]="cprof + recorder (10m)"; BASE[cprofrec]=cprof
 if [ -n "${BENCH_REF_LIB:-}" ]; then
   [ -r "$BENCH_REF_LIB" ] || die "BENCH_REF_LIB=$BENCH_REF_LIB: no such file"
-  CONFIGS="plain cprofref cprof cprofpeak cprofref1 cprof1"
+  CONFIGS="plain cprofref cprof cprofpeak cprofrec cprofref1 cprof1"
   LABEL[cprofref]="cprof ref (default rate)"
   LABEL[cprofref1]="cprof ref CPROF_RATE=1"
   cp "$BENCH_REF_LIB" "$W/libcprof-ref.so"
@@ -123,6 +127,8 @@ config_cmd() {
   cprof) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   cprofpeak) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz" CPROF_PEAK_PROFILE="$O/peak.pb.gz"
                    CPROF_LEAK_PROFILE="$O/leak.pb.gz") ;;
+  cprofrec) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz" CPROF_RECORD=10m
+                  CPROF_WINDOW_PROFILE="$O/window.pb.gz" CPROF_LIFETIME_PROFILE="$O/life.pb.gz") ;;
   cprofref) CENV=(LD_PRELOAD="$W/libcprof-ref.so" CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   cprof1) CENV=(LD_PRELOAD="$LIB" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   cprofref1) CENV=(LD_PRELOAD="$W/libcprof-ref.so" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
@@ -139,6 +145,7 @@ config_wrote() {
   case $1 in
   cprof | cprof1 | cprofref | cprofref1) [ -s "$O/cprof.pb.gz" ] ;;
   cprofpeak) [ -s "$O/peak.pb.gz" ] && [ -s "$O/leak.pb.gz" ] ;;
+  cprofrec) [ -s "$O/window.pb.gz" ] && [ -s "$O/life.pb.gz" ] ;;
   heaptrack) ls "$O"/heaptrack* >/dev/null 2>&1 ;;
   jeprof) ls "$O"/jeprof.*.heap >/dev/null 2>&1 ;;
   gperf) ls "$O"/gperf.*.heap >/dev/null 2>&1 ;;
@@ -200,6 +207,12 @@ run() {
   config_wrote "$cfg" || { cat "$W/stderr" >&2; die "$prog under $cfg: the profiler wrote no output"; }
   echo "$t0 $t1 $(tail -n 1 "$W/rss")" |
     awk '{ printf "%.4f %.2f %d\n", $2 - $1, $3 + $4, $5 }' >> "$W/res/$prog.$cfg"
+  # the recorder's events (its window profile's comment, plain text in the
+  # gzip stream) and the run's wall time
+  if [ "$cfg" = cprofrec ]; then
+    echo "$(gzip -dc "$O/window.pb.gz" | strings | sed -n 's/.* \([0-9]*\) events kept.*/\1/p') $t0 $t1" |
+      awk '{ printf "%d %.4f\n", $1, $3 - $2 }' >> "$W/res/$prog.recmem"
+  fi
 }
 
 # tree_rss PROG CONFIG: one untimed run in a session of its own, every
@@ -340,6 +353,14 @@ for prog in $progs; do
   line="$line; at rate 1: $(ratio "$prog" cprof1)"
   case " $CONFIGS " in *" heaptrack "*) line="$line (heaptrack $(ratio "$prog" heaptrack))" ;; esac
   echo "$line"
+done
+echo
+echo "target: the flight recorder (CPROF_RECORD) at the default rate <= 1.03x cprof alone; its ring's bytes per minute (40 B an event)"
+for prog in $progs; do
+  r=$(ratio "$prog" cprofrec); b=$(ratio "$prog" cprof)
+  own=$(awk -v a="$r" -v b="$b" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
+  mem=$(awk '{ e += $1; s += $2 } END { printf "%d events in %.2f s: %.1f KiB/min", e / NR, s / NR, (s > 0 ? e * 40 / s * 60 / 1024 : 0) }' "$W/res/$prog.recmem")
+  echo "  $prog: $own x cprof $(awk -v r="$own" 'BEGIN { print r <= 1.03 ? "ok" : "MISSED" }'); $mem"
 done
 # rss PROG CONFIG: median peak RSS in MB (GNU time %M).
 rss() {

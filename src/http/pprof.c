@@ -349,11 +349,36 @@ static int delta_request(const char *query, pprof_reply_t *out, int64_t *seconds
     return 1;
 }
 
+/* heap?window=SPEC: the flight recorder's window (flightrec.h), cprof's
+ * own parameter; Go's seconds=N keeps its delta meaning. */
+static void serve_window(const char *spec, pprof_reply_t *out)
+{
+    int fd = body_fd();
+    int rc = fd < 0 ? -errno : ops->heap_window(fd, spec);
+    if (rc == 0)
+        rc = reply_fd(out, fd, OCTETS, "heap");
+    else if (fd >= 0)
+        close(fd);
+    if (rc == -EINVAL)
+        serve_error(out, 400, "invalid value for \"window\" - must be START,END or LAST, each "
+                              "a duration before now (90s) or unix seconds");
+    else if (rc == -ENODATA)
+        serve_error(out, 400, "no flight recorder: set CPROF_RECORD");
+    else if (rc < 0)
+        serve_error(out, 500, "failed to collect profile");
+}
+
 /* Go's handler(name).ServeHTTP for heap and allocs, with
  * serveDeltaProfile's checks in its order. */
 static pprof_action_t serve_profile(const call_t *c)
 {
     pprof_req_t *r = c->r;
+    char *window = strcmp(c->k->name, "heap") == 0 ? query_get(c->in->query, "window") : NULL;
+    if (window) {
+        serve_window(window, c->out);
+        free(window);
+        return PPROF_REPLY;
+    }
     if (c->prm.seconds) {
         if (ops->heap_snapshot(&r->base) < 0) {
             serve_error(c->out, 500, "failed to collect profile");

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "cpuprof.h"
 #include "dump.h"
+#include "flightrec.h"
 #include "dumpsig.h"
 #include "glibcheap.h"
 #include "heap.h"
@@ -94,6 +95,7 @@ static void fork_child(void)
     threadprof_fork_child(); /* the parent's other threads are gone */
     release();
     sampler_fork_child(&rt_self);
+    flightrec_fork_child();
 }
 
 /* After every other child handler (cpuprof's, ownheap's: registered
@@ -172,6 +174,8 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
         if (cfg.every > 0 && output_start_periodic(config_path(&cfg, "heap"),
                                                    config_path(&cfg, "memory"), cfg.every) < 0)
             rt_warn("cannot start the snapshot thread; no periodic snapshots");
+        if (cfg.record > 0 && flightrec_init(cfg.record) < 0)
+            rt_warn("cannot map the flight recorder's ring (CPROF_MEMORY_LIMIT); no recording");
         dump_init(&cfg);
     }
     for (size_t i = 0; i < profile_kinds_n; i++) {

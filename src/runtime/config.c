@@ -1,6 +1,8 @@
 /* config.c — reading and checking CPROF_* (see config.h). */
 #include "config.h"
 
+#include "base/duration.h"
+
 #include "rt.h"
 #include "unwind.h"
 
@@ -356,6 +358,12 @@ void config_read(rt_config_t *c, const profile_kind_t *kinds, size_t n)
         !config_parse_seconds(v, 0.01, 1, &c->dump_cgroup))
         bad("CPROF_DUMP_CGROUP", v, "expected a fraction of the cgroup's memory limit, a plain "
             "decimal from 0.01 to 1", "no dumps on the cgroup's memory");
+    if ((v = secure_getenv("CPROF_RECORD")) &&
+        (!duration_parse(v, &c->record) || c->record < 1000000000)) {
+        c->record = 0;
+        bad("CPROF_RECORD", v, "expected a duration of at least 1s, as Go writes it (10m, 1h30m)",
+            "no flight recorder");
+    }
     const char *heap = config_path(c, "heap");
     if ((v = secure_getenv("CPROF_HEAP_PROFILE_EVERY"))) {
         double d;

@@ -37,6 +37,7 @@ typedef struct {
     uint64_t dump_rss;        /* CPROF_DUMP_RSS: bytes, the resident set's step */
     bool dump_oom;            /* CPROF_DUMP_OOM=1: once, when an allocation fails */
     double dump_cgroup;       /* CPROF_DUMP_CGROUP: fraction of the cgroup's limit */
+    int64_t record;           /* CPROF_RECORD: ns of heap events kept (flightrec.h), 0 off */
     /* Each profile kind's variable (profiles.h: kinds[i].env), the file
      * pattern made absolute, or NULL (unset, invalid, or a kind without). */
     const profile_kind_t *kinds;

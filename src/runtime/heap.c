@@ -15,6 +15,7 @@
 
 #include "arena.h"
 #include "buckets.h"
+#include "flightrec.h"
 #include "labels.h"
 #include "peak.h"
 #include "unwind.h"
@@ -34,6 +35,14 @@ static void credit_free(uint32_t index, uint64_t size)
 }
 
 static void record_sampled(uintptr_t key, size_t size, uint32_t labels);
+
+/* The flight recorder's event for a free: reserved after the live entry
+ * left, so it follows its allocation's in the ring (flightrec.h). */
+static void record_event(int kind, uintptr_t key, uint32_t bucket, uint64_t size)
+{
+    if (RT_UNLIKELY(flightrec_on))
+        flightrec_put(flightrec_reserve(), kind, key, bucket, size);
+}
 
 __attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
 {
@@ -55,6 +64,7 @@ static bool forget(uintptr_t key)
         !livemap_remove((const void *)key, &bucket, &size))
         return false;
     credit_free(bucket, size);
+    record_event(FLIGHTREC_FREE, key, bucket, size);
     return true;
 }
 
@@ -91,7 +101,12 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels)
     bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate, labels);
     uint32_t old_bucket;
     uint64_t old_size;
+    /* The slot before the live entry exists: a free of it, on any thread,
+     * lands after it in the ring (flightrec.h). */
+    uint64_t slot = RT_UNLIKELY(flightrec_on) ? flightrec_reserve() : UINT64_MAX;
     int rc = livemap_insert(p, b->index, size, &old_bucket, &old_size);
+    if (slot != UINT64_MAX)
+        flightrec_put(slot, rc < 0 ? FLIGHTREC_NONE : FLIGHTREC_ALLOC, key, b->index, size);
     if (rc < 0) {
         __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
     } else {
@@ -132,6 +147,7 @@ __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out
     if (livemap_remove(p, &out->bucket, &out->size)) {
         out->sampled = true;
         credit_free(out->bucket, out->size);
+        record_event(FLIGHTREC_FREE, (uintptr_t)p, out->bucket, out->size);
         usdt_free(p);
         if (RT_UNLIKELY(counters_paused())) /* its allocation was counted */
             counters_kept_free(1, rt_usable_size((void *)p));
@@ -160,6 +176,8 @@ void heap_undo_free(void *p, const heap_freed_t *f)
     uint64_t os;
     if (livemap_insert(p, f->bucket, f->size, &ob, &os) < 0)
         __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+    else /* live again: the free just recorded is undone by a new life */
+        record_event(FLIGHTREC_ALLOC, (uintptr_t)p, f->bucket, f->size);
 }
 
 uint64_t heap_dropped(void)

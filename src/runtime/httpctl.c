@@ -8,6 +8,8 @@
  * kernel queues connections for it. */
 #include "httpctl.h"
 
+#include "flightrec.h"
+
 #include "config.h"
 #include "heapprof.h"
 #include "httpops.h"
@@ -68,6 +70,7 @@ static cprof_http_ops_t ops = {
     .rate = op_rate,
     .kind_size = sizeof(profile_kind_t),
     .kinds = profile_kinds,
+    .heap_window = flightrec_write_spec,
 };
 
 /* --- state ----------------------------------------------------------------- */

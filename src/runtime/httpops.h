@@ -65,6 +65,10 @@ typedef struct {
     uint32_t kind_size; /* sizeof(profile_kind_t) */
     const profile_kind_t *kinds;
     size_t n_kinds;
+
+    /* /debug/pprof/heap?window=SPEC: the flight recorder's window
+     * (flightrec_write_spec): 0, -EINVAL, -ENODATA (not recording). */
+    int (*heap_window)(int fd, const char *spec);
 } cprof_http_ops_t;
 
 typedef struct {

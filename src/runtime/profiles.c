@@ -2,8 +2,10 @@
  * sorted by name, each naming its module's functions. */
 #include "profiles.h"
 
+#include "flightrec.h"
 #include "heap.h"
 #include "leaks.h"
+#include "lifetimes.h"
 #include "lockprof.h"
 #include "heapoutput.h"
 #include "memprof.h"
@@ -86,6 +88,18 @@ const profile_kind_t profile_kinds[] = {
         .off = "the musl build of libcprof.so has no leak scan",
 #endif
     },
+    /* cprof's own: from the flight recorder's events (lifetimes.h) */
+    {
+        .name = "lifetimes",
+        .desc = "How long sampled objects lived, per allocation stack, labelled freed=same-thread, "
+                "other-thread or live (live ones counted up to now); needs CPROF_RECORD",
+        .how = PROFILE_WHOLE,
+        .params = PROFILE_P_DEBUG,
+        .env = "CPROF_LIFETIME_PROFILE",
+        .what = "lifetime profile",
+        .write = lifetimes_write,
+        .max_debug = 1,
+    },
     /* cprof's own: the whole process's memory, by class (memprof.h) */
     {
         .name = "memory",
@@ -162,6 +176,20 @@ const profile_kind_t profile_kinds[] = {
         .session = &session_trace,
         .enable = "tracing",
         .busy = "tracing is already enabled",
+    },
+    /* cprof's own: the flight recorder's last CPROF_RECORD (flightrec.h);
+     * /debug/pprof/heap?window= asks it for any other window */
+    {
+        .name = "window",
+        .desc = "The heap's flight recorder (CPROF_RECORD): what was allocated over the recorded "
+                "time and is live, its high, what was freed. heap?window=START,END asks for "
+                "another window.",
+        .how = PROFILE_WHOLE,
+        .params = PROFILE_P_DEBUG,
+        .env = "CPROF_WINDOW_PROFILE",
+        .what = "window profile",
+        .write = flightrec_write_fd,
+        .max_debug = 1,
     },
 };
 

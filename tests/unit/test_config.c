@@ -1,4 +1,4 @@
-// links: src/runtime/config.c src/runtime/rt.c
+// links: src/runtime/config.c src/runtime/rt.c src/base/duration.c
 /* test_config.c — CPROF_* parsing: good values, one message per bad value,
  * and the file-name patterns. */
 #include <setjmp.h>
@@ -31,7 +31,8 @@ static const char *const vars[] = {"CPROF_RATE", "CPROF_UNWIND", "CPROF_UNWIND_C
                                    "CPROF_MEMORY_LIMIT", "CPROF_SEED", "CPROF_MUTEX_RATE",
                                    "CPROF_BLOCK_RATE", "CPROF_MUTEX_PROFILE",
                                    "CPROF_BLOCK_PROFILE", "CPROF_DUMP_SIGNAL", "CPROF_DUMP_INUSE",
-                                   "CPROF_DUMP_RSS", "CPROF_DUMP_OOM", "CPROF_DUMP_CGROUP"};
+                                   "CPROF_DUMP_RSS", "CPROF_DUMP_OOM", "CPROF_DUMP_CGROUP",
+                                   "CPROF_RECORD"};
 
 /* Reads the config with stderr captured into err. */
 static void read_with(rt_config_t *c, char *err, size_t errlen, const char *name, const char *value)
@@ -175,6 +176,16 @@ static void test_dump_values(void **state)
     assert_true(c.dump_cgroup == 0.9);
     read_with(&c, err, sizeof(err), "CPROF_DUMP_CGROUP", "90%");
     assert_true(c.dump_cgroup == 0);
+    assert_int_equal(lines(err), 1);
+    /* the flight recorder's span: a Go duration of at least 1 s */
+    read_with(&c, err, sizeof(err), "CPROF_RECORD", "1h30m");
+    assert_true(c.record == 5400000000000);
+    assert_int_equal(lines(err), 0);
+    read_with(&c, err, sizeof(err), "CPROF_RECORD", "500ms");
+    assert_true(c.record == 0);
+    assert_non_null(strstr(err, "CPROF_RECORD"));
+    read_with(&c, err, sizeof(err), "CPROF_RECORD", "600");
+    assert_true(c.record == 0);
     assert_int_equal(lines(err), 1);
 }
 

@@ -1,4 +1,4 @@
-// links: src/runtime/session.c src/runtime/config.c src/runtime/rt.c src/runtime/outfile.c
+// links: src/runtime/session.c src/runtime/config.c src/runtime/rt.c src/runtime/outfile.c src/base/duration.c
 /* test_session.c — one-at-a-time sessions (session.h), with a module that
  * writes one line: -EBUSY while one runs, -ENOTCONN when none does, the
  * outcome of a session by id after it ended, a file session's temporary
