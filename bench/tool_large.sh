@@ -72,6 +72,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
 tp=
 # a server left by a failed -http run is stopped too
 trap '[ -z "$tp" ] || kill -TERM "$(leaf "$tp")" 2>/dev/null; rm -rf "$W"' EXIT
+trap 'exit 130' INT TERM HUP
 export HOME="$W/home" GOCACHE="${GOCACHE:-$B/go-cache}"
 mkdir -p "$HOME"
 unset PPROF_BINARY_PATH DEBUGINFOD_URLS PPROF_TMPDIR
@@ -188,7 +189,9 @@ for sh in $SHAPES; do
     c="$(median 1 "$W/c") $(median 3 "$W/c") $(median 2 "$W/c")"
     echo "$sh $cmd|cprof|$c|$g" >> "$W/summary"
     [ -z "$REF" ] || echo "$sh $cmd|reference|$(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")|$g" >> "$W/summary"
-    echo "  $sh $cmd: done ($(cut -d' ' -f1 /proc/loadavg) load)" >&2
+    # partial results, should the run be cut short: wall cpu kbytes
+    echo "  $sh $cmd: cprof $c${REF:+ | reference $(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")} | go $g" \
+      "(load $(cut -d' ' -f1 /proc/loadavg))" >&2
   done
   rm -rf "${W:?}/$sh"
 done
