@@ -537,13 +537,19 @@ typedef struct {
     const char *const *names;
     const size_t *which; /* group position -> index in names */
     const source_opts_t *s;
+    profile_t *first;      /* the first source as read: the merge's first, not read again */
     char sums_err[ERRLEN]; /* the first source whose sums fail, as read */
 } stream_t;
 
-/* Reads the i-th file of a streamed group again. */
+/* Reads the i-th file of a streamed group again (the first: hands it over). */
 static int refetch(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
 {
-    const stream_t *st = ctx;
+    stream_t *st = ctx;
+    if (i == 0 && st->first) {
+        *p = st->first;
+        st->first = NULL;
+        return 0;
+    }
     const char *name = st->names[st->which[i]];
     char e[ERRLEN];
     int rc = fetch_file(name, p, e, sizeof(e));
@@ -586,6 +592,10 @@ static profile_t *combine_group(profile_t **ps, size_t got, size_t n, bool base,
         rc = combine_stream(ps, got, refetch, st, &out, err, sizeof(err));
     } else {
         rc = combine_profiles(ps, got, &out, err, sizeof(err));
+    }
+    if (st) { /* the first source is left when the merge did not reach it */
+        profile_free(st->first);
+        st->first = NULL;
     }
     if (rc < 0) {
         driver_msg("%s", err);
@@ -633,7 +643,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
      * holding every decoded source until the merge cost ~10 MB for each
      * 50,000-location snapshot. The first read keeps each one's header
      * and checks its sums, the merge reads it again. */
-    stream_t st = {names, which, s, ""};
+    stream_t st = {names, which, s, NULL, ""};
     bool stream = s->n_sources > 1;
     for (size_t i = 0; i < s->n_sources; i++)
         stream = stream && !is_url[i];
@@ -681,7 +691,10 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
                 profile_free(p);
                 continue;
             }
-            profile_free(p);
+            if (got_src == 0)
+                st.first = p;
+            else
+                profile_free(p);
             p = h;
             which[got_src] = i;
         }
