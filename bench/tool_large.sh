@@ -137,7 +137,7 @@ http_once() {
     url=$(sed -n 's|.*Serving web UI on \(http://[^ ]*\).*|\1|p' "$W/h.err" | head -n1)
     [ -n "$url" ] || sleep 0.02
   done
-  curl -sf --max-time 600 -o "$W/flame.html" "$url/ui/flamegraph" || {
+  curl -sf --max-time 3600 -o "$W/flame.html" "$url/ui/flamegraph" || {
     echo "bench: no flame graph from $*" >&2; exit 1; }
   t1=$(now)
   [ -s "$W/flame.html" ] || { echo "bench: empty flame graph from $*" >&2; exit 1; }
