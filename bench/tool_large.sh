@@ -1,29 +1,44 @@
 #!/bin/sh
-# tool_large.sh — cprof against go tool pprof on a large profile.
+# tool_large.sh — cprof against go tool pprof on large profiles of several
+# shapes.
 #
 #   bench/tool_large.sh [CPROF_RUNS [GO_RUNS [PROFILE]]]   (defaults: 5, 3)
 #
-# Makes the profile with build/profgen -large (the shape of the shared
-# fixture large.pb.gz: 200,000 samples, 50,000 locations, 20,000 functions,
-# stacks 20-60 deep, 2 mappings, one label per sample, 15% inline frames;
-# heap-shaped: alloc_objects, alloc_space (the default), inuse_objects,
-# inuse_space; its stacks are random, where the fixture's share trunks) or
-# takes PROFILE (the fixture itself, say), then times the same commands on
-# it with each tool:
+# Makes each shape of BENCH_SHAPES (default: all five) with build/profgen,
+# fixed seeds, heap-shaped (alloc_objects, alloc_space (the default),
+# inuse_objects, inuse_space), 2 mappings, 15% inline frames:
+#   large    profgen -large: the shape of the shared fixture large.pb.gz
+#            (200,000 samples, 50,000 locations, 20,000 functions, depth
+#            20-60, one label per sample; its stacks are random, where the
+#            fixture's share trunks)
+#   samples  many samples, few locations: 1,000,000 samples, 2,000
+#            locations, 1,000 functions, depth 4-16
+#   strings  many locations and strings: 100,000 samples, 500,000
+#            locations, 250,000 functions, depth 10-30, up to 3 labels
+#   deep     deep stacks: 40,000 samples, depth 300-600
+#   series   50 snapshots of one program (profgen -shape snapshot
+#            -sample_seed 1..50: 8,000 samples each over the same 50,000
+#            locations), given together: both tools merge them
+# or takes PROFILE (the fixture itself, say) as the only shape; then times
+# the same commands on each with each tool:
 #   -top                          the default report
 #   -svg                          call graph (both run Graphviz's dot)
-#   -sample_index=alloc_space -top  a chosen sample type
+#   -http flame                   -http=127.0.0.1:PORT -no_browser: from
+#                                 the start until /ui/flamegraph is
+#                                 served once; then the server is stopped
+#   -sample_index=alloc_space -top  a chosen sample type (large only)
 # and, with BENCH_MORE=1, also -top -cum, -traces and -proto.
+# BENCH_CPROF=PATH times another cprof binary than build/cprof;
 # BENCH_REF_CPROF=PATH adds a second cprof binary (main's build, say) as a
 # reference, run in turn with this one, so one run shows before and after.
 # Runs are interleaved (cprof, reference, go tool pprof, cprof, ...); go
-# tool pprof takes ~20 s a run, so it gets fewer. Wall time is the median
+# tool pprof takes 10-100 s a run, so it gets fewer. Wall time is the median
 # of the runs; CPU time (user+sys) too, which a busy machine disturbs less;
-# peak RSS the median of /usr/bin/time's %M. Both tools run with HOME in a
-# scratch directory and their output thrown away (they both warn that the
-# generated mappings name no real files).
-# Targets (issue 12), for each command: cprof's wall time <= 0.05 of go tool
-# pprof's, and its peak RSS <= 0.10 of go tool pprof's.
+# peak RSS the median of /usr/bin/time's %M (for -http: of the server).
+# Both tools run with HOME in a scratch directory and their output thrown
+# away (they both warn that the generated mappings name no real files).
+# Targets (issue 24), for each shape and command: cprof's wall time <= 0.04
+# of go tool pprof's, and its peak RSS <= 0.10 of go tool pprof's.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=$top/build
@@ -31,7 +46,9 @@ CRUNS=${1:-5}
 GRUNS=${2:-3}
 GIVEN=${3:-}
 REF=${BENCH_REF_CPROF:-}
-WALL_TARGET=0.05
+CPROF=${BENCH_CPROF:-$B/cprof}
+SHAPES=${BENCH_SHAPES:-large samples strings deep series}
+WALL_TARGET=0.04
 RSS_TARGET=0.10
 
 if [ ! -x /usr/bin/time ]; then
@@ -46,27 +63,42 @@ fi
 command -v go >/dev/null 2>&1 && go tool pprof -h >/dev/null 2>&1 ||
   { echo "bench: go tool pprof is needed (Debian: golang-go)" >&2; exit 1; }
 command -v dot >/dev/null 2>&1 || { echo "bench: dot is needed for -svg (Debian: graphviz)" >&2; exit 1; }
+command -v curl >/dev/null 2>&1 || { echo "bench: curl is needed for -http (Debian: curl)" >&2; exit 1; }
 [ -z "$REF" ] || [ -x "$REF" ] || { echo "bench: BENCH_REF_CPROF=$REF is not executable" >&2; exit 1; }
+[ -x "$CPROF" ] || { echo "bench: BENCH_CPROF=$CPROF is not executable" >&2; exit 1; }
 [ -x "$B/cprof" ] && [ -x "$B/profgen" ] || make -C "$top" "$B/cprof" "$B/profgen" >/dev/null
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+tp=
+# a server left by a failed -http run is stopped too
+trap '[ -z "$tp" ] || kill -TERM "$(leaf "$tp")" 2>/dev/null; rm -rf "$W"' EXIT
+trap 'exit 130' INT TERM HUP
 export HOME="$W/home" GOCACHE="${GOCACHE:-$B/go-cache}"
 mkdir -p "$HOME"
 unset PPROF_BINARY_PATH DEBUGINFOD_URLS PPROF_TMPDIR
 
-if [ -n "$GIVEN" ]; then
-  P=$GIVEN
-  echo "profile: $P ($(wc -c < "$P") bytes)"
-else
-  P=$W/large.pb.gz
-  "$B/profgen" -seed 1 -large -o "$P"
-  echo "profile: build/profgen -seed 1 -large ($(wc -c < "$P") bytes gzipped;" \
-    "200000 samples, 50000 locations, 20000 functions, depth 20-60; heap-shaped)"
-fi
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n1);" \
-  "$(go version | cut -d' ' -f3); cprof $("$B/cprof" --version | cut -d' ' -f2)"
-echo "cprof: $B/cprof${REF:+; reference: $REF}"
+  "$(go version | cut -d' ' -f3); cprof $("$CPROF" --version | cut -d' ' -f2)"
+echo "cprof: $CPROF${REF:+; reference: $REF}"
+
+# shape NAME: makes the shape's profile(s) in $W/NAME/, prints their paths.
+shape() {
+  d=$W/$1
+  mkdir -p "$d"
+  case $1 in
+    given) echo "$GIVEN" ;;
+    large) "$B/profgen" -seed 1 -large -o "$d/p.pb.gz" && echo "$d/p.pb.gz" ;;
+    samples|strings|deep) "$B/profgen" -seed 1 -shape "$1" -o "$d/p.pb.gz" && echo "$d/p.pb.gz" ;;
+    series)
+      k=1
+      while [ $k -le 50 ]; do
+        "$B/profgen" -seed 1 -shape snapshot -sample_seed $k -o "$d/p$k.pb.gz"
+        printf '%s ' "$d/p$k.pb.gz"
+        k=$((k + 1))
+      done ;;
+    *) echo "bench: unknown shape $1" >&2; exit 1 ;;
+  esac
+}
 
 # once OUT CMD...: appends "wall kbytes cpu" of one run to OUT.
 once() {
@@ -75,33 +107,93 @@ once() {
     echo "bench: failed: $*" >&2; exit 1; }
   tail -n1 "$W/t" | awk '{ print $1, $2, $3 + $4 }' >> "$out"
 }
+# now: seconds since the epoch, to the nanosecond
+now() { date +%s.%N; }
+# leaf PID: the deepest first descendant of PID (the server under time and,
+# for go tool pprof, under the go command).
+leaf() {
+  p=$1
+  while c=$(pgrep -P "$p" | head -n1) && [ -n "$c" ]; do p=$c; done
+  echo "$p"
+}
+# free_port: a TCP port free on 127.0.0.1 now (go tool pprof 1.19 prints
+# port 0 as given, so each tool gets a port chosen here).
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# http_once OUT TOOL... PROFILES: starts TOOL -http on a free port, waits
+# for its "Serving web UI on URL" line, fetches URL/ui/flamegraph once and
+# stops the server; appends "wall kbytes cpu" (wall: start to flame graph
+# served; peak RSS and CPU of the whole run) to OUT.
+http_once() {
+  out=$1; shift
+  : > "$W/h.err"
+  t0=$(now)
+  /usr/bin/time -f '%e %M %U %S' -o "$W/t" "$@" > /dev/null 2> "$W/h.err" &
+  tp=$!
+  url=
+  while [ -z "$url" ]; do
+    kill -0 "$tp" 2>/dev/null || { echo "bench: server exited: $*" >&2; cat "$W/h.err" >&2; exit 1; }
+    url=$(sed -n 's|.*Serving web UI on \(http://[^ ]*\).*|\1|p' "$W/h.err" | head -n1)
+    [ -n "$url" ] || sleep 0.02
+  done
+  curl -sf --max-time 3600 -o "$W/flame.html" "$url/ui/flamegraph" || {
+    echo "bench: no flame graph from $*" >&2; exit 1; }
+  t1=$(now)
+  [ -s "$W/flame.html" ] || { echo "bench: empty flame graph from $*" >&2; exit 1; }
+  kill -TERM "$(leaf "$tp")"
+  wait "$tp" || true
+  tp=
+  tail -n1 "$W/t" | awk -v w="$(echo "$t0 $t1" | awk '{ print $2 - $1 }')" \
+    '{ print w, $2, $3 + $4 }' >> "$out"
+}
 # median COLUMN FILE
 median() {
   sort -n -k"$1","$1" "$2" | awk -v c="$1" '{ v[NR] = $c } END {
     if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+# run OUT TOOL CMD PROFILES: one run of a command ("-http flame" or flags)
+run() {
+  out=$1 tool=$2 cmd=$3; shift 3
+  # shellcheck disable=SC2086
+  if [ "$cmd" = "-http flame" ]; then
+    http_once "$out" $tool -http=127.0.0.1:"$(free_port)" -no_browser "$@"
+  else
+    once "$out" $tool $cmd "$@"
+  fi
+}
 
-set -- "-top" "-svg" "-sample_index=alloc_space -top"
-[ "${BENCH_MORE:-0}" = 1 ] && set -- "$@" "-top -cum" "-traces" "-proto -output /dev/null"
-
+[ -n "$GIVEN" ] && SHAPES=given
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : > "$W/summary"
-for cmd in "$@"; do
-  : > "$W/c"; : > "$W/r"; : > "$W/g"
-  i=0
-  while [ $i -lt "$CRUNS" ] || [ $i -lt "$GRUNS" ]; do
-    # shellcheck disable=SC2086
-    [ $i -lt "$CRUNS" ] && once "$W/c" "$B/cprof" $cmd "$P"
-    # shellcheck disable=SC2086
-    [ $i -lt "$CRUNS" ] && [ -n "$REF" ] && once "$W/r" "$REF" $cmd "$P"
-    # shellcheck disable=SC2086
-    [ $i -lt "$GRUNS" ] && once "$W/g" go tool pprof $cmd "$P"
-    i=$((i + 1))
+for sh in $SHAPES; do
+  profs=$(shape "$sh")
+  # shellcheck disable=SC2086
+  echo "shape $sh: $(echo $profs | wc -w) profile(s), $(cat $profs | wc -c) bytes gzipped"
+  set -- "-top" "-svg" "-http flame"
+  [ "$sh" = large ] || [ "$sh" = given ] && set -- "$@" "-sample_index=alloc_space -top"
+  [ "${BENCH_MORE:-0}" = 1 ] && set -- "$@" "-top -cum" "-traces" "-proto -output /dev/null"
+  for cmd in "$@"; do
+    : > "$W/c"; : > "$W/r"; : > "$W/g"
+    i=0
+    while [ $i -lt "$CRUNS" ] || [ $i -lt "$GRUNS" ]; do
+      # shellcheck disable=SC2086
+      [ $i -lt "$CRUNS" ] && run "$W/c" "$CPROF" "$cmd" $profs
+      # shellcheck disable=SC2086
+      [ $i -lt "$CRUNS" ] && [ -n "$REF" ] && run "$W/r" "$REF" "$cmd" $profs
+      # shellcheck disable=SC2086
+      [ $i -lt "$GRUNS" ] && run "$W/g" "go tool pprof" "$cmd" $profs
+      i=$((i + 1))
+    done
+    g="$(median 1 "$W/g") $(median 3 "$W/g") $(median 2 "$W/g")"
+    c="$(median 1 "$W/c") $(median 3 "$W/c") $(median 2 "$W/c")"
+    echo "$sh $cmd|cprof|$c|$g" >> "$W/summary"
+    [ -z "$REF" ] || echo "$sh $cmd|reference|$(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")|$g" >> "$W/summary"
+    # partial results, should the run be cut short: wall cpu kbytes
+    echo "  $sh $cmd: cprof $c${REF:+ | reference $(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")} | go $g" \
+      "(load $(cut -d' ' -f1 /proc/loadavg))" >&2
   done
-  g="$(median 1 "$W/g") $(median 3 "$W/g") $(median 2 "$W/g")"
-  c="$(median 1 "$W/c") $(median 3 "$W/c") $(median 2 "$W/c")"
-  echo "$cmd|cprof|$c|$g" >> "$W/summary"
-  [ -z "$REF" ] || echo "$cmd|reference|$(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")|$g" >> "$W/summary"
+  rm -rf "${W:?}/$sh"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -109,20 +201,20 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -F'|' -v wt="$WALL_TARGET" -v rt="$RSS_TARGET" -v cr="$CRUNS" -v gr="$GRUNS" '
 function ratio(a, b) { return b > 0 ? a / b : 0 }
 { split($3, c, " "); split($4, g, " ")
-  line[NR] = sprintf("%-32s %-9s | %7.2f %7.2f %7.3f | %7.2f %7.2f %7.3f | %7.1f %7.1f %6.3f", $1, $2,
+  line[NR] = sprintf("%-38s %-9s | %7.2f %7.2f %7.3f | %7.2f %7.2f %7.3f | %7.1f %7.1f %6.3f", $1, $2,
     c[1], g[1], ratio(c[1], g[1]), c[2], g[2], ratio(c[2], g[2]), c[3] / 1024, g[3] / 1024,
     ratio(c[3], g[3]))
   w = ratio(c[1], g[1]); r = ratio(c[3], g[3])
-  verdict[NR] = sprintf("  %-32s %-9s wall %.3f %-7s  peak RSS %.3f %s", $1, $2, w,
+  verdict[NR] = sprintf("  %-38s %-9s wall %.3f %-7s  peak RSS %.3f %s", $1, $2, w,
     (w <= wt ? "met" : "NOT met"), r, (r <= rt ? "met" : "NOT met")) }
 END {
-  printf "\n%-32s %-9s | %7s %7s %7s | %7s %7s %7s | %7s %7s %6s\n", "", "", "wall s", "wall s",
+  printf "\n%-38s %-9s | %7s %7s %7s | %7s %7s %7s | %7s %7s %6s\n", "", "", "wall s", "wall s",
     "wall", "CPU s", "CPU s", "CPU", "peak MB", "peak MB", "RSS"
-  printf "%-32s %-9s | %7s %7s %7s | %7s %7s %7s | %7s %7s %6s\n", "command", "tool", "tool",
+  printf "%-38s %-9s | %7s %7s %7s | %7s %7s %7s | %7s %7s %6s\n", "command", "tool", "tool",
     "pprof", "ratio", "tool", "pprof", "ratio", "tool", "pprof", "ratio"
   for (i = 1; i <= NR; i++) print line[i]
   printf "(ratio: tool / go tool pprof. wall, CPU (user+sys): medians of %d cprof and %d\n", cr, gr
   print " go tool pprof runs; peak MB: median of /usr/bin/time'"'"'s maximum resident set size)"
-  printf "\ntargets (issue 12): wall ratio <= %s, peak RSS ratio <= %s\n", wt, rt
+  printf "\ntargets (issue 24): wall ratio <= %s, peak RSS ratio <= %s\n", wt, rt
   for (i = 1; i <= NR; i++) print verdict[i]
 }' "$W/summary"

@@ -580,56 +580,86 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
     return out->default_sample_type < 0 ? -ENOMEM : 0;
 }
 
-/* pprof's Merge; own: the sources are freed (on failure too). */
-static int merge(profile_t **srcs, size_t n, bool own, profile_t **out, char *err, size_t errlen)
+/* The sources of a merge come one at a time from next, so that a streamed
+ * merge holds one of them at a time; heads give what is needed before the
+ * first sample (the header, the compatibility checks). */
+typedef int (*src_fn)(void *ctx, size_t i, profile_t **p, char *err, size_t errlen);
+
+static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    *p = ((profile_t **)ctx)[i];
+    return 0;
+}
+
+/* pprof's Merge of the sources next gives (heads[i] stands for the i-th);
+ * own: heads are freed (on failure too); stream: so is each source, once
+ * merged (heads are then other profiles than the sources). */
+static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn next, void *ctx,
+                      profile_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     int rc = n ? 0 : err_fmt(err, errlen, -EINVAL, "no profiles to merge");
     for (size_t i = 1; rc == 0 && i < n; i++)
-        rc = profile_compatible(srcs[0], srcs[i], err, errlen);
+        rc = profile_compatible(heads[0], heads[i], err, errlen);
     if (rc < 0) {
         for (size_t i = 0; own && i < n; i++)
-            profile_free(srcs[i]);
+            profile_free(heads[i]);
         return rc;
     }
     merger_t m;
     memset(&m, 0, sizeof(m));
     m.out = profile_new();
-    rc = m.out ? headers(m.out, srcs, n) : -ENOMEM;
-    if (rc == 0 && own && n == 1) {
+    rc = m.out ? headers(m.out, heads, n) : -ENOMEM;
+    if (rc == 0 && own && !stream && n == 1) {
         m.adopt = true;
-        profile_take_storage(m.out, srcs[0]);
-        rc = profile_reserve_samples(m.out, srcs[0]->n_samples);
+        profile_take_storage(m.out, heads[0]);
+        rc = profile_reserve_samples(m.out, heads[0]->n_samples);
     }
+    bool src_err = false; /* next failed: its message stands */
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        profile_t *src = srcs[i];
+        profile_t *src = NULL;
+        if ((rc = next(ctx, i, &src, err, errlen)) < 0) {
+            src_err = true;
+            break;
+        }
         rc = merger_set_src(&m, src);
         if (rc == 0 && m.out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(&m, 0) < 0)
             rc = -ENOMEM;
         for (size_t j = 0; rc == 0 && j < src->n_samples; j++)
             if (!is_zero(src, &src->samples[j]))
                 rc = map_sample(&m, &src->samples[j]);
+        if (stream) {
+            merger_free_src(&m);
+            profile_free(src);
+        }
     }
     profile_t *p = m.out;
     m.out = NULL;
     merger_free(&m);
     for (size_t i = 0; own && i < n; i++)
-        profile_free(srcs[i]);
+        profile_free(heads[i]);
     if (rc == 0)
         rc = profile_index(p);
     if (rc < 0) {
         profile_free(p);
-        return err_fmt(err, errlen, rc, "out of memory while merging profiles");
+        return src_err ? rc : err_fmt(err, errlen, rc, "out of memory while merging profiles");
     }
     for (size_t i = 0; i < p->n_samples; i++) {
         if (is_zero(p, &p->samples[i])) {
             /* Values cancelled out: merge again to drop the zero samples
              * and what only they referenced. */
-            return merge(&p, 1, true, out, err, errlen);
+            return merge_from(&p, 1, true, false, from_array, &p, out, err, errlen);
         }
     }
     *out = p;
     return 0;
+}
+
+static int merge(profile_t **srcs, size_t n, bool own, profile_t **out, char *err, size_t errlen)
+{
+    return merge_from(srcs, n, own, false, from_array, srcs, out, err, errlen);
 }
 
 int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t errlen)
@@ -640,6 +670,40 @@ int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t
 int profile_merge_owned(profile_t **srcs, size_t n, profile_t **out, char *err, size_t errlen)
 {
     return merge(srcs, n, true, out, err, errlen);
+}
+
+int profile_merge_stream(profile_t **heads, size_t n, profile_source_fn next, void *ctx,
+                         profile_t **out, char *err, size_t errlen)
+{
+    return merge_from(heads, n, true, true, next, ctx, out, err, errlen);
+}
+
+int profile_header_copy(const profile_t *p, profile_t **out)
+{
+    profile_t *h = profile_new();
+    *out = NULL;
+    if (!h)
+        return -ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->n_sample_types; i++)
+        rc = profile_add_sample_type(h, S(p, p->sample_types[i].type), S(p, p->sample_types[i].unit));
+    for (size_t i = 0; rc == 0 && i < p->n_comments; i++)
+        rc = profile_add_comment(h, S(p, p->comments[i]));
+    h->drop_frames = profile_intern(h, S(p, p->drop_frames));
+    h->keep_frames = profile_intern(h, S(p, p->keep_frames));
+    h->period_type.type = profile_intern(h, S(p, p->period_type.type));
+    h->period_type.unit = profile_intern(h, S(p, p->period_type.unit));
+    h->default_sample_type = profile_intern(h, S(p, p->default_sample_type));
+    h->time_nanos = p->time_nanos;
+    h->duration_nanos = p->duration_nanos;
+    h->period = p->period;
+    if (rc < 0 || h->drop_frames < 0 || h->keep_frames < 0 || h->period_type.type < 0 ||
+        h->period_type.unit < 0 || h->default_sample_type < 0) {
+        profile_free(h);
+        return -ENOMEM;
+    }
+    *out = h;
+    return 0;
 }
 
 int profile_compact(profile_t *p, profile_t **out, char *err, size_t errlen)

@@ -37,6 +37,22 @@ int profile_merge(profile_t **profiles, size_t n, profile_t **out, char *err, si
 int profile_merge_owned(profile_t **profiles, size_t n, profile_t **out, char *err,
                         size_t errlen);
 
+/* Gives the i-th source of a streamed merge (the caller's, taken), or a
+ * negative errno with a message. */
+typedef int (*profile_source_fn)(void *ctx, size_t i, profile_t **p, char *err, size_t errlen);
+
+/* profile_merge of n sources that next gives one at a time, each freed
+ * once merged, so that merging a series holds one source at a time:
+ * heads[i] is profile_header_copy of the i-th (taken, freed on failure
+ * too). The same output as profile_merge of the sources. */
+int profile_merge_stream(profile_t **heads, size_t n, profile_source_fn next, void *ctx,
+                         profile_t **out, char *err, size_t errlen);
+
+/* A new profile with only p's header (sample and period types, period,
+ * times, comments, default sample type, drop/keep frames): what a merge
+ * reads from a source before its samples. 0 or -ENOMEM. */
+int profile_header_copy(const profile_t *p, profile_t **out);
+
 /* pprof's Compact: the merge of one profile. */
 int profile_compact(profile_t *p, profile_t **out, char *err, size_t errlen);
 

@@ -62,6 +62,34 @@ void profgen_large(profgen_opts_t *o, uint64_t seed)
     o->inline_pct = 15;
 }
 
+int profgen_shape(profgen_opts_t *o, const char *name, uint64_t seed)
+{
+    profgen_large(o, seed);
+    if (strcmp(name, "samples") == 0) {
+        o->samples = 1000000;
+        o->locations = 2000;
+        o->functions = 1000;
+        o->min_depth = 4;
+        o->max_depth = 16;
+    } else if (strcmp(name, "strings") == 0) {
+        o->samples = 100000;
+        o->locations = 500000;
+        o->functions = 250000;
+        o->min_depth = 10;
+        o->max_depth = 30;
+        o->labels = 3;
+    } else if (strcmp(name, "deep") == 0) {
+        o->samples = 40000;
+        o->min_depth = 300;
+        o->max_depth = 600;
+    } else if (strcmp(name, "snapshot") == 0) {
+        o->samples = 8000;
+    } else if (strcmp(name, "large") != 0) {
+        return -1;
+    }
+    return 0;
+}
+
 static uint64_t make_id(const profgen_opts_t *o, rng_t *r, size_t i)
 {
     if (!o->sparse_ids)
@@ -189,6 +217,8 @@ profile_t *profgen_make(const profgen_opts_t *o)
         free(vals);
         goto oom_free;
     }
+    if (o->sample_seed)
+        r.s = o->sample_seed * 0x9e3779b97f4a7c15ull + 7;
     for (size_t i = 0; i < o->samples && o->locations; i++) {
         unsigned depth = o->min_depth + (unsigned)below(&r, o->max_depth - o->min_depth + 1);
         /* Root-side trunk shared by groups of samples, skewed leaves. */

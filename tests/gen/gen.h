@@ -28,6 +28,9 @@ typedef struct {
     unsigned sample_types; /* value columns; 4 = Go's heap types */
     bool sparse_ids;       /* ids far from 1..N (hash-like) */
     bool zero_values;      /* let some samples have all-zero values */
+    uint64_t sample_seed;  /* 0: samples follow from seed; else their own
+                            * stream, so profiles of one seed and several
+                            * sample seeds share their locations (a series) */
 } profgen_opts_t;
 
 /* Small defaults: 50 samples, 40 locations, 20 functions, 2 mappings,
@@ -37,6 +40,13 @@ void profgen_defaults(profgen_opts_t *o, uint64_t seed);
 /* The fixture large.pb.gz's shape: 200,000 samples, 50,000 locations,
  * 20,000 functions, depth 20-60, 2 mappings. */
 void profgen_large(profgen_opts_t *o, uint64_t seed);
+
+/* The bench's shapes (bench/tool_large.sh), from profgen_large:
+ * "samples" (many samples, few locations), "strings" (many locations,
+ * functions and strings), "deep" (deep stacks), "snapshot" (one of a
+ * series: few samples each, with -sample_seed), "large" (profgen_large).
+ * 0, or -1 for an unknown name. */
+int profgen_shape(profgen_opts_t *o, const char *name, uint64_t seed);
 
 /* A new indexed profile, or NULL on OOM. Same options -> same profile. */
 profile_t *profgen_make(const profgen_opts_t *o);

@@ -3,11 +3,16 @@
  *
  *   profgen [-seed N] [-samples N] [-locations N] [-functions N]
  *           [-mappings N] [-depth MIN-MAX] [-labels N] [-inline PCT]
- *           [-types N] [-sparse] [-zeros] [-large] [-raw] -o FILE
+ *           [-types N] [-sparse] [-zeros] [-large] [-shape NAME]
+ *           [-sample_seed N] [-raw] -o FILE
  *
  * -large gives the shape of the fixture large.pb.gz (200,000 samples,
- * 50,000 locations, 20,000 functions, depth 20-60); later options still
- * override it. -raw writes uncompressed protobuf.
+ * 50,000 locations, 20,000 functions, depth 20-60); -shape one of the
+ * bench's shapes (gen.h: samples, strings, deep, snapshot, large); later
+ * options still override either. -sample_seed N draws the samples from
+ * their own stream: the profiles of one -seed and several -sample_seed
+ * share mappings, functions and locations, like snapshots of one program.
+ * -raw writes uncompressed protobuf.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +27,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: profgen [-seed N] [-samples N] [-locations N] [-functions N] "
                     "[-mappings N] [-depth MIN-MAX] [-labels N] [-inline PCT] [-types N] "
-                    "[-sparse] [-zeros] [-large] [-raw] -o FILE\n");
+                    "[-sparse] [-zeros] [-large] [-shape NAME] [-sample_seed N] [-raw] "
+                    "-o FILE\n");
     exit(2);
 }
 
@@ -55,6 +61,11 @@ int main(int argc, char **argv)
             o.zero_values = true;
         } else if (strcmp(a, "-raw") == 0) {
             raw = 1;
+        } else if (OPT("-shape")) {
+            if (profgen_shape(&o, v, o.seed) < 0)
+                usage();
+        } else if (OPT("-sample_seed")) {
+            o.sample_seed = num(v);
         } else if (OPT("-seed")) {
             o.seed = num(v);
         } else if (OPT("-samples")) {

@@ -413,6 +413,75 @@ static void test_merge_owned(void **state)
     profile_free(m);
 }
 
+/* The sources of a streamed merge: series[i] made anew from its options
+ * (the merge frees each one it is given). */
+typedef struct {
+    profgen_opts_t o[4];
+    size_t given;
+} series_t;
+
+static int series_next(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
+{
+    series_t *s = ctx;
+    s->given++;
+    *p = profgen_make(&s->o[i]);
+    if (!*p)
+        snprintf(err, errlen, "no profile %zu", i);
+    return *p ? 0 : -ENOMEM;
+}
+
+static int series_fail(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
+{
+    return i == 2 ? (snprintf(err, errlen, "source 2 is gone"), -ENOENT)
+                  : series_next(ctx, i, p, err, errlen);
+}
+
+/* profile_merge_stream, given header copies and then each source once,
+ * gives what profile_merge of all the sources gives, byte for byte (a
+ * series sharing locations, and unrelated profiles); a source that fails
+ * ends the merge with its own message. */
+static void test_merge_stream(void **state)
+{
+    (void)state;
+    char err[128], why[256];
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        series_t s = {.given = 0};
+        profile_t *all[4], *heads[4], *m, *n;
+        for (size_t i = 0; i < 4; i++) {
+            random_opts(&s.o[i], seed % 2 ? seed : seed * 10 + i);
+            s.o[i].sample_seed = seed % 2 ? i + 1 : 0;
+            all[i] = profgen_make(&s.o[i]);
+            assert_non_null(all[i]);
+            assert_int_equal(profile_header_copy(all[i], &heads[i]), 0);
+            assert_int_equal(heads[i]->n_samples, 0);
+        }
+        assert_int_equal(profile_merge_owned(all, 4, &m, err, sizeof(err)), 0);
+        assert_int_equal(profile_merge_stream(heads, 4, series_next, &s, &n, err, sizeof(err)), 0);
+        assert_int_equal(s.given, 4);
+        if (!profgen_equal(m, n, why, sizeof(why)))
+            fail_msg("seed %llu: streamed merge differs: %s", (unsigned long long)seed, why);
+        pbuf_t x = {0}, y = {0};
+        assert_int_equal(profile_encode(m, &x), 0);
+        assert_int_equal(profile_encode(n, &y), 0);
+        assert_int_equal(x.len, y.len);
+        assert_memory_equal(x.data, y.data, x.len);
+        pbuf_free(&x);
+        pbuf_free(&y);
+        profile_free(m);
+        profile_free(n);
+        s.given = 0;
+        for (size_t i = 0; i < 4; i++) {
+            profile_t *p = profgen_make(&s.o[i]);
+            assert_int_equal(profile_header_copy(p, &heads[i]), 0);
+            profile_free(p);
+        }
+        assert_int_equal(profile_merge_stream(heads, 4, series_fail, &s, &n, err, sizeof(err)),
+                         -ENOENT);
+        assert_null(n);
+        assert_string_equal(err, "source 2 is gone");
+    }
+}
+
 /* profile_drop_stacks after a decode and an owned merge (which takes the
  * decoded stacks' storage along): the samples keep their values and labels
  * and lose their locations, and the profile still encodes (ASan: nothing
@@ -498,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_floods),
         cmocka_unit_test(test_merge_owned),
         cmocka_unit_test(test_drop_stacks),
+        cmocka_unit_test(test_merge_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

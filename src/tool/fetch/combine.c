@@ -38,8 +38,28 @@ static int common_type(profile_t **ps, const profile_value_type_t **ts, size_t n
     return 0;
 }
 
-static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
+/* What ScaleProfiles brings every profile to: the period's unit (NULL:
+ * left alone) and each column's (NULL: left alone). */
+typedef struct {
+    char *punit;
+    char **units;
+    size_t nst;
+} scale_plan_t;
+
+static void plan_free(scale_plan_t *sp)
 {
+    for (size_t k = 0; sp->units && k < sp->nst; k++)
+        free(sp->units[k]);
+    free(sp->units);
+    free(sp->punit);
+    memset(sp, 0, sizeof(*sp));
+}
+
+/* The plan for ps[0..n) (they, or their header copies: only types and
+ * units are read). 0, -EINVAL or -ENOMEM with a message. */
+static int plan_scale(profile_t **ps, size_t n, scale_plan_t *sp, char *err, size_t errlen)
+{
+    memset(sp, 0, sizeof(*sp));
     if (n == 0)
         return 0;
     char e[400];
@@ -58,7 +78,6 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
         snprintf(err, errlen, "period type: %s", e);
         return rc;
     }
-    const char *punit = rc == 0 ? str(pps[pw], pts[pw]->unit) : NULL;
     size_t nst = ps[0]->n_sample_types;
     for (size_t i = 1; i < n; i++)
         if (ps[i]->n_sample_types != nst) {
@@ -67,13 +86,10 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
             return -EINVAL;
         }
     /* per column: the finest unit (by profile index), or none */
-    char **units = calloc(nst + 1, sizeof(*units));
-    double *ratios = malloc((nst + 1) * sizeof(*ratios));
-    if (!units || !ratios) {
-        free(units);
-        free(ratios);
-        return -ENOMEM;
-    }
+    sp->nst = nst;
+    sp->units = calloc(nst + 1, sizeof(*sp->units));
+    if (!sp->units || (rc == 0 && !(sp->punit = strdup(str(pps[pw], pts[pw]->unit)))))
+        goto nomem;
     for (size_t c = 0; c < nst; c++) {
         const profile_value_type_t *ts[n];
         for (size_t i = 0; i < n; i++)
@@ -82,39 +98,53 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
         rc = common_type(ps, ts, n, &wi, e, sizeof(e));
         if (rc == -EINVAL) {
             snprintf(err, errlen, "sample types: %s", e);
-            for (size_t k = 0; k < nst; k++)
-                free(units[k]);
-            free(units);
-            free(ratios);
+            plan_free(sp);
             return rc;
         }
-        if (rc == 0)
-            units[c] = strdup(str(ps[wi], ts[wi]->unit));
+        if (rc == 0 && !(sp->units[c] = strdup(str(ps[wi], ts[wi]->unit))))
+            goto nomem;
     }
-    for (size_t i = 0; i < n; i++) {
-        profile_t *p = ps[i];
-        if ((p->period_type.type || p->period_type.unit) && punit) {
-            const char *u;
-            p->period = profile_value_of(
-                measure_scale(p->period, str(p, p->period_type.unit), punit, &u));
-            p->period_type.unit = profile_intern(p, punit);
-        }
-        for (size_t c = 0; c < nst; c++) {
-            if (!units[c]) {
-                ratios[c] = 1;
-                continue;
-            }
-            const char *u;
-            ratios[c] = measure_scale(1, str(p, p->sample_types[c].unit), units[c], &u);
-            p->sample_types[c].unit = profile_intern(p, units[c]);
-        }
-        profile_scale_n(p, ratios, p->n_sample_types);
-    }
-    for (size_t k = 0; k < nst; k++)
-        free(units[k]);
-    free(units);
-    free(ratios);
     return 0;
+nomem:
+    plan_free(sp);
+    snprintf(err, errlen, "out of memory");
+    return -ENOMEM;
+}
+
+/* Brings p's period and columns to the plan's units. 0 or -ENOMEM. */
+static int apply_scale(profile_t *p, const scale_plan_t *sp)
+{
+    if ((p->period_type.type || p->period_type.unit) && sp->punit) {
+        const char *u;
+        p->period = profile_value_of(
+            measure_scale(p->period, str(p, p->period_type.unit), sp->punit, &u));
+        if ((p->period_type.unit = profile_intern(p, sp->punit)) < 0)
+            return -ENOMEM;
+    }
+    double ratios[sp->nst + 1];
+    for (size_t c = 0; c < sp->nst; c++) {
+        if (!sp->units[c]) {
+            ratios[c] = 1;
+            continue;
+        }
+        const char *u;
+        ratios[c] = measure_scale(1, str(p, p->sample_types[c].unit), sp->units[c], &u);
+        if ((p->sample_types[c].unit = profile_intern(p, sp->units[c])) < 0)
+            return -ENOMEM;
+    }
+    profile_scale_n(p, ratios, p->n_sample_types);
+    return 0;
+}
+
+static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
+{
+    scale_plan_t sp;
+    int rc = plan_scale(ps, n, &sp, err, errlen);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if ((rc = apply_scale(ps[i], &sp)) < 0)
+            snprintf(err, errlen, "out of memory");
+    plan_free(&sp);
+    return rc;
 }
 
 int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen)
@@ -130,6 +160,46 @@ int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_
 fail:
     for (size_t i = 0; i < n; i++)
         profile_free(ps[i]);
+    return rc;
+}
+
+typedef struct {
+    profile_source_fn next;
+    void *ctx;
+    const scale_plan_t *plan;
+} scaled_src_t;
+
+/* The caller's next source, scaled to the plan. */
+static int next_scaled(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
+{
+    const scaled_src_t *ss = ctx;
+    int rc = ss->next(ss->ctx, i, p, err, errlen);
+    if (rc == 0 && (rc = apply_scale(*p, ss->plan)) < 0) {
+        profile_free(*p);
+        *p = NULL;
+        snprintf(err, errlen, "out of memory");
+    }
+    return rc;
+}
+
+int combine_stream(profile_t **heads, size_t n, profile_source_fn next, void *ctx,
+                   profile_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    scale_plan_t sp;
+    int rc = plan_scale(heads, n, &sp, err, errlen);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if ((rc = apply_scale(heads[i], &sp)) < 0)
+            snprintf(err, errlen, "out of memory");
+    if (rc < 0) {
+        for (size_t i = 0; i < n; i++)
+            profile_free(heads[i]);
+        plan_free(&sp);
+        return rc;
+    }
+    scaled_src_t ss = {next, ctx, &sp};
+    rc = profile_merge_stream(heads, n, next_scaled, &ss, out, err, errlen);
+    plan_free(&sp);
     return rc;
 }
 

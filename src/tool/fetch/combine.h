@@ -8,10 +8,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "profile/merge.h"
 #include "profile/profile.h"
 
 /* ScaleProfiles + Merge of ps[0..n) into *out (ps are freed). */
 int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen);
+
+/* combine_profiles of n sources that next gives one at a time (each
+ * freed once merged, so a series costs one source at a time): heads[i] is
+ * profile_header_copy of the i-th, whose sums the caller checked
+ * (profile_check_sums) when it read it. heads are taken. */
+int combine_stream(profile_t **heads, size_t n, profile_source_fn next, void *ctx,
+                   profile_t **out, char *err, size_t errlen);
 
 /* Subtracts base from p (both consumed): diff marks base samples with the
  * label pprof::base=true, normalize scales p to base's totals first. */

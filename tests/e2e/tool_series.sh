@@ -1,0 +1,66 @@
+#!/bin/sh
+# timeout: 300
+# A series of snapshots given together (cprof -top p1 ... pN): cprof merges
+# them as go tool pprof does, holding one decoded snapshot at a time.
+# - The merged reports (-raw, -top, -traces) are byte for byte go's.
+# - A source that cannot be read is left out with go's messages.
+# - Peak memory: 30 snapshots of 50,000 locations each (~10 MB decoded
+#   apiece) cost cprof at most 3x the peak of one; holding every decoded
+#   snapshot until the merge cost ~11x.
+. "$(dirname "$0")/tool_common.inc"
+GEN=$CPROF_BUILD/profgen
+[ -x "$GEN" ] || { echo "skip: no $GEN (make tests builds it)"; exit 77; }
+[ -x /usr/bin/time ] || { echo "skip: no /usr/bin/time (Debian package time)"; exit 77; }
+
+# small series: same locations, different samples in each snapshot
+small=""
+for k in 1 2 3 4 5 6; do
+  "$GEN" -seed 4 -samples 200 -locations 150 -functions 70 -depth 1-14 -sample_seed $k \
+    -o "$T/s$k.pb.gz" || { echo "FAIL: profgen"; exit 1; }
+  small="$small $T/s$k.pb.gz"
+done
+for f in "-raw" "-top" "-traces" "-top -sample_index=alloc_space"; do
+  checks=$((checks + 1))
+  # shellcheck disable=SC2086
+  "$CPROF" $f $small >"$T/c.out" 2>"$T/c.err" || { echo "FAIL: cprof $f: $(cat "$T/c.err")"; fails=$((fails + 1)); continue; }
+  # shellcheck disable=SC2086
+  go tool pprof $f $small >"$T/g.out" 2>/dev/null
+  cmp -s "$T/c.out" "$T/g.out" || {
+    echo "FAIL: cprof $f on 6 snapshots differs from go tool pprof:"
+    diff "$T/c.out" "$T/g.out" | head -20 | sed 's/^/    /'
+    fails=$((fails + 1))
+  }
+done
+
+# an unreadable source in the middle: left out, the rest merged
+checks=$((checks + 1))
+printf 'not a profile' > "$T/bad.pb.gz"
+"$CPROF" -top "$T/s1.pb.gz" "$T/bad.pb.gz" "$T/s2.pb.gz" >"$T/c.out" 2>"$T/c.err"
+rc=$?
+"$CPROF" -top "$T/s1.pb.gz" "$T/s2.pb.gz" >"$T/c2.out" 2>/dev/null
+if [ $rc -ne 0 ] || ! grep -q "Fetched 2 source profiles out of 3" "$T/c.err" ||
+   ! grep -q "bad.pb.gz" "$T/c.err" || ! cmp -s "$T/c.out" "$T/c2.out"; then
+  echo "FAIL: a bad source among good ones (exit $rc):"; sed 's/^/    /' "$T/c.err" | head -5
+  fails=$((fails + 1))
+fi
+
+# peak RSS: one snapshot against thirty
+big=""
+for k in $(seq 1 30); do
+  "$GEN" -seed 1 -shape snapshot -sample_seed "$k" -o "$T/b$k.pb.gz" || { echo "FAIL: profgen"; exit 1; }
+  big="$big $T/b$k.pb.gz"
+done
+peak() { # peak KB of cprof -top on the arguments; its report must be there
+  /usr/bin/time -f %M -o "$T/m" "$CPROF" -top "$@" >"$T/p.out" 2>"$T/p.err" ||
+    { echo "FAIL: cprof -top on $# snapshots: $(tail -n2 "$T/p.err")"; fails=$((fails + 1)); }
+  grep -q '^Showing nodes accounting for' "$T/p.out" ||
+    { echo "FAIL: no report on $# snapshots"; fails=$((fails + 1)); }
+  tail -n1 "$T/m"
+}
+checks=$((checks + 1))
+one=$(peak "$T/b1.pb.gz")
+# shellcheck disable=SC2086
+all=$(peak $big)
+echo "peak RSS: 1 snapshot $one KB, 30 snapshots $all KB"
+[ "$all" -le $((3 * one)) ] || { echo "FAIL: 30 snapshots take more than 3x one's peak"; fails=$((fails + 1)); }
+finish
