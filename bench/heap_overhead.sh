@@ -17,6 +17,8 @@
 # the default rate with the flight recorder (CPROF_RECORD=10m) and its
 # window and lifetime profiles written at exit; its "x own" is against
 # "cprof", and its ring's fill gives the recorder's memory per minute.
+# "cprof + memory" is the default rate with the whole-process memory
+# profile (CPROF_MEMORY_PROFILE, docs/memory.md) written at exit too.
 #
 #   bench/heap_overhead.sh            (see bench/README.md for the knobs)
 #
@@ -72,16 +74,17 @@ libpath() { ldconfig -p | awk -v n="$1" '$1 == n { print $NF; exit }'; }
 # --- the configurations ---------------------------------------------------
 # CONFIGS: name, in run order. For each: LABEL, BASE (the configuration its
 # "x own" ratio is against, or empty), SLOW (1: only $SLOW_RUNS runs).
-CONFIGS="plain cprof cprofpeak cprofrec cprof1"
+CONFIGS="plain cprof cprofpeak cprofrec cprofmem cprof1"
 declare -A LABEL BASE SLOW
 LABEL[plain]="plain"
 LABEL[cprof]="cprof (default rate)"
 LABEL[cprofpeak]="cprof + peak, leaks at exit"
 LABEL[cprof1]="cprof CPROF_RATE=1"
 LABEL[cprofrec]="cprof + recorder (10m)"; BASE[cprofrec]=cprof
+LABEL[cprofmem]="cprof + memory profile"
 if [ -n "${BENCH_REF_LIB:-}" ]; then
   [ -r "$BENCH_REF_LIB" ] || die "BENCH_REF_LIB=$BENCH_REF_LIB: no such file"
-  CONFIGS="plain cprofref cprof cprofpeak cprofrec cprofref1 cprof1"
+  CONFIGS="plain cprofref cprof cprofpeak cprofrec cprofmem cprofref1 cprof1"
   LABEL[cprofref]="cprof ref (default rate)"
   LABEL[cprofref1]="cprof ref CPROF_RATE=1"
   cp "$BENCH_REF_LIB" "$W/libcprof-ref.so"
@@ -129,6 +132,7 @@ config_cmd() {
                    CPROF_LEAK_PROFILE="$O/leak.pb.gz") ;;
   cprofrec) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz" CPROF_RECORD=10m
                   CPROF_WINDOW_PROFILE="$O/window.pb.gz" CPROF_LIFETIME_PROFILE="$O/life.pb.gz") ;;
+  cprofmem) CENV=(LD_PRELOAD="$LIB" CPROF_HEAP_PROFILE="$O/cprof.pb.gz" CPROF_MEMORY_PROFILE="$O/mem.pb.gz") ;;
   cprofref) CENV=(LD_PRELOAD="$W/libcprof-ref.so" CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   cprof1) CENV=(LD_PRELOAD="$LIB" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
   cprofref1) CENV=(LD_PRELOAD="$W/libcprof-ref.so" CPROF_RATE=1 CPROF_HEAP_PROFILE="$O/cprof.pb.gz") ;;
@@ -146,6 +150,7 @@ config_wrote() {
   cprof | cprof1 | cprofref | cprofref1) [ -s "$O/cprof.pb.gz" ] ;;
   cprofpeak) [ -s "$O/peak.pb.gz" ] && [ -s "$O/leak.pb.gz" ] ;;
   cprofrec) [ -s "$O/window.pb.gz" ] && [ -s "$O/life.pb.gz" ] ;;
+  cprofmem) [ -s "$O/mem.pb.gz" ] ;;
   heaptrack) ls "$O"/heaptrack* >/dev/null 2>&1 ;;
   jeprof) ls "$O"/jeprof.*.heap >/dev/null 2>&1 ;;
   gperf) ls "$O"/gperf.*.heap >/dev/null 2>&1 ;;
@@ -349,6 +354,7 @@ for prog in $progs; do
   r=$(ratio "$prog" cprof)
   line="  $prog: $r $(awk -v r="$r" 'BEGIN { print r <= 1.03 ? "ok" : "MISSED" }') [cpu $(ratio "$prog" cprof 2)]"
   line="$line; with peak and leaks at exit: $(ratio "$prog" cprofpeak)"
+  line="$line; with the memory profile: $(ratio "$prog" cprofmem)"
   case " $CONFIGS " in *" cprofref "*) line="$line (ref $(ratio "$prog" cprofref))" ;; esac
   line="$line; at rate 1: $(ratio "$prog" cprof1)"
   case " $CONFIGS " in *" heaptrack "*) line="$line (heaptrack $(ratio "$prog" heaptrack))" ;; esac
