@@ -1028,6 +1028,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
 
     out->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     out->temp = false;
+    out->resident = false;
     out->n = buckets_count();
     out->recs = calloc(out->n ? out->n : 1, sizeof(*out->recs));
     int64_t *reach = calloc(out->n ? out->n * 2 : 2, sizeof(*reach));

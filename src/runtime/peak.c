@@ -153,6 +153,7 @@ int peak_snapshot(heap_snapshot_t *s)
 {
     s->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     s->temp = false;
+    s->resident = false; /* residency is the heap profile's alone */
     s->n = buckets_count();
     s->recs = calloc(s->n ? s->n : 1, sizeof(*s->recs));
     if (!s->recs)
