@@ -14,17 +14,6 @@
 # timeout: 180
 . "$(dirname "$0")/arm64_common.inc"
 
-# cum_ms TOOL FUNCTION: the function's cumulative time in ms.
-cum_ms() {
-  $1 -top -unit=ms -nodefraction=0 "$T/$name" "$T/$name.pb.gz" 2>/dev/null |
-    awk -v f="$2" '$6 == f { v = $4; sub(/ms$/, "", v); print v + 0; found = 1 } END { if (!found) print 0 }'
-}
-# At 100 Hz a period is 10 ms; n periods' count varies by at most about
-# sqrt(n) (the timer is not random, its phase is).
-within() { # NAME GOT WANT
-  awk -v g="$2" -v w="$3" 'BEGIN { n = w / 10; tol = 10 * (4 * sqrt(n) + 2); d = g - w
-    exit !(d <= tol && d >= -tol) }' || fail "$1: ${2}ms in the profile, the program measured ${3}ms"
-}
 # check NAME [FLAGS...]: builds, runs and checks one build of the program.
 check() {
   name=$1; shift

@@ -53,9 +53,7 @@ awk -v stub="$stub" "$HEX"'
   }' "$T/raw" 2> "$T/at" || fail "a sample at labs@plt misses its callers"
 at=$(cat "$T/at")
 [ "$at" -ge 1 ] || fail "no sample at labs@plt: the test tests nothing"
-cum=$(go tool pprof -top -unit=ms -nodefraction=0 "$T/plt" "$T/plt.pb.gz" 2>/dev/null |
-  awk '$6 == "plt_spin" { v = $4; sub(/ms$/, "", v); print v + 0; found = 1 } END { if (!found) print 0 }')
-awk -v g="$cum" -v w="$ms" 'BEGIN { n = w / 10; tol = 10 * (4 * sqrt(n) + 2); d = g - w
-  exit !(d <= tol && d >= -tol) }' || fail "plt_spin: ${cum}ms in the profile, the program measured ${ms}ms"
+cum=$(cum_ms "go tool pprof" plt_spin plt)
+within plt_spin "$cum" "$ms"
 note "$at samples at labs@plt, all under plt_spin <- main; plt_spin ${cum}ms (measured $ms)"
 exit 0
