@@ -161,8 +161,11 @@ __attribute__((constructor(101))) static void cprof_init(int argc, char **argv, 
         /* The early chunks matter only to a scan of a process sampled
          * whole since its start (leaks.h): not otherwise worth a walk of
          * the heap, nor under attach, where the heap is the program's. */
-        if (cfg.rate == 1 && hooks_global())
+        bool global = hooks_global();
+        if (cfg.rate == 1 && global)
             glibcheap_note_start(); /* before the first sampled block */
+        if (global)
+            glibcheap_note_counts();
         leaks_note_rate(cfg.rate);
         leaks_set_suppressions(cfg.leak_suppress);
         heap_set_alloc_wrappers(cfg.alloc_wrappers);

@@ -130,6 +130,11 @@ void counters_pause(void)
     __atomic_store_n(&seq, seq + 1, __ATOMIC_RELEASE);
 }
 
+bool counters_ever_paused(void)
+{
+    return __atomic_load_n(&seq, __ATOMIC_RELAXED) != 0;
+}
+
 void counters_resume(void)
 {
     if (!counters_paused())

@@ -101,6 +101,8 @@ static inline uint64_t counters_live_bytes(const counters_sum_t *s)
 
 void counters_pause(void);
 void counters_resume(void);
+/* Whether a pause ever began: the sums then miss the blocks freed in it. */
+bool counters_ever_paused(void);
 
 extern int counters_paused_flag __attribute__((visibility("hidden"))); /* atomic */
 

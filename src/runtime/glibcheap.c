@@ -1,11 +1,13 @@
-/* glibcheap.c — glibc's chunks and heaps, for the leak scan (see
- * glibcheap.h). The constants and layouts are glibc's malloc/malloc.c and
+/* glibcheap.c — glibc's chunks and heaps, for the leak scan and the
+ * memory profile (see glibcheap.h). The constants and layouts are glibc's malloc/malloc.c and
  * malloc/arena.c (2.26 and later, 64-bit). */
 #include "glibcheap.h"
 
 #include "arena.h"
+#include "counters.h"
 #include "procmaps.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -157,4 +159,58 @@ void glibcheap_early_chunks(uintptr_t heap_lo, uintptr_t heap_hi, glibcheap_read
             continue;
         fn(fnarg, c + 16, c + size + 8);
     }
+}
+
+uintptr_t glibcheap_heap_size(uintptr_t a, glibcheap_read_t rd, void *arg)
+{
+    uintptr_t w[4];
+    return rd(arg, a, w, sizeof(w)) == sizeof(w) && heap_info_at(a, w, rd, arg) ? w[2] : 0;
+}
+
+/* At the note: the chunks in use (mallinfo2's uordblks), where the main
+ * arena began, and the counters' sums. Written once, before any read. */
+static bool noted;
+static uint64_t note_inuse;
+static uintptr_t note_base;
+static counters_sum_t note_sums;
+
+/* The chunk bytes the counters hold live: a usable size and one word. */
+static uint64_t chunk_bytes(const counters_sum_t *s)
+{
+    return s->alloc_bytes - s->free_bytes + 8 * (s->mallocs - s->frees);
+}
+
+void glibcheap_note_counts(void)
+{
+#ifdef __GLIBC__
+    long threads;
+    uintptr_t brk = (uintptr_t)sbrk(0);
+    /* Before resolve, often: whether glibc's chunks are the heap's is known
+     * only then; a read asks it (memprof.h). */
+    if (!start_brk(&threads) || threads != 1 || brk == (uintptr_t)-1)
+        return;
+    /* One arena, the main one: its system bytes end at the break. */
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.arena > brk)
+        return;
+    note_inuse = mi.uordblks;
+    note_base = brk - mi.arena;
+    counters_sum(&note_sums);
+    noted = true;
+#endif
+}
+
+bool glibcheap_free_bytes(uint64_t heaps_size, uint64_t mmapped, uint64_t *free_bytes)
+{
+    uintptr_t brk = (uintptr_t)sbrk(0);
+    if (!noted || counters_ever_paused() || brk == (uintptr_t)-1 || brk < note_base)
+        return false;
+    counters_sum_t now;
+    counters_sum(&now);
+    /* an mmapped chunk's usable size is its bytes less two words: the
+     * counters hold it as bytes less one, a word a chunk left to err */
+    uint64_t inuse = note_inuse + chunk_bytes(&now) - chunk_bytes(&note_sums);
+    uint64_t sys = (brk - note_base) + heaps_size, held = inuse > mmapped ? inuse - mmapped : 0;
+    *free_bytes = sys > held ? sys - held : 0;
+    return true;
 }

@@ -1,5 +1,5 @@
 /* glibcheap.h — where glibc's malloc keeps its chunks, as far as the leak
- * scan (leaks.h) must know when every block since cprof's start is
+ * scan (leaks.h) and the memory profile's free bytes (memprof.h) must know when every block since cprof's start is
  * sampled: which writable memory is an arena's heap (its free chunks keep
  * stale pointers, so it is no root), and which chunks of the main heap
  * were in use before cprof started (cprof never saw them, so they are).
@@ -38,6 +38,26 @@ size_t glibcheap_note_start(void);
  * (clipped to hi); 0 if none. */
 uintptr_t glibcheap_next_arena(uintptr_t lo, uintptr_t hi, glibcheap_read_t rd, void *arg,
                                uintptr_t *end);
+
+/* The bytes of that heap (at a) its arena counts as its own (heap_info's
+ * size: its writable part less what was given back); 0 if unreadable. */
+uintptr_t glibcheap_heap_size(uintptr_t a, glibcheap_read_t rd, void *arg);
+
+/* The free bytes of glibc's arenas without mallinfo2, whose walk of every
+ * free chunk took a third of xmllint's run when its memory profile was
+ * written at exit. What the arenas hold (the main one: the break less
+ * where it began; the others: heaps_size, their heaps' sizes) less the
+ * chunks in use: those in use at the note, plus the exact counters' change
+ * since (a chunk is its usable size and one word), less the mmapped
+ * chunks, which the counters count too (mmapped: their bytes, those now
+ * found). tcache chunks count as free here (mallinfo2: in use).
+ *
+ * glibcheap_note_counts runs once, in cprof's constructor, while one
+ * thread runs and the hooks are the program's. glibcheap_free_bytes is
+ * false when the counts cannot tell: never noted (cprof attach, another
+ * allocator), or the counters paused once (attach.h). */
+void glibcheap_note_counts(void);
+bool glibcheap_free_bytes(uint64_t heaps_size, uint64_t mmapped, uint64_t *free_bytes);
 
 /* Calls fn with the user memory [lo, hi) of each chunk of the main heap
  * (the [heap] mapping [heap_lo, heap_hi)) noted at start that is still

@@ -72,6 +72,9 @@ typedef struct {
     size_t nown, capown;
     range_t *rng;
     size_t nrng, caprng;
+    range_t *chunk;     /* glibc's mmapped chunks found, maybe twice */
+    size_t nchunk, capchunk;
+    uint64_t heaps_size; /* glibc's other arenas' heaps, their sizes */
     pagemap_t pm;
     size_t own_sample;  /* the sample of cprof's private heap, SIZE_MAX: none */
     int64_t resident;   /* the samples' resident total */
@@ -167,6 +170,15 @@ static int add_range(mem_t *m, uintptr_t lo, uintptr_t hi, size_t own)
         return -ENOMEM;
     m->rng[m->nrng++] = (range_t){lo, hi, own};
     return 0;
+}
+
+/* A glibc mmapped chunk: the allocator's, and counted as such. */
+static int add_chunk(mem_t *m, uintptr_t lo, uintptr_t hi)
+{
+    if (err_grow((void **)&m->chunk, &m->capchunk, m->nchunk + 1, sizeof(*m->chunk)) < 0)
+        return -ENOMEM;
+    m->chunk[m->nchunk++] = (range_t){lo, hi, 0};
+    return add_range(m, lo, hi, owner(m, C_POOL, "", NULL));
 }
 
 static const char *base_of(const char *path)
@@ -429,8 +441,7 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
         if (rt_glibc_chunks && e->size >= 64 * 1024 &&
             read_self(e->addr - 16, hdr, sizeof(hdr)) == sizeof(hdr) && (hdr[1] & 2)) {
             uintptr_t lo = e->addr - 16 - hdr[0];
-            if (lo % PAGE == 0 && add_range(m, lo, lo + (hdr[1] & ~(uint64_t)7),
-                                            owner(m, C_POOL, "", NULL)) < 0)
+            if (lo % PAGE == 0 && add_chunk(m, lo, lo + (hdr[1] & ~(uint64_t)7)) < 0)
                 break;
         }
     }
@@ -455,6 +466,53 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
     return h;
 }
 
+/* The bytes of glibc's mmapped chunks, each once. */
+static uint64_t chunks_bytes(mem_t *m)
+{
+    qsort(m->chunk, m->nchunk, sizeof(*m->chunk), by_lo);
+    uint64_t sum = 0;
+    for (size_t i = 0, hi = 0; i < m->nchunk; i++)
+        if (m->chunk[i].lo >= hi) {
+            sum += m->chunk[i].hi - m->chunk[i].lo;
+            hi = m->chunk[i].hi;
+        }
+    return sum;
+}
+
+/* glibc's free bytes (resident, virtual, swap): from the counters
+ * (glibcheap.h), else mallinfo2's walk (cprof attach). The free chunks
+ * were all used once, so resident, except the untouched pages at the
+ * main heap's end, which are its top chunk's. */
+static void glibc_free(mem_t *m, int64_t fr[3])
+{
+#ifdef __GLIBC__ /* musl's malloc keeps no statistics */
+    uint64_t fb, top = UINT64_MAX;
+    if (!glibcheap_free_bytes(m->heaps_size, chunks_bytes(m), &fb)) {
+        struct mallinfo2 mi = mallinfo2();
+        fb = mi.fordblks;
+        top = mi.keepcost;
+    }
+    uintptr_t brk = (uintptr_t)sbrk(0);
+    uint64_t absent = 0, swap = 0;
+    for (size_t i = 0; brk != (uintptr_t)-1 && i < m->nvma; i++)
+        if (strcmp(m->vma[i].path, "[heap]") == 0 && brk > m->vma[i].lo && brk <= m->vma[i].hi) {
+            uintptr_t hi = (brk + PAGE - 1) & ~(uintptr_t)(PAGE - 1), lo = m->vma[i].lo;
+            uint64_t most = top < fb ? top : fb;
+            if (hi - lo > most)
+                lo = (hi - most + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+            absent = pagemap_absent_tail(&m->pm, lo, hi, &swap);
+            absent = absent > hi - brk ? absent - (hi - brk) : 0; /* past the break */
+        }
+    absent = absent < fb ? absent : fb;
+    fr[1] = (int64_t)fb;
+    fr[0] = (int64_t)(fb - absent);
+    fr[2] = (int64_t)(swap < absent ? swap : absent);
+#else
+    (void)m;
+    (void)fr;
+#endif
+}
+
 /* Splits the allocator's memory (pool: [heap], glibc's arenas and mmapped
  * chunks) into the allocator's free bytes, the heap samples and the rest.
  * Scales the heap samples down should their estimate exceed what is left. */
@@ -472,25 +530,9 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
     for (size_t b = 0; b < nb; b++)
         for (int k = 0; k < 2; k++)
             heap[k] += h[b].v[k];
-#ifdef __GLIBC__ /* musl's malloc keeps no statistics */
-    if (rt_glibc_chunks) {
-        struct mallinfo2 mi = mallinfo2();
-        /* the main arena's top chunk ends at the break; only its touched
-         * part is resident, the other free chunks were all used once */
-        uintptr_t brk = (uintptr_t)sbrk(0);
-        uint64_t tr = 0, ts = 0;
-        if (mi.keepcost && brk != (uintptr_t)-1 && mi.keepcost <= brk) {
-            uintptr_t lo = (brk - mi.keepcost + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
-            if (lo < brk)
-                pagemap_measure(&m->pm, lo, (brk + PAGE - 1) & ~(uintptr_t)(PAGE - 1), &tr, &ts);
-            tr += lo - (brk - mi.keepcost); /* the top's first partial page */
-        }
-        fr[1] = (int64_t)mi.fordblks;
-        fr[0] = (int64_t)(mi.fordblks - mi.keepcost + tr);
-        fr[2] = (int64_t)ts;
-    }
-#endif
-    if (!rt_glibc_chunks) /* jemalloc, tcmalloc: their own count, resident */
+    if (rt_glibc_chunks)
+        glibc_free(m, fr);
+    else /* jemalloc, tcmalloc: their own count, resident */
         fr[0] = fr[1] = (int64_t)ms.free_held;
     for (int k = 0; k < 3; k++) {
         /* glibc's free count is exact and lies in the mappings found, the
@@ -534,7 +576,7 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
  * sampled or not: a chunk header (prev_size 0, the size with IS_MMAPPED,
  * whole pages inside v) at a resident page's start; where the kernel
  * merged neighbouring chunks, the next follows the last. */
-static int walk_chunks(mem_t *m, const vma_t *v, uintptr_t a, size_t pool)
+static int walk_chunks(mem_t *m, const vma_t *v, uintptr_t a)
 {
     while (a + 16 <= v->hi) {
         uint64_t e = 0, hdr[2];
@@ -544,7 +586,7 @@ static int walk_chunks(mem_t *m, const vma_t *v, uintptr_t a, size_t pool)
         uint64_t size = hdr[1] & ~(uint64_t)7;
         if (hdr[0] != 0 || (hdr[1] & 7) != 2 || !size || size % PAGE || size > v->hi - a)
             return 0;
-        int rc = add_range(m, a, a + size, pool);
+        int rc = add_chunk(m, a, a + size);
         if (rc < 0)
             return rc;
         a += size;
@@ -557,10 +599,10 @@ static int walk_chunks(mem_t *m, const vma_t *v, uintptr_t a, size_t pool)
 static int add_mmapped_chunks(mem_t *m, const vma_t *v)
 {
     size_t pool = owner(m, C_POOL, "", NULL);
-    int rc = pool == SIZE_MAX ? -ENOMEM : walk_chunks(m, v, v->lo, pool);
+    int rc = pool == SIZE_MAX ? -ENOMEM : walk_chunks(m, v, v->lo);
     for (size_t j = 0, n = m->nrng; rc == 0 && j < n; j++)
         if (m->rng[j].owner == pool && m->rng[j].hi > v->lo && m->rng[j].hi < v->hi)
-            rc = walk_chunks(m, v, m->rng[j].hi, pool);
+            rc = walk_chunks(m, v, m->rng[j].hi);
     return rc;
 }
 
@@ -662,18 +704,21 @@ static int build(mem_t *m, profwriter_t *w)
         }
         rc = add_range(m, maps[i].lo, maps[i].hi, o);
     }
-    /* glibc's other arenas: their writable part is the allocator's, the
-     * reserved tail above it held for growth */
+    /* glibc's other arenas: their heaps' writable parts are the
+     * allocator's (a full heap's merges with the next heap's), the
+     * reserved tail above the last held for growth */
     for (size_t i = 0; rc == 0 && rt_glibc_chunks && i < m->nvma; i++) {
         vma_t *v = &m->vma[i];
         if (v->file || strcmp(v->perms, "rw-p") != 0 || *v->path)
             continue;
         rc = add_mmapped_chunks(m, v);
-        uintptr_t end, a = rc < 0 ? 0 : glibcheap_next_arena(v->lo, v->hi, read_mem, NULL, &end);
-        if (!a)
-            continue;
-        rc = add_range(m, a, end, owner(m, C_POOL, "", NULL));
-        if (rc == 0 && end == v->hi && i + 1 < m->nvma && m->vma[i + 1].lo == v->hi &&
+        uintptr_t end = v->lo, a = 0;
+        for (uintptr_t h; rc == 0 && (h = glibcheap_next_arena(end, v->hi, read_mem, NULL, &end));) {
+            a = h;
+            m->heaps_size += glibcheap_heap_size(a, read_mem, NULL);
+            rc = add_range(m, a, end, owner(m, C_POOL, "", NULL));
+        }
+        if (rc == 0 && a && end == v->hi && i + 1 < m->nvma && m->vma[i + 1].lo == v->hi &&
             strcmp(m->vma[i + 1].perms, "---p") == 0)
             rc = add_range(m, m->vma[i + 1].lo, (a + (64ull << 20)) < m->vma[i + 1].hi
                                                     ? a + (64ull << 20) : m->vma[i + 1].hi,
@@ -856,6 +901,7 @@ int memprof_write(int fd, int debug)
     free(m.vma);
     free(m.own);
     free(m.rng);
+    free(m.chunk);
     pagemap_close(&m.pm);
     return rc;
 }

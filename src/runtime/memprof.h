@@ -7,9 +7,11 @@
  * swap_space/bytes; every sample has the string label class=CLASS:
  *   heap       the live sampled allocations, their stacks, scaled as the
  *              heap profile scales them; resident part from pagemap;
- *   heap-free  what glibc's malloc holds freed (mallinfo2's free bytes;
- *              its top chunk's resident part read from pagemap, the other
- *              free chunks counted resident), its arenas' reserved tails;
+ *   heap-free  what glibc's malloc holds freed (its arenas' bytes less the
+ *              chunks in use, from the exact counters: glibcheap.h; the
+ *              untouched pages at the main heap's end, its top chunk's,
+ *              not resident, the other free chunks resident), its
+ *              arenas' reserved tails;
  *   allocator  the rest of the allocator's memory: chunk headers and
  *              rounding, and the estimate's error at rates above 1;
  *   mmap       anonymous memory nothing else explains (no mmap hook yet:

@@ -57,6 +57,25 @@ void pagemap_measure(pagemap_t *pm, uintptr_t lo, uintptr_t hi, uint64_t *res, u
     }
 }
 
+uint64_t pagemap_absent_tail(pagemap_t *pm, uintptr_t lo, uintptr_t hi, uint64_t *swap)
+{
+    *swap = 0;
+    uintptr_t a = hi;
+    while (a > lo) {
+        /* a window's read ending at a, its pages visited downwards */
+        uintptr_t wlo = a - lo > PAGEMAP_WINDOW * PAGEMAP_PAGE ? a - PAGEMAP_WINDOW * PAGEMAP_PAGE : lo;
+        entry(pm, wlo / PAGEMAP_PAGE, (a - wlo) / PAGEMAP_PAGE);
+        for (; a > wlo; a -= PAGEMAP_PAGE) {
+            uint64_t e = entry(pm, (a - PAGEMAP_PAGE) / PAGEMAP_PAGE, 1);
+            if (e >> 63)
+                return hi - a;
+            if ((e >> 62) & 1)
+                *swap += PAGEMAP_PAGE;
+        }
+    }
+    return hi - a;
+}
+
 uint64_t pagemap_resident_bytes(pagemap_t *pm, uintptr_t lo, uintptr_t hi)
 {
     uint64_t res = 0;

@@ -39,6 +39,10 @@ uint64_t pagemap_entry(pagemap_t *pm, uintptr_t a);
 /* Resident and swapped bytes of [lo, hi), whole pages (lo, hi aligned). */
 void pagemap_measure(pagemap_t *pm, uintptr_t lo, uintptr_t hi, uint64_t *res, uint64_t *swap);
 
+/* The bytes of the last pages of [lo, hi) (aligned) that are not
+ * resident, up to the last resident one; those swapped also in *swap. */
+uint64_t pagemap_absent_tail(pagemap_t *pm, uintptr_t lo, uintptr_t hi, uint64_t *swap);
+
 /* The resident bytes of [lo, hi) at byte granularity: each page's share
  * of the range, so an object in half a resident page counts its bytes. */
 uint64_t pagemap_resident_bytes(pagemap_t *pm, uintptr_t lo, uintptr_t hi);

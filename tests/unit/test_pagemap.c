@@ -1,8 +1,8 @@
 // links: src/runtime/pagemap.c
 /* test_pagemap.c — residency read from /proc/self/pagemap: on a mapping
  * of 600 pages (past one window of 512) with known pages written, whole
- * pages and byte shares, in address order and back; and without pagemap,
- * nothing resident. */
+ * pages and byte shares, in address order and back; the untouched tail
+ * (across windows); and without pagemap, nothing resident. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +53,28 @@ static void test_residency(void **state)
     munmap(m, N * PG);
 }
 
+/* The run of untouched pages at a range's end, read backwards across a
+ * window's edge: 599 - 3 = 596 pages after page 3, written last. */
+static void test_absent_tail(void **state)
+{
+    (void)state;
+    static const int touched[] = {0, 3};
+    char *m = map_with(touched, 2);
+    pagemap_t pm;
+    assert_int_equal(pagemap_open(&pm), 0);
+    uint64_t swap = 1;
+    assert_int_equal(pagemap_absent_tail(&pm, (uintptr_t)m, (uintptr_t)m + N * PG, &swap), 596 * PG);
+    assert_int_equal(swap, 0);
+    /* bounded by lo; nothing when the last page is resident */
+    assert_int_equal(pagemap_absent_tail(&pm, (uintptr_t)m + 100 * PG, (uintptr_t)m + N * PG, &swap),
+                     500 * PG);
+    assert_int_equal(pagemap_absent_tail(&pm, (uintptr_t)m, (uintptr_t)m + 4 * PG, &swap), 0);
+    ((volatile char *)m)[(N - 1) * PG] = 1;
+    assert_int_equal(pagemap_absent_tail(&pm, (uintptr_t)m, (uintptr_t)m + N * PG, &swap), 0);
+    pagemap_close(&pm);
+    munmap(m, N * PG);
+}
+
 static void test_without(void **state)
 {
     (void)state;
@@ -70,6 +92,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_residency),
+        cmocka_unit_test(test_absent_tail),
         cmocka_unit_test(test_without),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
