@@ -200,7 +200,8 @@ void glibcheap_note_counts(void)
 #endif
 }
 
-bool glibcheap_free_bytes(uint64_t heaps_size, uint64_t mmapped, uint64_t *free_bytes)
+bool glibcheap_free_bytes(uint64_t heaps_size, uint64_t mmapped, int64_t program_brk,
+                          uint64_t *free_bytes)
 {
     uintptr_t brk = (uintptr_t)sbrk(0);
     if (!noted || counters_ever_paused() || brk == (uintptr_t)-1 || brk < note_base)
@@ -210,7 +211,10 @@ bool glibcheap_free_bytes(uint64_t heaps_size, uint64_t mmapped, uint64_t *free_
     /* an mmapped chunk's usable size is its bytes less two words: the
      * counters hold it as bytes less one, a word a chunk left to err */
     uint64_t inuse = note_inuse + chunk_bytes(&now) - chunk_bytes(&note_sums);
-    uint64_t sys = (brk - note_base) + heaps_size, held = inuse > mmapped ? inuse - mmapped : 0;
+    uint64_t main = brk - note_base - (uint64_t)program_brk;
+    if (main > brk - note_base) /* more given back than the program took */
+        main = brk - note_base;
+    uint64_t sys = main + heaps_size, held = inuse > mmapped ? inuse - mmapped : 0;
     *free_bytes = sys > held ? sys - held : 0;
     return true;
 }

@@ -46,7 +46,8 @@ uintptr_t glibcheap_heap_size(uintptr_t a, glibcheap_read_t rd, void *arg);
 /* The free bytes of glibc's arenas without mallinfo2, whose walk of every
  * free chunk took a third of xmllint's run when its memory profile was
  * written at exit. What the arenas hold (the main one: the break less
- * where it began; the others: heaps_size, their heaps' sizes) less the
+ * where it began and less what the program moved it by itself,
+ * program_brk; the others: heaps_size, their heaps' sizes) less the
  * chunks in use: those in use at the note, plus the exact counters' change
  * since (a chunk is its usable size and one word), less the mmapped
  * chunks, which the counters count too (mmapped: their bytes, those now
@@ -57,7 +58,8 @@ uintptr_t glibcheap_heap_size(uintptr_t a, glibcheap_read_t rd, void *arg);
  * false when the counts cannot tell: never noted (cprof attach, another
  * allocator), or the counters paused once (attach.h). */
 void glibcheap_note_counts(void);
-bool glibcheap_free_bytes(uint64_t heaps_size, uint64_t mmapped, uint64_t *free_bytes);
+bool glibcheap_free_bytes(uint64_t heaps_size, uint64_t mmapped, int64_t program_brk,
+                          uint64_t *free_bytes);
 
 /* Calls fn with the user memory [lo, hi) of each chunk of the main heap
  * (the [heap] mapping [heap_lo, heap_hi)) noted at start that is still

@@ -487,7 +487,7 @@ static void glibc_free(mem_t *m, int64_t fr[3])
 {
 #ifdef __GLIBC__ /* musl's malloc keeps no statistics */
     uint64_t fb, top = UINT64_MAX;
-    if (!glibcheap_free_bytes(m->heaps_size, chunks_bytes(m), &fb)) {
+    if (!glibcheap_free_bytes(m->heaps_size, chunks_bytes(m), mmaphooks_brk_bytes(), &fb)) {
         struct mallinfo2 mi = mallinfo2();
         fb = mi.fordblks;
         top = mi.keepcost;
@@ -575,34 +575,54 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
 /* glibc's mmapped chunks from a onwards, each the allocator's whether
  * sampled or not: a chunk header (prev_size 0, the size with IS_MMAPPED,
  * whole pages inside v) at a resident page's start; where the kernel
- * merged neighbouring chunks, the next follows the last. */
-static int walk_chunks(mem_t *m, const vma_t *v, uintptr_t a)
+ * merged neighbouring chunks, the next follows the last. Returns where
+ * the run ends, or 0 (out of memory). */
+static uintptr_t walk_chunks(mem_t *m, const vma_t *v, uintptr_t a)
 {
     while (a + 16 <= v->hi) {
         uint64_t e = 0, hdr[2];
         if (!((e = pagemap_entry(&m->pm, a)) >> 63) ||
             read_self(a, hdr, sizeof(hdr)) != sizeof(hdr))
-            return 0;
+            break;
         uint64_t size = hdr[1] & ~(uint64_t)7;
         if (hdr[0] != 0 || (hdr[1] & 7) != 2 || !size || size % PAGE || size > v->hi - a)
+            break;
+        if (add_chunk(m, a, a + size) < 0)
             return 0;
-        int rc = add_chunk(m, a, a + size);
-        if (rc < 0)
-            return rc;
         a += size;
     }
-    return 0;
+    return a;
 }
 
-/* The chunks at v's start and after each known chunk in v (the sampled
- * ones): a program's mmap merged below them hides the first. */
+static int by_addr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The chunks at v's start and after each known range in v (a sampled
+ * chunk, a thread's stack, a sampled mmap, cprof's arena): where the
+ * kernel merged something else below them, it hides the first. Each run
+ * is walked once: the starts in address order, those inside the run
+ * before skipped. */
 static int add_mmapped_chunks(mem_t *m, const vma_t *v)
 {
-    size_t pool = owner(m, C_POOL, "", NULL);
-    int rc = pool == SIZE_MAX ? -ENOMEM : walk_chunks(m, v, v->lo);
-    for (size_t j = 0, n = m->nrng; rc == 0 && j < n; j++)
-        if (m->rng[j].owner == pool && m->rng[j].hi > v->lo && m->rng[j].hi < v->hi)
-            rc = walk_chunks(m, v, m->rng[j].hi);
+    size_t n = 1;
+    for (size_t j = 0; j < m->nrng; j++)
+        n += m->rng[j].hi > v->lo && m->rng[j].hi < v->hi;
+    uintptr_t *start = malloc(n * sizeof(*start));
+    if (!start)
+        return -ENOMEM;
+    start[0] = v->lo;
+    for (size_t j = 0, k = 1; j < m->nrng; j++)
+        if (m->rng[j].hi > v->lo && m->rng[j].hi < v->hi)
+            start[k++] = m->rng[j].hi;
+    qsort(start, n, sizeof(*start), by_addr);
+    int rc = 0;
+    for (size_t i = 0, done = 0; rc == 0 && i < n; i++)
+        if (start[i] >= done && !(done = walk_chunks(m, v, start[i])))
+            rc = -ENOMEM;
+    free(start);
     return rc;
 }
 

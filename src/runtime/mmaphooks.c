@@ -1,4 +1,4 @@
-/* mmaphooks.c — mmap, munmap, mremap and the table of the program's
+/* mmaphooks.c — mmap, munmap, mremap, brk, sbrk and the table of the program's
  * sampled anonymous mappings (see mmaphooks.h). */
 #include "mmaphooks.h"
 
@@ -20,7 +20,10 @@ static struct {
     void *(*mmap)(void *, size_t, int, int, int, off_t);
     int (*munmap)(void *, size_t);
     void *(*mremap)(void *, size_t, size_t, int, ...);
+    void *(*sbrk)(intptr_t);
+    int (*brk)(void *);
 } nx;
+static int64_t brk_bytes; /* the program's own moves of the break, net */
 
 static rt_lock_t lock = RT_LOCK_INIT;
 static mmap_rec_t *tab; /* MMAPHOOKS_MAX entries, mapped at the first sample */
@@ -49,7 +52,9 @@ void mmaphooks_init(void)
     *(void **)&n.mmap = dlsym(RTLD_NEXT, "mmap");
     *(void **)&n.munmap = dlsym(RTLD_NEXT, "munmap");
     *(void **)&n.mremap = dlsym(RTLD_NEXT, "mremap");
-    if (n.mmap && n.munmap && n.mremap) {
+    *(void **)&n.sbrk = dlsym(RTLD_NEXT, "sbrk");
+    *(void **)&n.brk = dlsym(RTLD_NEXT, "brk");
+    if (n.mmap && n.munmap && n.mremap && n.sbrk && n.brk) {
         nx = n;
         pthread_atfork(prepare, release, release);
     }
@@ -130,6 +135,11 @@ static __attribute__((noinline)) void record(void *p, size_t len, int64_t rate)
     }
     rt_unlock(&lock);
     rt_guard_leave(g);
+}
+
+int64_t mmaphooks_brk_bytes(void)
+{
+    return __atomic_load_n(&brk_bytes, __ATOMIC_RELAXED);
 }
 
 size_t mmaphooks_count(void)
@@ -226,4 +236,56 @@ RT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
     rt_unlock(&lock);
     rt_guard_leave(g);
     return p;
+}
+
+/* The break, moved by the program itself (glibc's malloc moves it through
+ * libc's internal __sbrk, unseen): what it grew is sampled as a mapping,
+ * what it gave back cut. The raw system call would leave libc's cached
+ * break behind, so before mmaphooks_init both are looked up here. */
+static void on_brk(uintptr_t old, uintptr_t now)
+{
+    if (rt_self.guard || now == old)
+        return;
+    __atomic_add_fetch(&brk_bytes, (int64_t)(now - old), __ATOMIC_RELAXED);
+    if (now > old)
+        on_map((void *)old, now - old, MAP_ANONYMOUS);
+    else
+        cut(now, old);
+}
+
+static void find_brk(void)
+{
+    if (nx.sbrk && nx.brk)
+        return;
+    uint32_t g = rt_guard_enter();
+    *(void **)&nx.sbrk = dlsym(RTLD_NEXT, "sbrk");
+    *(void **)&nx.brk = dlsym(RTLD_NEXT, "brk");
+    rt_guard_leave(g);
+}
+
+RT_EXPORT void *sbrk(intptr_t inc)
+{
+    find_brk();
+    if (!nx.sbrk) {
+        errno = ENOMEM;
+        return (void *)-1;
+    }
+    void *p = nx.sbrk(inc);
+    if (p != (void *)-1 && inc)
+        on_brk((uintptr_t)p, (uintptr_t)p + (uintptr_t)inc);
+    return p;
+}
+
+RT_EXPORT int brk(void *addr)
+{
+    find_brk();
+    if (!nx.sbrk || !nx.brk) {
+        errno = ENOMEM;
+        return -1;
+    }
+    void *old = nx.sbrk(0);
+    int rc = nx.brk(addr);
+    if (rc == 0 && old != (void *)-1)
+        on_brk((uintptr_t)old, (uintptr_t)addr);
+    return rc;
 }

@@ -1,8 +1,9 @@
 /* mmaphooks.h — the program's anonymous mappings with their stacks, for
- * the memory profile's mmap class (memprof.h): mmap, mmap64, munmap and
- * mremap are interposed, and an anonymous mapping the program makes is
- * sampled by its bytes with the heap's sampler (every one at CPROF_RATE=1)
- * and kept with its stack until it is unmapped.
+ * the memory profile's mmap class (memprof.h): mmap, mmap64, munmap,
+ * mremap, brk and sbrk are interposed, and an anonymous mapping the
+ * program makes (or what it grows the break by) is sampled by its bytes
+ * with the heap's sampler (every one at CPROF_RATE=1) and kept with its
+ * stack until it is unmapped (or the break shrinks over it).
  *
  * Only the program's own calls count: a call with the guard set (cprof's
  * own, and the allocator's, which the malloc hooks call guarded) is
@@ -34,6 +35,10 @@ typedef struct {
 
 /* In cprof's constructor, guarded: finds the next mmap functions. */
 void mmaphooks_init(void);
+
+/* The bytes the program itself moved the break by, net of its shrinks:
+ * every call counted, sampled or not (glibc's free bytes, glibcheap.h). */
+int64_t mmaphooks_brk_bytes(void);
 
 /* The kept mappings now (a hint for mmaphooks_copy's buffer). */
 size_t mmaphooks_count(void);

@@ -8,7 +8,7 @@
 # dlclose (the unwind rules of unloaded code are dropped),
 # pthread_sigmask, sigprocmask and sigpending (SIGPROF kept deliverable
 # for the CPU profile), sigaction and signal (the dump signal), mmap,
-# munmap and mremap (the memory profile's stacks of mappings) and the
+# munmap, mremap, brk and sbrk (the memory profile's stacks of mappings) and the
 # cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
 # locks must stay invisible to a program's or cprof's mutex interposers).
@@ -32,7 +32,7 @@ for s in $exports; do
     dlclose) ;; # cfi.c: unwind rules of unloaded code must go
     pthread_sigmask|sigprocmask|sigpending) ;; # sigmask.c: SIGPROF stays deliverable
     sigaction|signal) ;; # dumpsig.c: the program's action beside the dump signal's
-    mmap|mmap64|munmap|mremap) ;; # mmaphooks.c: the memory profile's mmap class
+    mmap|mmap64|munmap|mremap|brk|sbrk) ;; # mmaphooks.c: the memory profile's mmap class
     cprof_*) ;;
     *) fail "unexpected export: $s" ;;
   esac

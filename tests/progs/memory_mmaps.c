@@ -1,8 +1,10 @@
 /* memory_mmaps.c — the mmap hooks under threads, for memory_mmaps.sh: 4
  * threads each map and unmap 64 KiB 20000 times (at CPROF_RATE=1 every
  * mapping is kept until its munmap: the table must let each go), while
- * keeper() holds 10 mappings of 1 MiB, touched; then the memory profile is
- * written to DIR/mem.pb.gz and "EXPECT keeper BYTES" printed. */
+ * keeper() holds 10 mappings of 1 MiB, touched, and breaker() grows the
+ * break by 1 MiB with sbrk, gives 256 KiB back, and grows it by 512 KiB
+ * more with brk; then the memory profile is written to DIR/mem.pb.gz and
+ * "EXPECT keeper BYTES" and "EXPECT breaker BYTES" printed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define THREADS 4
 #define PAIRS 20000
@@ -39,6 +42,17 @@ static __attribute__((noinline)) void keeper(char **kept)
     }
 }
 
+static __attribute__((noinline)) void breaker(void)
+{
+    char *p = sbrk(1 << 20);
+    if (p == (void *)-1)
+        exit(9);
+    memset(p, 7, 1 << 20);
+    if (sbrk(-(256 << 10)) == (void *)-1 || brk(p + (1280 << 10)))
+        exit(10);
+    memset(p + (768 << 10), 7, 512 << 10);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -53,13 +67,14 @@ int main(int argc, char **argv)
             return 7;
     static char *kept[KEPT];
     keeper(kept);
+    breaker();
     for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
     char path[4096];
     snprintf(path, sizeof(path), "%s/mem.pb.gz", argv[1]);
     if (write_mem(path))
         return 8;
-    printf("EXPECT keeper %u\n", KEPT << 20);
+    printf("EXPECT keeper %u\nEXPECT breaker %u\n", KEPT << 20, 1280u << 10);
     for (int i = 0; i < KEPT; i++)
         munmap(kept[i], 1u << 20);
     return 0;
