@@ -207,10 +207,13 @@ size_t livemap_copy_locked(livemap_entry_t *out, size_t max)
     return n;
 }
 
+/* A block before a custom object at its address: the block holds it. */
 static int by_addr(const void *a, const void *b)
 {
     const livemap_entry_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return (int)x->custom - (int)y->custom;
 }
 
 void livemap_sort_copy(livemap_entry_t *e, size_t n)

@@ -107,8 +107,9 @@ typedef struct {
 } livemap_entry_t;
 size_t livemap_copy_locked(livemap_entry_t *out, size_t max);
 
-/* Sorts a copy by address: measured in that order, pagemap.h reads each
- * window of the heap once. */
+/* Sorts a copy by address, a malloc block before a custom-heap object at
+ * its address: measured in that order, pagemap.h reads each window of the
+ * heap once. */
 void livemap_sort_copy(livemap_entry_t *e, size_t n);
 
 #endif

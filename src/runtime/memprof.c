@@ -5,6 +5,7 @@
 #include "buckets.h"
 #include "glibcheap.h"
 #include "heapprof.h"
+#include "labels.h"
 #include "livemap.h"
 #include "memstats.h"
 #include "mmaphooks.h"
@@ -59,6 +60,15 @@ typedef struct {
     int64_t v[3];
 } owner_t;
 
+/* A custom heap's sampled object (customheap.h): its bytes lie inside
+ * memory counted already, a sampled malloc block's (block: that block's
+ * bucket) or a mapping's, and are taken out of it. */
+typedef struct {
+    uintptr_t addr;
+    uint64_t size, resident;
+    uint32_t bucket, block; /* block: UINT32_MAX if none holds it */
+} cobj_t;
+
 /* A known range inside anonymous memory, carved out of its mapping. */
 typedef struct {
     uintptr_t lo, hi;
@@ -72,6 +82,8 @@ typedef struct {
     size_t nown, capown;
     range_t *rng;
     size_t nrng, caprng;
+    cobj_t *cobj;       /* the custom heaps' sampled objects */
+    size_t ncobj, capcobj;
     range_t *chunk;     /* glibc's mmapped chunks found, maybe twice */
     size_t nchunk, capchunk;
     uint64_t heaps_size; /* glibc's other arenas' heaps, their sizes */
@@ -397,11 +409,54 @@ static int attribute(mem_t *m)
 /* --- the heap ---------------------------------------------------------------- */
 
 /* Per bucket: the live sampled objects' scaled bytes (resident, virtual,
- * swap), and their own bytes (resident, virtual): these surely exist. */
+ * swap), and their own bytes (resident, virtual): these surely exist.
+ * custom: a custom heap's bucket (its label heap=NAME), not the
+ * allocator's memory. */
 typedef struct {
     int64_t v[3];
     int64_t raw[2];
+    bool custom;
 } hv_t;
+
+/* Takes up to want[k] (resident, virtual) out of have[k]; returns in
+ * want what could not be. */
+static void take(int64_t have[2], int64_t want[2])
+{
+    for (int k = 0; k < 2; k++) {
+        int64_t t = want[k] < have[k] ? want[k] : have[k];
+        t = t < 0 ? 0 : t;
+        have[k] -= t;
+        want[k] -= t;
+    }
+}
+
+/* An object's scaled bytes (resident, virtual), as its bucket scales. */
+static void cobj_values(const hv_t *h, const cobj_t *o, int64_t out[2])
+{
+    const hv_t *b = &h[o->bucket];
+    double f = b->raw[1] ? (double)b->v[1] / (double)b->raw[1] : 1;
+    out[0] = (int64_t)((double)o->resident * f);
+    out[1] = (int64_t)((double)o->size * f);
+}
+
+/* Takes the custom objects out of the sampled blocks holding them (the
+ * pool's block not declared backing memory: both are samples). */
+static void cobj_take_blocks(mem_t *m, hv_t *h)
+{
+    for (size_t i = 0; i < m->ncobj; i++) {
+        cobj_t *o = &m->cobj[i];
+        if (o->block == UINT32_MAX)
+            continue;
+        int64_t want[2];
+        cobj_values(h, o, want);
+        int64_t have[2] = {h[o->block].v[0], h[o->block].v[1]};
+        take(have, want);
+        h[o->block].v[0] = have[0];
+        h[o->block].v[1] = have[1];
+        h[o->bucket].v[0] -= want[0]; /* what the block could not give */
+        h[o->bucket].v[1] -= want[1];
+    }
+}
 
 static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
 {
@@ -422,15 +477,25 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
         free(live);
         return NULL;
     }
+    const livemap_entry_t *block = NULL; /* the last malloc block, in address order */
     for (size_t i = 0; i < n; i++) {
         livemap_entry_t *e = &live[i];
-        /* Custom-heap objects lie inside blocks or mappings counted
-         * already (docs/memory.md). */
-        if (e->bucket >= *nb || e->custom)
+        if (e->bucket >= *nb)
             continue;
+        uint64_t res = pagemap_resident_bytes(&m->pm, e->addr, e->addr + e->size);
         raw[3 * e->bucket] += 1;
         raw[3 * e->bucket + 1] += (int64_t)e->size;
-        raw[3 * e->bucket + 2] += (int64_t)pagemap_resident_bytes(&m->pm, e->addr, e->addr + e->size);
+        raw[3 * e->bucket + 2] += (int64_t)res;
+        if (e->custom) { /* inside memory counted already: taken out of it */
+            h[e->bucket].custom = true;
+            bool in = block && e->addr >= block->addr && e->addr + e->size <= block->addr + block->size;
+            if (err_grow((void **)&m->cobj, &m->capcobj, m->ncobj + 1, sizeof(*m->cobj)) < 0)
+                break;
+            m->cobj[m->ncobj++] = (cobj_t){e->addr, e->size, res, e->bucket,
+                                           in ? block->bucket : UINT32_MAX};
+            continue;
+        }
+        block = e;
         /* Another allocator's mapping holding a sampled object is its
          * (jemalloc's extents, tcmalloc's spans). */
         vma_t *v = rt_glibc_chunks ? NULL : vma_of(m, e->addr);
@@ -461,6 +526,7 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
         h[b].raw[1] = raw[3 * b + 1];
         h[b].raw[0] = raw[3 * b + 2];
     }
+    cobj_take_blocks(m, h);
     snprintf(note, notelen, "%zu live sampled objects", n);
     free(raw);
     return h;
@@ -513,6 +579,37 @@ static void glibc_free(mem_t *m, int64_t fr[3])
 #endif
 }
 
+/* Takes the custom objects no sampled block holds out of what their
+ * memory was attributed to (after attribute): the pool (the block was
+ * declared backing memory), a mapping, a static buffer's object. */
+static void cobj_take_owners(mem_t *m, hv_t *h)
+{
+    for (size_t i = 0; i < m->ncobj; i++) {
+        cobj_t *o = &m->cobj[i];
+        if (o->block != UINT32_MAX)
+            continue;
+        size_t lo = 0, hi = m->nrng, own = SIZE_MAX;
+        while (lo < hi) { /* the last range starting at or below addr */
+            size_t mid = (lo + hi) / 2;
+            if (m->rng[mid].lo <= o->addr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo && m->rng[lo - 1].hi > o->addr)
+            own = m->rng[lo - 1].owner;
+        vma_t *v = own == SIZE_MAX ? vma_of(m, o->addr) : NULL;
+        if (v)
+            own = default_owner(m, v);
+        int64_t want[2];
+        cobj_values(h, o, want);
+        if (own != SIZE_MAX)
+            take(m->own[own].v, want);
+        h[o->bucket].v[0] -= want[0];
+        h[o->bucket].v[1] -= want[1];
+    }
+}
+
 /* Splits the allocator's memory (pool: [heap], glibc's arenas and mmapped
  * chunks) into the allocator's free bytes, the heap samples and the rest.
  * Scales the heap samples down should their estimate exceed what is left. */
@@ -528,7 +625,7 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
             for (int k = 0; k < 3; k++)
                 pool[k] += m->own[i].v[k];
     for (size_t b = 0; b < nb; b++)
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 2 && !h[b].custom; k++)
             heap[k] += h[b].v[k];
     if (rt_glibc_chunks)
         glibc_free(m, fr);
@@ -558,10 +655,12 @@ static void split_pool(mem_t *m, hv_t *h, size_t nb, int64_t out[3][3])
              * size. */
             int64_t own = 0;
             for (size_t b = 0; b < nb; b++)
-                own += h[b].raw[k];
+                own += h[b].custom ? 0 : h[b].raw[k];
             double fx = own < hk && heap[k] > own ? (double)(hk - own) / (double)(heap[k] - own) : 0;
             double fo = own > hk ? (double)hk / (double)own : 1;
             for (size_t b = 0; b < nb; b++) {
+                if (h[b].custom)
+                    continue;
                 int64_t extra = h[b].v[k] - h[b].raw[k];
                 h[b].v[k] = (int64_t)((double)h[b].raw[k] * fo + (double)(extra > 0 ? extra : 0) * fx);
             }
@@ -752,6 +851,7 @@ static int build(mem_t *m, profwriter_t *w)
         return rc;
     }
     int64_t split[3][3];
+    cobj_take_owners(m, h);
     split_pool(m, h, nb, split);
 
     profile_t *p = profwriter_profile(w);
@@ -775,7 +875,11 @@ static int build(mem_t *m, profwriter_t *w)
         heap_record_t r;
         memset(&r, 0, sizeof(r));
         heap_record_site(&r, buckets_get((uint32_t)b));
-        rc = profwriter_add(w, r.pcs, r.depth, h[b].v, &cls, 1);
+        /* the class, then the allocating thread's labels (a custom
+         * heap's heap=NAME among them), as in the heap profile */
+        profile_label_t l[1 + LABELS_MAX_PAIRS] = {cls};
+        int nl = labels_to_profile(p, r.labels, l + 1, LABELS_MAX_PAIRS);
+        rc = nl < 0 ? nl : profwriter_add(w, r.pcs, r.depth, h[b].v, l, (size_t)nl + 1);
         for (int k = 0; k < 3; k++)
             tot[k] += h[b].v[k];
     }
@@ -922,6 +1026,7 @@ int memprof_write(int fd, int debug)
     free(m.own);
     free(m.rng);
     free(m.chunk);
+    free(m.cobj);
     pagemap_close(&m.pm);
     return rc;
 }

@@ -9,12 +9,12 @@
  * of the arena that only the static `kept` reaches, through its head
  * (each links the next). site_lost: a chain of 100 objects linked alike
  * whose head nothing keeps: the leak, which the program counts as it
- * makes it. With argv[1..3], writes the heap profile, the peak profile
- * and the leak profile there (found with dlsym, under
- * LD_PRELOAD=libcprof.so). With a fourth argument "backing", the arena
+ * makes it. With argv[1..4], writes the heap profile, the peak profile,
+ * the leak profile and the memory profile there (found with dlsym, under
+ * LD_PRELOAD=libcprof.so). With a fifth argument "backing", the arena
  * declares its block as backing memory (cprof_heap_backing). Prints "heap on" or
  * "heap off" (whether cprof_heap_register found cprof), what it leaked, then "ok".
- * Usage: heap_arena [HEAP PEAK LEAKS [backing]] */
+ * Usage: heap_arena [HEAP PEAK LEAKS MEMORY [backing]] */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
     arena_t a = {site_backing(1 << 20), 0, 1 << 20, cprof_heap_register("arena")};
     if (!a.base)
         return 1;
-    if (argc > 4)
+    if (argc > 5)
         cprof_heap_backing(a.heap, a.base);
     for (int i = 0; i < NODES; i++)
         if (!(nodes[i] = site_node(&a)))
@@ -137,9 +137,10 @@ int main(int argc, char **argv)
         cprof_heap_free(a.heap, nodes[i]);
     if (!(kept = chain(&a, site_kept, 10)) || leak(&a))
         return 1;
-    if (argc > 3 && (write_profile("cprof_heap_profile_write_fd", argv[1]) ||
+    if (argc > 4 && (write_profile("cprof_heap_profile_write_fd", argv[1]) ||
                      write_profile("cprof_peak_profile_write_fd", argv[2]) ||
-                     write_profile("cprof_leak_profile_write_fd", argv[3])))
+                     write_profile("cprof_leak_profile_write_fd", argv[3]) ||
+                     write_profile("cprof_memory_profile_write_fd", argv[4])))
         return 1;
     printf("heap %s\nleaked %ld objects %ld bytes\nok\n", a.heap ? "on" : "off", lost_objects,
            lost_bytes);

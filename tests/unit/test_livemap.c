@@ -121,7 +121,7 @@ static void test_copy(void **state)
 /* A custom-heap object at the address of a block takes its own key
  * (LIVEMAP_CUSTOM): both are live, each removed alone, and the copy for
  * the leak scan and the memory profile gives both at the same address,
- * the object marked custom. */
+ * the object marked custom, and sorts the block first. */
 static void test_custom_key(void **state)
 {
     (void)state;
@@ -145,6 +145,14 @@ static void test_custom_key(void **state)
     assert_int_equal(out[!c].addr, (uintptr_t)blk);
     assert_int_equal(out[!c].bucket, 1);
     assert_false(out[!c].custom);
+    /* sorted, the block comes first: the memory profile's holder */
+    livemap_entry_t two[2] = {out[0], out[1]};
+    for (int k = 0; k < 2; k++) {
+        livemap_entry_t sorted[2] = {two[k], two[!k]};
+        livemap_sort_copy(sorted, 2);
+        assert_false(sorted[0].custom);
+        assert_true(sorted[1].custom);
+    }
     assert_true(livemap_remove(blk, &bucket, &size));
     assert_int_equal(bucket, 1);
     assert_false(livemap_remove(blk, &bucket, &size));
