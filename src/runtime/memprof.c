@@ -532,6 +532,7 @@ static hv_t *heap_samples(mem_t *m, size_t *nb, char *note, size_t notelen)
     return h;
 }
 
+#ifdef __GLIBC__ /* musl's malloc keeps no statistics */
 /* The bytes of glibc's mmapped chunks, each once. */
 static uint64_t chunks_bytes(mem_t *m)
 {
@@ -544,6 +545,8 @@ static uint64_t chunks_bytes(mem_t *m)
         }
     return sum;
 }
+
+#endif
 
 /* glibc's free bytes (resident, virtual, swap): from the counters
  * (glibcheap.h), else mallinfo2's walk (cprof attach). The free chunks

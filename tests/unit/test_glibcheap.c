@@ -1,4 +1,4 @@
-// links: src/runtime/glibcheap.c src/runtime/procmaps.c src/runtime/arena.c src/runtime/rt.c
+// links: src/runtime/glibcheap.c src/runtime/counters.c src/runtime/procmaps.c src/runtime/arena.c src/runtime/rt.c
 /* test_glibcheap.c — glibc's heap as the leak scan sees it, on this
  * process's own glibc heap: the chunks in use at start are listed (not
  * the free ones, not those made after), and a thread's arena heap is told
