@@ -44,6 +44,7 @@ static const web_param_t params[] = {
     {"g", "granularity"},
     {"site", NULL},
     {"by", NULL},
+    {"window", NULL},
 };
 #define N_PARAMS (sizeof(params) / sizeof(params[0]))
 _Static_assert(N_PARAMS <= WEB_MAX_PARAMS, "WEB_MAX_PARAMS too small");

@@ -30,8 +30,9 @@ typedef struct {
 } web_param_t;
 
 /* pprof's parameters, then cprof's own (site: a call site of the memory
- * view; by: the label key the breakdown and memory views group by). n
- * receives the count. */
+ * view; by: the label key the breakdown and memory views group by;
+ * window: START,END of the polled process's flight recorder, webwindow.h).
+ * n receives the count. */
 const web_param_t *web_params(size_t *n);
 #define WEB_MAX_PARAMS 32
 
@@ -63,6 +64,7 @@ typedef struct {
     bool diff;                        /* -base/-diff_base given */
     memseries_t *series;              /* snapshots for the memory view (may be empty) */
     bool series_possible;             /* several sources, or -poll */
+    bool window_possible;             /* a polled heap URL: windows can be asked for */
 } web_req_t;
 
 /* The value of URL parameter param ("" when absent). */

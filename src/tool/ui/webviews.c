@@ -548,9 +548,11 @@ static void chart(sbuf_t *b, const memtable_t *t, const int64_t *const *series,
     }
     if (c.vmax == c.vmin)
         c.vmax = c.vmin + 1;
+    /* data-t0/t1 (unix ns) at x0/x1: what a drag over it selects (webui.js) */
     sb_printf(b, "<svg id=\"chart\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-                 "role=\"img\" aria-label=\"memory over time\">\n",
-              CHART_W, CHART_H, CHART_W, CHART_H);
+                 "role=\"img\" aria-label=\"memory over time\" data-t0=\"%" PRId64 "\" "
+                 "data-t1=\"%" PRId64 "\" data-x0=\"%d\" data-x1=\"%d\">\n",
+              CHART_W, CHART_H, CHART_W, CHART_H, c.t0, c.t1, CHART_L, CHART_W - 20);
     /* horizontal grid with value labels */
     char buf[64];
     for (int k = 0; k <= 4; k++) {
@@ -692,6 +694,22 @@ static void memory_classes(sbuf_t *b, const web_req_t *q, const memtable_t *t, c
     sb_puts(b, "</tbody></table>\n");
 }
 
+/* One line under the chart: whether dragging over it shows a window's
+ * flame graph (a polled heap URL: webwindow.h), or why not. */
+static void window_hint(sbuf_t *b, const web_req_t *q, const memtable_t *t)
+{
+    bool times = t->snaps[t->n_snaps - 1].time_nanos - t->snaps[0].time_nanos > 1000000;
+    if (q->window_possible && times) {
+        sb_puts(b, "<p id=\"window-hint\" data-window=\"on\">Drag over the chart: the flame "
+                   "graph of that time window, from the process's flight recorder "
+                   "(<code>CPROF_RECORD</code>).</p>\n");
+        return;
+    }
+    sb_puts(b, "<p id=\"window-hint\" data-window=\"off\">No time windows here: they come from "
+               "a live process's flight recorder (<code>CPROF_RECORD</code>), polled as "
+               "<code>cprof -http=:8080 -poll 1 http://HOST:PORT/debug/pprof/heap</code>.</p>\n");
+}
+
 /* The call sites that grew most; with by (a label key), every value of
  * the label (the memory profile's classes), each charted, shrinking or
  * not, and linked to its flame graph. */
@@ -722,6 +740,7 @@ static void memory_sites(sbuf_t *b, const web_req_t *q, const memtable_t *t, con
     web_html(b, last->name);
     sb_puts(b, "</code>).</p>\n");
     chart(b, t, series, labels, n, true);
+    window_hint(b, q, t);
     if (by) {
         memory_classes(b, q, t, by, n);
         return;
