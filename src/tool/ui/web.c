@@ -417,7 +417,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         sb_puts(&m, "404 page not found: there is no view \"");
         sb_puts(&m, url + 4);
         sb_puts(&m, "\" (the views are /ui/ (graph), /ui/top, /ui/flamegraph, /ui/peek, "
-                    "/ui/source, /ui/disasm, /ui/memory and /ui/download)");
+                    "/ui/source, /ui/disasm, /ui/memory, /ui/breakdown, /ui/lifetimes and "
+                    "/ui/download)");
         web_page_message(&r, &q, MHD_HTTP_NOT_FOUND, NULL, sb_cstr(&m));
         sb_free(&m);
     } else if (windowed && !win_p) {

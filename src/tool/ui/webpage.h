@@ -47,6 +47,7 @@ typedef enum {
     VIEW_DISASM,
     VIEW_MEMORY,
     VIEW_BREAKDOWN,
+    VIEW_LIFETIMES,
     VIEW_DOWNLOAD,
     VIEW_NONE, /* unknown path */
 } web_view_t;
@@ -73,6 +74,10 @@ const char *web_arg(const web_req_t *q, const char *param);
 /* The label key a breakdown groups by: the URL's by, else "class" (the
  * memory profile's, docs/memory.md). */
 const char *web_group_key(const web_req_t *q);
+
+/* The numeric label of a lifetime profile's samples (lifetimes.h): the
+ * lower edge of the sample's lifetime bin, nanoseconds. */
+#define WEB_LIFETIME_LABEL "lifetime"
 
 /* Whether some sample of p has a label named key. */
 bool web_has_label(const profile_t *p, const char *key);
