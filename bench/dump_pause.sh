@@ -14,6 +14,7 @@
 # whether the longest gap of a "dumps" run fell inside a dump.
 #
 #   bench/dump_pause.sh   BENCH_RUNS BENCH_LIVE_MIB BENCH_THREADS BENCH_DUMPS
+#                         BENCH_KINDS ("heap peak window": the CPROF_*_PROFILE set)
 #
 # The "quiet" run is the noise floor of a loaded machine: the scheduler's
 # own gaps. A dump that stopped the program would show as "dumps" above it.
@@ -26,6 +27,7 @@ RUNS=${BENCH_RUNS:-3}
 MIB=${BENCH_LIVE_MIB:-256}
 THREADS=${BENCH_THREADS:-2}
 DUMPS=${BENCH_DUMPS:-5}
+KINDS=${BENCH_KINDS:-heap peak window}
 ${CC:-cc} -O2 -pthread -o "$W/dumppause" "$TOP/bench/workloads/dumppause.c" ||
   die "cannot build dumppause.c"
 mkdir -p "$W/res"
@@ -37,9 +39,11 @@ ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f\n", (b - a) * 1000 }'; }
 run() {
   local d=$W/run pid i n t0 line
   rm -rf "$d" && mkdir -p "$d/p"
-  env LD_PRELOAD="$LIB" CPROF_RECORD=10m CPROF_DUMP_SIGNAL=USR2 \
-    CPROF_HEAP_PROFILE="$d/p/heap.pb.gz" CPROF_PEAK_PROFILE="$d/p/peak.pb.gz" \
-    CPROF_WINDOW_PROFILE="$d/p/window.pb.gz" \
+  local vars=() k
+  for k in $KINDS; do
+    vars+=("CPROF_${k^^}_PROFILE=$d/p/$k.pb.gz")
+  done
+  env LD_PRELOAD="$LIB" CPROF_RECORD=10m CPROF_DUMP_SIGNAL=USR2 "${vars[@]}" \
     "$W/dumppause" "$d" "$MIB" "$THREADS" > "$d/out" 2> "$d/err" &
   pid=$!
   until [ -e "$d/ready" ]; do
@@ -66,7 +70,9 @@ run() {
   if [ "$1" = dumps ]; then
     [ "$n" = "$DUMPS" ] || die "$n dumps for $DUMPS signals: $(cat "$d/err")"
     line=$(grep '^cprof: dump ' "$d/err" | tail -n 1)
-    case $line in *heap*peak*window*) ;; *) die "the dump wrote: $line" ;; esac
+    for k in $KINDS; do
+      case $line in *" $k "*) ;; *) die "the dump wrote no $k: $line" ;; esac
+    done
     # shellcheck disable=SC2046
     du -k $(echo "$line" | grep -o '/[^ ,]*\.pb\.gz') | awk '{ s += $1 } END { print s }' >> "$W/res/kib"
   else
@@ -87,7 +93,7 @@ for ((r = 1; r <= RUNS; r++)); do
   run dumps
   say "round $r/$RUNS done"
 done
-echo "a dump's pause: $MIB MiB live, $THREADS allocating threads, CPROF_RECORD=10m, heap+peak+window per dump;"
+echo "a dump's pause: $MIB MiB live, $THREADS allocating threads, CPROF_RECORD=10m, profiles per dump: $KINDS;"
 echo "median of $RUNS rounds; $(nproc) CPUs; load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 for c in quiet dumps; do
   printf '  %-6s longest gap %8.1f ms   99.9th percentile gap <= %6.1f ms   (%s iterations of 64 malloc+free)\n' \
