@@ -74,7 +74,9 @@ int webwindow_get(const source_opts_t *src, const char *spec, profile_t **out, c
                  spec);
         return -EINVAL;
     }
-    if (last.p && strcmp(last.spec, spec) == 0) {
+    /* Only unix times name the same window twice: "5m" moves with now. */
+    bool absolute = strspn(spec, "0123456789.,") == strlen(spec);
+    if (absolute && last.p && strcmp(last.spec, spec) == 0) {
         *out = last.p;
         return 0;
     }

@@ -5,8 +5,9 @@
  * other view then shows that window's profile, fetched through the driver
  * as the polled one is (symbolized, saved under PPROF_TMPDIR).
  *
- * The last window fetched is kept: the views of one window (flame graph,
- * top, the menu's links) fetch it once.
+ * The last window fetched is kept: the views of one window given in unix
+ * times (flame graph, top, the menu's links) fetch it once; one relative
+ * to now ("5m") is fetched each time.
  *
  * Not thread-safe: only the web server's thread calls it. Nothing here
  * prints but the driver's usual fetch lines on stderr. */
