@@ -6,6 +6,8 @@
  * and "done" is made in DIR; then the program waits for DIR/stop, prints
  * "record_phases done" and exits 0.
  *   record_phases DIR STEPS
+ *   record_phases DIR STEPS wait  the same, once DIR/go exists (a viewer
+ *                               polling it is ready: webui_window.sh)
  *   record_phases DIR churn N   N pairs of malloc(64)/free in phase_churn,
  *                               then "done" (the ring's bound). */
 #include "phases.h"
@@ -91,6 +93,8 @@ int main(int argc, char **argv)
         mark("C_END", 0);
     } else {
         int steps = atoi(argv[2]);
+        if (argc == 4 && strcmp(argv[3], "wait") == 0)
+            wait_for("go");
         mark("A_START", 0);
         phase_a_alloc(100);
         phase_a_free(100);

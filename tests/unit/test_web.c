@@ -1,8 +1,10 @@
 // links: ui
 /* test_web.c — the web UI without a server: escaping (HTML, URL, JSON,
  * regexps), -http's host:port, URL parameters to configuration, links,
- * the views of a hand-built profile (status, rows, messages), and the
- * memory-over-time series (time order, thinning, growth, stacks). */
+ * the views of a hand-built profile (status, rows, messages), the
+ * memory-over-time series (time order, thinning, growth, stacks), and
+ * which sources answer time windows. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include "tool/ui/web.h"
 #include "tool/ui/webpage.h"
 #include "tool/ui/webviews.h"
+#include "tool/ui/webwindow.h"
 
 static char *esc(void (*f)(sbuf_t *, const char *), const char *s)
 {
@@ -337,12 +340,60 @@ static void test_series(void **state)
     memseries_free(&s);
 }
 
+/* Windows come from a polled heap URL only; a spec cannot change the URL;
+ * neither case reaches the network. */
+static void test_windows(void **state)
+{
+    (void)state;
+    char *url[] = {"http://127.0.0.1:1/debug/pprof/heap"};
+    char *allocs[] = {"127.0.0.1:1/debug/pprof/allocs?gc=1"};
+    char *file[] = {"heap.pb.gz"};
+    source_opts_t s = {.sources = url, .n_sources = 1, .poll = 1};
+    assert_true(webwindow_possible(&s));
+    s.poll = 0;
+    assert_false(webwindow_possible(&s));
+    s.poll = 1;
+    s.sources = allocs;
+    assert_false(webwindow_possible(&s));
+    s.sources = file;
+    assert_false(webwindow_possible(&s));
+    char msg[512];
+    profile_t *p = (profile_t *)1;
+    assert_int_equal(webwindow_get(&s, "1,2", &p, msg, sizeof(msg)), -ENODATA);
+    assert_null(p);
+    assert_non_null(strstr(msg, "these profiles come from files"));
+    s.sources = url;
+    assert_int_equal(webwindow_get(&s, "1,2&seconds=3", &p, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(webwindow_get(&s, "1,2,3", &p, msg, sizeof(msg)), -EINVAL);
+    assert_int_equal(webwindow_get(&s, "", &p, msg, sizeof(msg)), -EINVAL);
+    assert_non_null(strstr(msg, "invalid window"));
+    webwindow_free();
+
+    /* the lifetime view of a profile without the label says so */
+    config_t base;
+    config_default(&base);
+    web_req_t q = {0};
+    q.base_cfg = &base;
+    q.p = make_profile(1000, 300, 1);
+    web_resp_t r;
+    render(&q, VIEW_LIFETIMES, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(sb_cstr(&r.body), "No sample with a lifetime here"));
+    sb_free(&r.body);
+    render(&q, VIEW_TOP, &r); /* not offered in the menu */
+    assert_null(strstr(sb_cstr(&r.body), "id=\"lifetimesbtn\""));
+    sb_free(&r.body);
+    assert_int_equal(web_view_of("lifetimes"), VIEW_LIFETIMES);
+    profile_free(q.p);
+    config_free(&base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escaping),  cmocka_unit_test(test_hostport),
         cmocka_unit_test(test_config_and_links), cmocka_unit_test(test_views),
-        cmocka_unit_test(test_series),
+        cmocka_unit_test(test_series),    cmocka_unit_test(test_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

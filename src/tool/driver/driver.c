@@ -792,3 +792,12 @@ profile_t *driver_fetch(const source_opts_t *s)
         save_fetched(p);
     return p;
 }
+
+profile_t *driver_fetch_with(const source_opts_t *s, FILE *messages)
+{
+    FILE *saved = msg_copy;
+    msg_copy = messages;
+    profile_t *p = driver_fetch(s);
+    msg_copy = saved;
+    return p;
+}

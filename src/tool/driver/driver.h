@@ -43,6 +43,10 @@ void driver_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the command line does; NULL after messages on stderr. */
 profile_t *driver_fetch(const source_opts_t *s);
 
+/* driver_fetch whose messages also go to messages when not NULL (this
+ * thread's only), for a caller that shows them (the web UI). */
+profile_t *driver_fetch_with(const source_opts_t *s, FILE *messages);
+
 /* Index of the sample type named by sample_index ("" = default), or -1
  * with pprof's message in err. */
 int driver_sample_index(const profile_t *p, const char *sample_index, char *err, size_t errlen);

@@ -23,6 +23,7 @@
 #include "tool/ui/settings.h"
 #include "tool/ui/webpage.h"
 #include "tool/ui/webviews.h"
+#include "tool/ui/webwindow.h"
 
 #define WEB_CONNECTIONS 64   /* at once; more are refused */
 #define WEB_IDLE_S 60        /* an idle connection is closed after this */
@@ -387,12 +388,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
     q.view = web_view_of(url + 4);
     web_resp_t r = {.status = 200, .ctype = "text/html; charset=utf-8"};
+    /* A window of the polled process: fetched before the lock (W.src does
+     * not change while serving), shown by every view but the series'. */
+    const char *win = web_arg(&q, "window");
+    bool windowed = *win && q.view != VIEW_MEMORY && q.view != VIEW_NONE && !save && !del;
+    char win_msg[1024] = "";
+    profile_t *win_p = NULL;
+    int win_rc = windowed ? webwindow_get(&W.src, win, &win_p, win_msg, sizeof(win_msg)) : 0;
 
     pthread_mutex_lock(&W.lock);
     q.p = W.p;
     q.base_cfg = &W.cfg;
     q.diff = W.src.base != NULL;
     q.series_possible = W.src.n_sources > 1 || W.src.poll > 0;
+    q.window_possible = webwindow_possible(&W.src);
+    if (win_p)
+        q.p = win_p;
     if (q.view == VIEW_MEMORY)
         load_series_locked();
     q.series = &W.series;
@@ -406,9 +417,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         sb_puts(&m, "404 page not found: there is no view \"");
         sb_puts(&m, url + 4);
         sb_puts(&m, "\" (the views are /ui/ (graph), /ui/top, /ui/flamegraph, /ui/peek, "
-                    "/ui/source, /ui/disasm, /ui/memory and /ui/download)");
+                    "/ui/source, /ui/disasm, /ui/memory, /ui/breakdown, /ui/lifetimes and "
+                    "/ui/download)");
         web_page_message(&r, &q, MHD_HTTP_NOT_FOUND, NULL, sb_cstr(&m));
         sb_free(&m);
+    } else if (windowed && !win_p) {
+        web_page_message(&r, &q, win_rc == -EINVAL ? 400 : 200, NULL, win_msg);
     } else {
         webviews_render(&q, &r);
     }
@@ -526,6 +540,7 @@ int web_serve(profile_t *p, const config_t *cfg, const source_opts_t *src)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     rc = 0;
 out:
+    webwindow_free();
     memseries_free(&W.series);
     profile_free(W.own);
     W.p = W.own = NULL;

@@ -44,6 +44,7 @@ static const web_param_t params[] = {
     {"g", "granularity"},
     {"site", NULL},
     {"by", NULL},
+    {"window", NULL},
 };
 #define N_PARAMS (sizeof(params) / sizeof(params[0]))
 _Static_assert(N_PARAMS <= WEB_MAX_PARAMS, "WEB_MAX_PARAMS too small");
@@ -134,6 +135,9 @@ static const struct {
     {VIEW_BREAKDOWN, "breakdown", "breakdownbtn", "Breakdown",
      "The profile by class (the memory profile's label class, or the label by=KEY) as a "
      "stacked bar; a class leads to its flame graph"},
+    {VIEW_LIFETIMES, "lifetimes", "lifetimesbtn", "Lifetimes",
+     "The histogram of the objects' lifetimes of a lifetime profile (CPROF_LIFETIME_PROFILE), "
+     "for the selection"},
     {VIEW_DOWNLOAD, "download", NULL, NULL, NULL},
 };
 #define N_VIEWS (sizeof(views) / sizeof(views[0]))
@@ -451,6 +455,9 @@ void web_page_begin(sbuf_t *b, const web_req_t *q, const web_frame_t *f)
             continue;
         if (views[i].view == VIEW_BREAKDOWN && q->view != VIEW_BREAKDOWN &&
             !web_has_label(q->p, web_group_key(q)))
+            continue;
+        if (views[i].view == VIEW_LIFETIMES && q->view != VIEW_LIFETIMES &&
+            !web_has_label(q->p, WEB_LIFETIME_LABEL))
             continue;
         const command_t *dis = command_find("disasm");
         if (views[i].view == VIEW_DISASM && (!dis || !dis->render))

@@ -30,8 +30,9 @@ typedef struct {
 } web_param_t;
 
 /* pprof's parameters, then cprof's own (site: a call site of the memory
- * view; by: the label key the breakdown and memory views group by). n
- * receives the count. */
+ * view; by: the label key the breakdown and memory views group by;
+ * window: START,END of the polled process's flight recorder, webwindow.h).
+ * n receives the count. */
 const web_param_t *web_params(size_t *n);
 #define WEB_MAX_PARAMS 32
 
@@ -46,6 +47,7 @@ typedef enum {
     VIEW_DISASM,
     VIEW_MEMORY,
     VIEW_BREAKDOWN,
+    VIEW_LIFETIMES,
     VIEW_DOWNLOAD,
     VIEW_NONE, /* unknown path */
 } web_view_t;
@@ -63,6 +65,7 @@ typedef struct {
     bool diff;                        /* -base/-diff_base given */
     memseries_t *series;              /* snapshots for the memory view (may be empty) */
     bool series_possible;             /* several sources, or -poll */
+    bool window_possible;             /* a polled heap URL: windows can be asked for */
 } web_req_t;
 
 /* The value of URL parameter param ("" when absent). */
@@ -71,6 +74,10 @@ const char *web_arg(const web_req_t *q, const char *param);
 /* The label key a breakdown groups by: the URL's by, else "class" (the
  * memory profile's, docs/memory.md). */
 const char *web_group_key(const web_req_t *q);
+
+/* The numeric label of a lifetime profile's samples (lifetimes.h): the
+ * lower edge of the sample's lifetime bin, nanoseconds. */
+#define WEB_LIFETIME_LABEL "lifetime"
 
 /* Whether some sample of p has a label named key. */
 bool web_has_label(const profile_t *p, const char *key);

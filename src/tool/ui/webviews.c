@@ -14,6 +14,7 @@
 #include "tool/report/flame.h"
 #include "tool/graph/measure.h"
 #include "tool/ui/memtime.h"
+#include "tool/ui/weblife.h"
 #include "tool/report/report.h"
 #include "tool/report/weblist.h"
 
@@ -21,14 +22,9 @@
 
 /* --- running a report --------------------------------------------------------- */
 
-/* One report through the driver: its text output and its messages. */
-typedef struct {
-    char *out, *msgs;
-    size_t out_len, msgs_len;
-    int rc;
-} run_t;
+typedef webrun_t run_t;
 
-static void run_report(profile_t *p, const config_t *cfg, const char *cmd, const char *param,
+void webviews_run(profile_t *p, const config_t *cfg, const char *cmd, const char *param,
                        driver_gen_fn gen, void *arg, run_t *run)
 {
     memset(run, 0, sizeof(*run));
@@ -47,14 +43,13 @@ static void run_report(profile_t *p, const config_t *cfg, const char *cmd, const
         run->rc = -1;
 }
 
-static void run_free(run_t *run)
+void webviews_run_free(run_t *run)
 {
     free(run->out);
     free(run->msgs);
 }
 
-/* The request's configuration, or a 400 page with pprof's message. */
-static bool request_config(const web_req_t *q, web_resp_t *r, config_t *cfg)
+bool webviews_config(const web_req_t *q, web_resp_t *r, config_t *cfg)
 {
     char err[1024];
     if (web_config(q, cfg, err, sizeof(err)) < 0) {
@@ -64,8 +59,7 @@ static bool request_config(const web_req_t *q, web_resp_t *r, config_t *cfg)
     return true;
 }
 
-/* The page for a report that failed: 400 with what the driver said. */
-static void report_failed(const web_req_t *q, web_resp_t *r, const run_t *run, const char *legend)
+void webviews_failed(const web_req_t *q, web_resp_t *r, const run_t *run, const char *legend)
 {
     const char *m = run->msgs && *run->msgs ? run->msgs : "the report could not be made";
     web_page_message(r, q, 400, legend, m);
@@ -166,16 +160,16 @@ static bool top_run(const web_req_t *q, web_resp_t *r, int nodecount, top_t *t, 
     *t = (top_t){.q = q};
     memset(run, 0, sizeof(*run));
     config_t cfg;
-    if (!request_config(q, r, &cfg))
+    if (!webviews_config(q, r, &cfg))
         return false;
     cfg.nodecount = nodecount;
-    run_report(q->p, &cfg, "top", NULL, gen_top, t, run);
+    webviews_run(q->p, &cfg, "top", NULL, gen_top, t, run);
     config_free(&cfg);
     if (run->rc >= 0)
         return true;
-    report_failed(q, r, run, NULL);
+    webviews_failed(q, r, run, NULL);
     top_free(t);
-    run_free(run);
+    webviews_run_free(run);
     return false;
 }
 
@@ -205,7 +199,7 @@ static void view_top(const web_req_t *q, web_resp_t *r)
     if (t.rows.oom || t.legend.oom)
         r->body.oom = true;
     top_free(&t);
-    run_free(&run);
+    webviews_run_free(&run);
 }
 
 /* --- graph ---------------------------------------------------------------------------- */
@@ -245,14 +239,14 @@ static int gen_graph(report_t *r, void *arg, char *err, size_t errlen)
 static void view_graph(const web_req_t *q, web_resp_t *r)
 {
     config_t cfg;
-    if (!request_config(q, r, &cfg))
+    if (!webviews_config(q, r, &cfg))
         return;
     graph_ctx_t c = {{0}, NULL, 0};
     run_t run;
-    run_report(q->p, &cfg, "svg", NULL, gen_graph, &c, &run);
+    webviews_run(q->p, &cfg, "svg", NULL, gen_graph, &c, &run);
     config_free(&cfg);
     if (run.rc < 0) {
-        report_failed(q, r, &run, sb_cstr(&c.legend));
+        webviews_failed(q, r, &run, sb_cstr(&c.legend));
     } else {
         web_frame_t f = {sb_cstr(&c.legend), run.msgs, false};
         sbuf_t *b = &r->body;
@@ -268,7 +262,7 @@ static void view_graph(const web_req_t *q, web_resp_t *r)
     }
     free(c.svg);
     sb_free(&c.legend);
-    run_free(&run);
+    webviews_run_free(&run);
 }
 
 /* --- flame graph ------------------------------------------------------------------------ */
@@ -290,17 +284,17 @@ static int gen_body(report_t *r, void *arg, char *err, size_t errlen)
 static void view_flame(const web_req_t *q, web_resp_t *r)
 {
     config_t cfg;
-    if (!request_config(q, r, &cfg))
+    if (!webviews_config(q, r, &cfg))
         return;
     /* A tree of every sample, as pprof's flame graph: no trimming. */
     cfg.call_tree = true;
     cfg.trim = false;
     body_ctx_t c = {flame_json, {0}, {0}};
     run_t run;
-    run_report(q->p, &cfg, "top", NULL, gen_body, &c, &run);
+    webviews_run(q->p, &cfg, "top", NULL, gen_body, &c, &run);
     config_free(&cfg);
     if (run.rc < 0) {
-        report_failed(q, r, &run, sb_cstr(&c.legend));
+        webviews_failed(q, r, &run, sb_cstr(&c.legend));
     } else {
         web_frame_t f = {sb_cstr(&c.legend), run.msgs, false};
         sbuf_t *b = &r->body;
@@ -319,7 +313,7 @@ static void view_flame(const web_req_t *q, web_resp_t *r)
     }
     sb_free(&c.legend);
     sb_free(&c.body);
-    run_free(&run);
+    webviews_run_free(&run);
 }
 
 /* --- text views: peek, source, disassembly -------------------------------------------- */
@@ -397,22 +391,22 @@ static void source_picker(const web_req_t *q, web_resp_t *r)
     sb_puts(b, "</ul>\n");
     web_page_end(b, q, NULL);
     top_free(&t);
-    run_free(&run);
+    webviews_run_free(&run);
 }
 
 static void view_text(const web_req_t *q, web_resp_t *r, const char *cmd)
 {
     config_t cfg;
-    if (!request_config(q, r, &cfg))
+    if (!webviews_config(q, r, &cfg))
         return;
     if (strcmp(cmd, "peek") == 0)
         config_set_str(&cfg.granularity, "lines"); /* as pprof's peek view */
     text_ctx_t c = {{0}};
     run_t run;
-    run_report(q->p, &cfg, cmd, web_arg(q, "f"), gen_text, &c, &run);
+    webviews_run(q->p, &cfg, cmd, web_arg(q, "f"), gen_text, &c, &run);
     config_free(&cfg);
     if (run.rc < 0) {
-        report_failed(q, r, &run, sb_cstr(&c.legend));
+        webviews_failed(q, r, &run, sb_cstr(&c.legend));
     } else {
         web_frame_t f = {sb_cstr(&c.legend), run.msgs, false};
         sbuf_t *b = &r->body;
@@ -426,7 +420,7 @@ static void view_text(const web_req_t *q, web_resp_t *r, const char *cmd)
         web_page_end(b, q, NULL);
     }
     sb_free(&c.legend);
-    run_free(&run);
+    webviews_run_free(&run);
 }
 
 /* --- source: the weblist page ---------------------------------------------------------- */
@@ -437,11 +431,11 @@ static void view_text(const web_req_t *q, web_resp_t *r, const char *cmd)
 static void view_source(const web_req_t *q, web_resp_t *r)
 {
     config_t cfg;
-    if (!request_config(q, r, &cfg))
+    if (!webviews_config(q, r, &cfg))
         return;
     body_ctx_t c = {weblist_body, {0}, {0}};
     run_t run;
-    run_report(q->p, &cfg, "weblist", web_arg(q, "f"), gen_body, &c, &run);
+    webviews_run(q->p, &cfg, "weblist", web_arg(q, "f"), gen_body, &c, &run);
     config_free(&cfg);
     if (run.rc < 0) {
         view_text(q, r, "list");
@@ -458,7 +452,7 @@ static void view_source(const web_req_t *q, web_resp_t *r)
     }
     sb_free(&c.legend);
     sb_free(&c.body);
-    run_free(&run);
+    webviews_run_free(&run);
 }
 
 /* --- memory over time ------------------------------------------------------------------ */
@@ -548,9 +542,11 @@ static void chart(sbuf_t *b, const memtable_t *t, const int64_t *const *series,
     }
     if (c.vmax == c.vmin)
         c.vmax = c.vmin + 1;
+    /* data-t0/t1 (unix ns) at x0/x1: what a drag over it selects (webui.js) */
     sb_printf(b, "<svg id=\"chart\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-                 "role=\"img\" aria-label=\"memory over time\">\n",
-              CHART_W, CHART_H, CHART_W, CHART_H);
+                 "role=\"img\" aria-label=\"memory over time\" data-t0=\"%" PRId64 "\" "
+                 "data-t1=\"%" PRId64 "\" data-x0=\"%d\" data-x1=\"%d\">\n",
+              CHART_W, CHART_H, CHART_W, CHART_H, c.t0, c.t1, CHART_L, CHART_W - 20);
     /* horizontal grid with value labels */
     char buf[64];
     for (int k = 0; k <= 4; k++) {
@@ -692,6 +688,22 @@ static void memory_classes(sbuf_t *b, const web_req_t *q, const memtable_t *t, c
     sb_puts(b, "</tbody></table>\n");
 }
 
+/* One line under the chart: whether dragging over it shows a window's
+ * flame graph (a polled heap URL: webwindow.h), or why not. */
+static void window_hint(sbuf_t *b, const web_req_t *q, const memtable_t *t)
+{
+    bool times = t->snaps[t->n_snaps - 1].time_nanos - t->snaps[0].time_nanos > 1000000;
+    if (q->window_possible && times) {
+        sb_puts(b, "<p id=\"window-hint\" data-window=\"on\">Drag over the chart: the flame "
+                   "graph of that time window, from the process's flight recorder "
+                   "(<code>CPROF_RECORD</code>).</p>\n");
+        return;
+    }
+    sb_puts(b, "<p id=\"window-hint\" data-window=\"off\">No time windows here: they come from "
+               "a live process's flight recorder (<code>CPROF_RECORD</code>), polled as "
+               "<code>cprof -http=:8080 -poll 1 http://HOST:PORT/debug/pprof/heap</code>.</p>\n");
+}
+
 /* The call sites that grew most; with by (a label key), every value of
  * the label (the memory profile's classes), each charted, shrinking or
  * not, and linked to its flame graph. */
@@ -722,6 +734,7 @@ static void memory_sites(sbuf_t *b, const web_req_t *q, const memtable_t *t, con
     web_html(b, last->name);
     sb_puts(b, "</code>).</p>\n");
     chart(b, t, series, labels, n, true);
+    window_hint(b, q, t);
     if (by) {
         memory_classes(b, q, t, by, n);
         return;
@@ -819,7 +832,7 @@ static void memory_site(sbuf_t *b, const web_req_t *q, const memtable_t *t, cons
 static void view_memory(const web_req_t *q, web_resp_t *r)
 {
     config_t cfg;
-    if (!request_config(q, r, &cfg))
+    if (!webviews_config(q, r, &cfg))
         return;
     const memseries_t *s = q->series;
     if (!s || s->n < 2) {
@@ -969,16 +982,16 @@ static const char *const brk_colors[BRK_COLORS] = {"#d62728", "#1f77b4", "#2ca02
 static void view_breakdown(const web_req_t *q, web_resp_t *r)
 {
     config_t cfg;
-    if (!request_config(q, r, &cfg))
+    if (!webviews_config(q, r, &cfg))
         return;
     brk_t c = {.key = web_group_key(q)};
     run_t run;
-    run_report(q->p, &cfg, "top", NULL, gen_breakdown, &c, &run);
+    webviews_run(q->p, &cfg, "top", NULL, gen_breakdown, &c, &run);
     config_free(&cfg);
     if (run.rc < 0) {
-        report_failed(q, r, &run, sb_cstr(&c.legend));
+        webviews_failed(q, r, &run, sb_cstr(&c.legend));
         brk_free(&c);
-        run_free(&run);
+        webviews_run_free(&run);
         return;
     }
     /* largest first, the unlabelled samples last */
@@ -1069,7 +1082,7 @@ static void view_breakdown(const web_req_t *q, web_resp_t *r)
     sb_puts(b, "</div>\n");
     web_page_end(b, q, NULL);
     brk_free(&c);
-    run_free(&run);
+    webviews_run_free(&run);
 }
 
 /* --- download ---------------------------------------------------------------------------- */
@@ -1109,6 +1122,7 @@ void webviews_render(const web_req_t *q, web_resp_t *r)
     case VIEW_DISASM: view_text(q, r, "disasm"); break;
     case VIEW_MEMORY: view_memory(q, r); break;
     case VIEW_BREAKDOWN: view_breakdown(q, r); break;
+    case VIEW_LIFETIMES: weblife_view(q, r); break;
     case VIEW_DOWNLOAD: view_download(q, r); break;
     case VIEW_NONE: web_page_message(r, q, 404, NULL, "404 page not found"); break;
     }

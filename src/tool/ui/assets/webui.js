@@ -354,5 +354,55 @@
     });
   }
 
+  // --- the memory view: dragging over the chart asks for a time window ----
+  // The chart's data-t0/data-t1 (unix ns) sit at x = data-x0/data-x1 of its
+  // viewBox; the window goes to the flame graph as window=START,END (unix
+  // seconds), which the server fetches from the process's flight recorder.
+  const chart = document.getElementById('chart');
+  const winHint = document.getElementById('window-hint');
+  if (chart && winHint && winHint.dataset.window === 'on') {
+    const num = (k) => Number(chart.dataset[k]);
+    const svgX = (e) => {
+      const pt = chart.createSVGPoint();
+      pt.x = e.clientX;
+      pt.y = e.clientY;
+      const x = pt.matrixTransform(chart.getScreenCTM().inverse()).x;
+      return Math.min(Math.max(x, num('x0')), num('x1'));
+    };
+    const seconds = (x) => {
+      const f = (x - num('x0')) / (num('x1') - num('x0'));
+      return ((num('t0') + f * (num('t1') - num('t0'))) / 1e9).toFixed(3);
+    };
+    let from = null;
+    const brush = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+    brush.id = 'window-brush';
+    brush.setAttribute('y', '10');
+    brush.setAttribute('height', String(chart.viewBox.baseVal.height - 38));
+    brush.setAttribute('fill', 'rgba(31,119,180,0.18)');
+    brush.setAttribute('width', '0');
+    chart.appendChild(brush);
+    chart.style.cursor = 'crosshair';
+    const draw = (a, b) => {
+      brush.setAttribute('x', String(Math.min(a, b)));
+      brush.setAttribute('width', String(Math.abs(b - a)));
+    };
+    chart.addEventListener('mousedown', (e) => {
+      e.preventDefault();
+      from = svgX(e);
+      draw(from, from);
+    });
+    chart.addEventListener('mousemove', (e) => { if (from !== null) draw(from, svgX(e)); });
+    window.addEventListener('mouseup', (e) => {
+      if (from === null) return;
+      const to = svgX(e), a = Math.min(from, to), b = Math.max(from, to);
+      from = null;
+      if (b - a < 3) return draw(0, 0); // a click, not a drag
+      window.location.href = urlWith('./flamegraph', (p) => {
+        p.delete('site');
+        p.set('window', seconds(a) + ',' + seconds(b));
+      });
+    });
+  }
+
   paint();
 })();
