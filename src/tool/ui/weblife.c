@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "tool/graph/measure.h"
 #include "tool/ui/webviews.h"
 
@@ -46,14 +47,8 @@ static int site_add(life_t *c, const char *name, int64_t v)
             c->sites[i].v += v;
             return 0;
         }
-    if (c->n_sites == c->cap_sites) {
-        size_t nc = c->cap_sites ? c->cap_sites * 2 : 32;
-        life_site_t *ns = realloc(c->sites, nc * sizeof(*ns));
-        if (!ns)
-            return -ENOMEM;
-        c->sites = ns;
-        c->cap_sites = nc;
-    }
+    if (err_grow((void **)&c->sites, &c->cap_sites, c->n_sites + 1, sizeof(*c->sites)) < 0)
+        return -ENOMEM;
     if (!(c->sites[c->n_sites].name = strdup(name)))
         return -ENOMEM;
     c->sites[c->n_sites++].v = v;
