@@ -828,14 +828,14 @@ static inline uintptr_t strip_pac(uintptr_t ra)
 
 #define SUBS_EVERY 256
 
-__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
-                                       uintptr_t hi, int *reused)
+/* The walk from the frame whose return address, stack pointer after the
+ * return and frame pointer are regs. */
+static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int max,
+                uintptr_t lo, uintptr_t hi, int *reused)
 {
     *reused = 0;
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
-    uintptr_t regs[3];
-    cfi_regs(regs);
     uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
     /* Another stack (sigaltstack, makecontext, a coroutine's): libunwind. */
     if (sp < lo || sp >= hi)
@@ -943,6 +943,33 @@ give_up:
         s->busy = 0;
     }
     return -1;
+}
+
+__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
+                                       uintptr_t hi, int *reused)
+{
+    uintptr_t regs[3];
+    cfi_regs(regs);
+    return walk(regs, pcs, hashes, max, lo, hi, reused);
+}
+
+int cfi_walk_frame(const void *frame, uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
+                   uintptr_t hi, int *reused)
+{
+#if defined(__x86_64__)
+    /* The frame record: the caller's fp, then the return address; the
+     * caller's sp is just above them. Read only inside the stack. */
+    uintptr_t fp = (uintptr_t)frame;
+    *reused = 0;
+    if (fp < lo || fp > hi - 16 || (fp & 7))
+        return -1;
+    const uintptr_t *rec = frame;
+    uintptr_t regs[3] = {rec[1], fp + 16, rec[0]};
+    return walk(regs, pcs, hashes, max, lo, hi, reused);
+#else
+    (void)frame;
+    return cfi_walk(pcs, hashes, max, lo, hi, reused);
+#endif
 }
 
 #if defined(__aarch64__)

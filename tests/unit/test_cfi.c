@@ -125,6 +125,52 @@ static void test_bounds(void **state)
     assert_true(cfi_walk(pcs, hashes, MAX, stack_lo, stack_hi, &reused) > 2);
 }
 
+/* A hook's view: the walk from its own frame starts at its caller, with
+ * the stack and hashes of the whole walk from there, whether the last
+ * walk (the whole one just made) is reused or not. */
+static __attribute__((noinline)) void hook(probe_t *whole, probe_t *from)
+{
+    whole->n = cfi_walk(whole->pcs, whole->hashes, MAX, stack_lo, stack_hi, &whole->reused);
+    from->n = cfi_walk_frame(__builtin_frame_address(0), from->pcs, from->hashes, MAX, stack_lo,
+                             stack_hi, &from->reused);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void hook_caller(probe_t *whole, probe_t *from, int depth)
+{
+    if (depth)
+        hook_caller(whole, from, depth - 1);
+    else
+        hook(whole, from);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void test_from_frame(void **state)
+{
+    (void)state;
+#if !defined(__x86_64__)
+    skip(); /* elsewhere cfi_walk_frame walks from itself */
+#endif
+    for (int round = 0; round < 6; round++) {
+        probe_t whole, from;
+        hook_caller(&whole, &from, round);
+        /* whole: cfi_walk, hook, hook_caller... from: hook_caller... */
+        assert_true(whole.n > 3);
+        assert_int_equal(from.n, whole.n - 2);
+        assert_memory_equal(from.pcs, whole.pcs + 2, (size_t)from.n * sizeof(uintptr_t));
+        assert_memory_equal(from.hashes, whole.hashes + 2, (size_t)from.n * sizeof(uint64_t));
+        assert_true(from.reused > 0);
+    }
+    /* A frame outside the stack: nothing is read, the walk gives up. */
+    uintptr_t pcs[MAX];
+    uint64_t hashes[MAX];
+    int reused;
+    assert_int_equal(cfi_walk_frame((void *)(stack_hi - 8), pcs, hashes, MAX, stack_lo, stack_hi,
+                                    &reused), -1);
+    assert_int_equal(cfi_walk_frame((void *)(stack_lo - 4096), pcs, hashes, MAX, stack_lo,
+                                    stack_hi, &reused), -1);
+}
+
 int main(void)
 {
     pthread_attr_t attr;
@@ -141,6 +187,7 @@ int main(void)
         cmocka_unit_test(test_matches_libunwind),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_from_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
