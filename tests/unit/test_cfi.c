@@ -109,6 +109,49 @@ static void test_depth_limit(void **state)
         assert_true(hashes[i] == hash_pcs(pcs + i, (size_t)(n - i)));
 }
 
+/* Walks cut at their max (stacks deeper than it) are kept, and the next
+ * walk reuses one to its cut and goes on from there: each walk is the
+ * leaf end of the full stack, with the hashes of what it kept. */
+static int cut_max = 6;
+
+static __attribute__((noinline)) void probe_cut(probe_t *p)
+{
+    p->n = cfi_walk(p->pcs, p->hashes, cut_max, stack_lo, stack_hi, &p->reused);
+    p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) int recurse_cut(probe_t *p, int depth)
+{
+    if (depth == 0)
+        probe_cut(p);
+    else
+        recurse_cut(p, depth - 1);
+    __asm__ volatile("" ::: "memory");
+    return depth;
+}
+
+static void test_cut_reuse(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 40; round++) {
+        probe_t p;
+        /* One frame shallower each time (the last walk's part from the
+         * match is shorter than max: the walk goes on after its cut),
+         * then deeper, then at random. */
+        int depth = round < 15 ? 30 - round : round < 30 ? round : 10 + (round * 7) % 5;
+        recurse_cut(&p, depth);
+        assert_int_equal(p.n, cut_max);
+        assert_memory_equal(p.pcs + 2, p.unw + 1, (size_t)(p.n - 2) * sizeof(uintptr_t));
+        for (int i = 0; i < p.n; i++)
+            assert_true(p.hashes[i] == hash_pcs(p.pcs + i, (size_t)(p.n - i)));
+        if (round > 0 && round < 15) {
+            assert_true(p.reused > 0);
+            assert_true(p.reused < cut_max - 3); /* frames walked after the copy */
+        }
+    }
+}
+
 /* A start outside the given stack, or a read that would leave it: the
  * walk gives up, reading nothing outside. */
 static void test_bounds(void **state)
@@ -188,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_from_frame),
+        cmocka_unit_test(test_cut_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
