@@ -50,9 +50,11 @@ bool heap_record_custom_free(const void *p);
  * if freed, without touching the exact counters or temporaries. */
 bool heap_forget_block(const void *p);
 
-/* The stack is walked from the caller of the function this is inlined
- * into, the hook (or of this one, if not inlined: a cprof frame, dropped). */
-static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
+/* The stack is walked from the caller of the hook this is inlined into:
+ * always inlined, as GCC would not inline a function that takes its
+ * frame's address (and the unsampled calloc or realloc would pay a call). */
+static inline __attribute__((always_inline)) void heap_on_alloc(rt_thread_t *t, void *p,
+                                                                size_t size)
 {
     counters_alloc(t, rt_usable_size(p));
     if (RT_UNLIKELY(sampler_take(t, size)))
