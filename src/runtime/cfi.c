@@ -101,6 +101,9 @@ typedef struct {
     int n;
     bool whole;      /* ended at the stack's end (not at max, not given up) */
     uint64_t state;  /* the loader_state it was walked under */
+    uintptr_t next[3]; /* not whole: the state (pc, sp, fp) of the frame
+                        * after the last, where a walk that reuses this
+                        * one to its end goes on */
 } walk_t;
 
 /* A thread's two walks, the last and the one being made, each of
@@ -828,14 +831,14 @@ static inline uintptr_t strip_pac(uintptr_t ra)
 
 #define SUBS_EVERY 256
 
-__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
-                                       uintptr_t hi, int *reused)
+/* The walk from the frame whose return address, stack pointer after the
+ * return and frame pointer are regs. */
+static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int max,
+                uintptr_t lo, uintptr_t hi, int *reused)
 {
     *reused = 0;
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
-    uintptr_t regs[3];
-    cfi_regs(regs);
     uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
     /* Another stack (sigaltstack, makecontext, a coroutine's): libunwind. */
     if (sp < lo || sp >= hi)
@@ -854,7 +857,7 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
         s->near_state = state;
     }
     walk_t *last = s ? s->walk[s->cur] : NULL, *now = s ? s->walk[!s->cur] : NULL;
-    if (last && (!last->whole || last->state != state))
+    if (last && last->state != state)
         last = NULL;
     frame_t *lf = last ? frames(last) : NULL, *nf = now ? frames(now) : NULL;
     int n = 0, j = 0, walked = -1; /* walked: frames before the reused part */
@@ -864,6 +867,11 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
     for (;;) {
         if (n == max) {
             whole = false;
+            if (now) {
+                now->next[0] = pc;
+                now->next[1] = sp;
+                now->next[2] = bp;
+            }
             break;
         }
         /* The last walk's frames lie at rising sp: the one at this sp, if
@@ -874,21 +882,35 @@ __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max
         if (last && j < last->n && lf[j].sp == sp && lf[j].pc == pc && lf[j].bp == bp &&
             unchanged(last, j)) {
             int k = last->n - j;
-            if (k > max - n) {
+            bool cut = k > max - n;
+            if (cut)
                 k = max - n;
-                whole = false;
-            }
             for (int i = 0; i < k; i++) {
                 pcs[n + i] = lf[j + i].pc;
                 hashes[n + i] = lf[j + i].hash;
             }
             if (k > 0)
                 memcpy(nf + n, lf + j, (size_t)k * sizeof(*nf));
-            /* Cut short, the reused hashes would cover frames not kept. */
-            walked = whole ? n : -1;
             *reused = k;
             n += k;
-            break;
+            if (!cut && last->whole) {
+                walked = n - k;
+                break;
+            }
+            /* This walk is cut before the last one's end, or that one was
+             * cut at its max (a deep recursion): go on from the state of
+             * the frame after the copied ones (read by the last of them,
+             * so checked unchanged), to the end or to max. The hashes
+             * copied cover frames of a cut walk: all are computed anew. */
+            const uintptr_t *after = j + k < last->n
+                                         ? (const uintptr_t[3]){lf[j + k].pc, lf[j + k].sp,
+                                                                lf[j + k].bp}
+                                         : last->next;
+            pc = after[0];
+            sp = after[1];
+            bp = after[2];
+            last = NULL;
+            continue;
         }
         pcs[n] = pc;
         frame_t *f = nf ? &nf[n] : &(frame_t){0};
@@ -943,6 +965,33 @@ give_up:
         s->busy = 0;
     }
     return -1;
+}
+
+__attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
+                                       uintptr_t hi, int *reused)
+{
+    uintptr_t regs[3];
+    cfi_regs(regs);
+    return walk(regs, pcs, hashes, max, lo, hi, reused);
+}
+
+int cfi_walk_frame(const void *frame, uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
+                   uintptr_t hi, int *reused)
+{
+#if defined(__x86_64__)
+    /* The frame record: the caller's fp, then the return address; the
+     * caller's sp is just above them. Read only inside the stack. */
+    uintptr_t fp = (uintptr_t)frame;
+    *reused = 0;
+    if (fp < lo || fp > hi - 16 || (fp & 7))
+        return -1;
+    const uintptr_t *rec = frame;
+    uintptr_t regs[3] = {rec[1], fp + 16, rec[0]};
+    return walk(regs, pcs, hashes, max, lo, hi, reused);
+#else
+    (void)frame;
+    return cfi_walk(pcs, hashes, max, lo, hi, reused);
+#endif
 }
 
 #if defined(__aarch64__)

@@ -34,7 +34,7 @@ static void credit_free(uint32_t index, uint64_t size)
     __atomic_add_fetch(&b->free_bytes, size, __ATOMIC_RELAXED);
 }
 
-static void record_sampled(uintptr_t key, size_t size, uint32_t labels);
+static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const void *frame);
 
 /* The flight recorder's event for a free: reserved after the live entry
  * left, so it follows its allocation's in the ring (flightrec.h). */
@@ -44,14 +44,14 @@ static void record_event(int kind, uintptr_t key, uint32_t bucket, uint64_t size
         flightrec_put(flightrec_reserve(), kind, key, bucket, size);
 }
 
-__attribute__((noinline)) void heap_record_alloc(void *p, size_t size)
+__attribute__((noinline)) void heap_record_alloc(void *p, size_t size, const void *frame)
 {
-    record_sampled((uintptr_t)p, size, labels_now());
+    record_sampled((uintptr_t)p, size, labels_now(), frame);
 }
 
 void heap_record_custom_alloc(const void *p, size_t size, uint32_t labels)
 {
-    record_sampled((uintptr_t)p | LIVEMAP_CUSTOM, size, labels);
+    record_sampled((uintptr_t)p | LIVEMAP_CUSTOM, size, labels, NULL);
 }
 
 /* Takes key's live entry out, crediting a free to its bucket: no
@@ -79,8 +79,9 @@ bool heap_forget_block(const void *p)
 }
 
 /* Records a sampled object under key (its address, or with LIVEMAP_CUSTOM
- * for a custom heap's) in the bucket of this stack and label set. */
-static void record_sampled(uintptr_t key, size_t size, uint32_t labels)
+ * for a custom heap's) in the bucket of this stack and label set; frame:
+ * the hook's, where the walk starts (unwind.h), or NULL. */
+static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const void *frame)
 {
     void *p = (void *)key;
     if (RT_UNLIKELY(rt_self.locks)) { /* a signal handler: see heap.h */
@@ -97,7 +98,7 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels)
     rt_self.guard++;
     uintptr_t pcs[UNWIND_MAX_DEPTH];
     uint64_t hash;
-    int depth = unwind_capture_hash(pcs, &hash);
+    int depth = unwind_capture_hash(frame, pcs, &hash);
     bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate, labels);
     uint32_t old_bucket;
     uint64_t old_size;

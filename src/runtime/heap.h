@@ -35,7 +35,8 @@ typedef struct {
     uint64_t usable;
 } heap_freed_t;
 
-void heap_record_alloc(void *p, size_t size);
+/* frame: the hook's frame address (unwind_capture_hash), or NULL. */
+void heap_record_alloc(void *p, size_t size, const void *frame);
 void heap_record_free(const void *p, heap_freed_t *out);
 void heap_undo_free(void *p, const heap_freed_t *f);
 
@@ -49,11 +50,15 @@ bool heap_record_custom_free(const void *p);
  * if freed, without touching the exact counters or temporaries. */
 bool heap_forget_block(const void *p);
 
-static inline void heap_on_alloc(rt_thread_t *t, void *p, size_t size)
+/* The stack is walked from the caller of the hook this is inlined into:
+ * always inlined, as GCC would not inline a function that takes its
+ * frame's address (and the unsampled calloc or realloc would pay a call). */
+static inline __attribute__((always_inline)) void heap_on_alloc(rt_thread_t *t, void *p,
+                                                                size_t size)
 {
     counters_alloc(t, rt_usable_size(p));
     if (RT_UNLIKELY(sampler_take(t, size)))
-        heap_record_alloc(p, size);
+        heap_record_alloc(p, size, __builtin_frame_address(0));
 }
 
 /* Called before the real free: the address may be reused right after.

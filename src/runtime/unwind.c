@@ -250,19 +250,26 @@ __attribute__((destructor)) static void check_report(void)
 }
 
 /* unwind_capture, and the stack's hash_pcs into *hash if hash is not
- * NULL: the cfi walk carries most of it over from the last stack. */
-static int capture(uintptr_t *out, uint64_t *hash)
+ * NULL: the cfi walk carries most of it over from the last stack. With a
+ * frame (unwind_capture_hash), the cfi and frame-pointer walks start at
+ * its caller. */
+static int capture(const void *frame, uintptr_t *out, uint64_t *hash)
 {
     uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK];
     uint64_t hashes[UNWIND_MAX_DEPTH + SKIP_SLACK];
     int want = max_depth + SKIP_SLACK, n = -1, top, reused = 0;
     bool hashed = false;
     if (unwinder == UNWIND_FP) {
-        n = fp_walk(buf, want);
+        rt_thread_t *t = &rt_self;
+        n = frame ? (stackbounds_get(t) ? fp_chain(t, (uintptr_t)frame, buf, want) : 0)
+                  : fp_walk(buf, want);
     } else {
         rt_thread_t *t = &rt_self;
         if (unwinder == UNWIND_CFI && stackbounds_get(t))
-            hashed = (n = cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &reused)) >= 0;
+            hashed = (n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo,
+                                                 t->stack_hi, &reused)
+                                : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi,
+                                           &reused)) >= 0;
         if (RT_UNLIKELY(check) && unwinder == UNWIND_CFI) {
             __atomic_fetch_add(hashed ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
             if (reused)
@@ -297,10 +304,11 @@ static int capture(uintptr_t *out, uint64_t *hash)
 
 __attribute__((noinline)) int unwind_capture(uintptr_t *out)
 {
-    return capture(out, NULL);
+    return capture(NULL, out, NULL);
 }
 
-__attribute__((noinline)) int unwind_capture_hash(uintptr_t *out, uint64_t *hash)
+__attribute__((noinline)) int unwind_capture_hash(const void *frame, uintptr_t *out,
+                                                  uint64_t *hash)
 {
-    return capture(out, hash);
+    return capture(frame, out, hash);
 }

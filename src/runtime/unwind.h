@@ -60,7 +60,11 @@ static inline int unwind_backtrace_sigsafe(uintptr_t *pcs, int max)
 #endif
 
 /* The same, and the stack's hash_pcs (base/hash.h) into *hash, for the
- * stack table: with the cfi walk most of it comes with the walk. */
-int unwind_capture_hash(uintptr_t *pcs, uint64_t *hash);
+ * stack table: with the cfi walk most of it comes with the walk. frame:
+ * NULL, or the frame address of a cprof function on this stack (the hook
+ * the program called): the walk starts at its caller, not through the
+ * cprof frames in between (cfi.h's cfi_walk_frame; libunwind still walks
+ * them). The stack is the same either way. */
+int unwind_capture_hash(const void *frame, uintptr_t *pcs, uint64_t *hash);
 
 #endif

@@ -109,6 +109,49 @@ static void test_depth_limit(void **state)
         assert_true(hashes[i] == hash_pcs(pcs + i, (size_t)(n - i)));
 }
 
+/* Walks cut at their max (stacks deeper than it) are kept, and the next
+ * walk reuses one to its cut and goes on from there: each walk is the
+ * leaf end of the full stack, with the hashes of what it kept. */
+static int cut_max = 6;
+
+static __attribute__((noinline)) void probe_cut(probe_t *p)
+{
+    p->n = cfi_walk(p->pcs, p->hashes, cut_max, stack_lo, stack_hi, &p->reused);
+    p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) int recurse_cut(probe_t *p, int depth)
+{
+    if (depth == 0)
+        probe_cut(p);
+    else
+        recurse_cut(p, depth - 1);
+    __asm__ volatile("" ::: "memory");
+    return depth;
+}
+
+static void test_cut_reuse(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 40; round++) {
+        probe_t p;
+        /* One frame shallower each time (the last walk's part from the
+         * match is shorter than max: the walk goes on after its cut),
+         * then deeper, then at random. */
+        int depth = round < 15 ? 30 - round : round < 30 ? round : 10 + (round * 7) % 5;
+        recurse_cut(&p, depth);
+        assert_int_equal(p.n, cut_max);
+        assert_memory_equal(p.pcs + 2, p.unw + 1, (size_t)(p.n - 2) * sizeof(uintptr_t));
+        for (int i = 0; i < p.n; i++)
+            assert_true(p.hashes[i] == hash_pcs(p.pcs + i, (size_t)(p.n - i)));
+        if (round > 0 && round < 15) {
+            assert_true(p.reused > 0);
+            assert_true(p.reused < cut_max - 3); /* frames walked after the copy */
+        }
+    }
+}
+
 /* A start outside the given stack, or a read that would leave it: the
  * walk gives up, reading nothing outside. */
 static void test_bounds(void **state)
@@ -123,6 +166,52 @@ static void test_bounds(void **state)
     /* The stack ends just above this frame: the callers' words are out. */
     assert_int_equal(cfi_walk(pcs, hashes, MAX, stack_lo, here + 16, &reused), -1);
     assert_true(cfi_walk(pcs, hashes, MAX, stack_lo, stack_hi, &reused) > 2);
+}
+
+/* A hook's view: the walk from its own frame starts at its caller, with
+ * the stack and hashes of the whole walk from there, whether the last
+ * walk (the whole one just made) is reused or not. */
+static __attribute__((noinline)) void hook(probe_t *whole, probe_t *from)
+{
+    whole->n = cfi_walk(whole->pcs, whole->hashes, MAX, stack_lo, stack_hi, &whole->reused);
+    from->n = cfi_walk_frame(__builtin_frame_address(0), from->pcs, from->hashes, MAX, stack_lo,
+                             stack_hi, &from->reused);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void hook_caller(probe_t *whole, probe_t *from, int depth)
+{
+    if (depth)
+        hook_caller(whole, from, depth - 1);
+    else
+        hook(whole, from);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void test_from_frame(void **state)
+{
+    (void)state;
+#if !defined(__x86_64__)
+    skip(); /* elsewhere cfi_walk_frame walks from itself */
+#endif
+    for (int round = 0; round < 6; round++) {
+        probe_t whole, from;
+        hook_caller(&whole, &from, round);
+        /* whole: cfi_walk, hook, hook_caller... from: hook_caller... */
+        assert_true(whole.n > 3);
+        assert_int_equal(from.n, whole.n - 2);
+        assert_memory_equal(from.pcs, whole.pcs + 2, (size_t)from.n * sizeof(uintptr_t));
+        assert_memory_equal(from.hashes, whole.hashes + 2, (size_t)from.n * sizeof(uint64_t));
+        assert_true(from.reused > 0);
+    }
+    /* A frame outside the stack: nothing is read, the walk gives up. */
+    uintptr_t pcs[MAX];
+    uint64_t hashes[MAX];
+    int reused;
+    assert_int_equal(cfi_walk_frame((void *)(stack_hi - 8), pcs, hashes, MAX, stack_lo, stack_hi,
+                                    &reused), -1);
+    assert_int_equal(cfi_walk_frame((void *)(stack_lo - 4096), pcs, hashes, MAX, stack_lo,
+                                    stack_hi, &reused), -1);
 }
 
 int main(void)
@@ -141,6 +230,8 @@ int main(void)
         cmocka_unit_test(test_matches_libunwind),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_from_frame),
+        cmocka_unit_test(test_cut_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
