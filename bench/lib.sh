@@ -73,6 +73,6 @@ slower_p() {
       }
       tot = 0; tail = 0
       for (k = 0; k <= n * m; k++) { tot += N[n, m, k]; if (k >= int(u)) tail += N[n, m, k] }
-      printf "%.2f %.3f\n", u / (n * m), tail / tot
+      printf "%.2f %.2g\n", u / (n * m), tail / tot
     }' "$1" "$2"
 }
