@@ -13,7 +13,8 @@
  * meanwhile (this also covers the vDSO).
  *
  * Names are the linker's (C++ names mangled; pprof demangles them).
- * A table is built by one thread and then only read. */
+ * An object's symbols are read at the first lookup that lands in it, so a
+ * table belongs to one thread at a time (symtab_take hands it over). */
 #ifndef CPROF_HTTP_SYMTAB_H
 #define CPROF_HTTP_SYMTAB_H
 
@@ -39,11 +40,12 @@ bool symtab_stale(const symtab_t *t);
 symtab_t *symtab_take(void);
 void symtab_put(symtab_t *t);
 
-/* The function containing addr, or NULL. Valid while t lives. */
-const char *symtab_lookup(const symtab_t *t, uint64_t addr);
+/* The function containing addr, or NULL. Valid while t lives. Reads the
+ * symbols of addr's object the first time. */
+const char *symtab_lookup(symtab_t *t, uint64_t addr);
 
 /* The same, and *start is the function's first address. */
-const char *symtab_lookup_sym(const symtab_t *t, uint64_t addr, uint64_t *start);
+const char *symtab_lookup_sym(symtab_t *t, uint64_t addr, uint64_t *start);
 
 /* Number of .dynsym entries of a loaded object, from its DT_HASH or
  * DT_GNU_HASH table (either NULL when absent; 0 when both are). */
