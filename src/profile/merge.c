@@ -166,8 +166,10 @@ static int64_t str_out(merger_t *m, int64_t i)
 {
     if (i < 0 || (uint64_t)i >= m->src->n_strings)
         return -1;
+    /* Adopted, the source's strings are out's: interned, not copied. */
     if (m->strmap[i] < 0)
-        m->strmap[i] = profile_intern(m->out, m->src->strings[i]);
+        m->strmap[i] = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
+                                : profile_intern(m->out, m->src->strings[i]);
     return m->strmap[i];
 }
 
@@ -323,9 +325,18 @@ static int64_t map_location(merger_t *m, uint64_t id)
     }
     if (ht_reserve(&m->locs) < 0)
         return -1;
-    profile_location_t *ol = profile_add_location(m->out, m->lines, sl->n_lines);
+    /* Adopted, the source location's lines array is out's: rewritten in
+     * place (a source location is mapped once), not copied. */
+    profile_location_t *ol =
+        profile_add_location(m->out, m->adopt ? NULL : m->lines, m->adopt ? 0 : sl->n_lines);
     if (!ol)
         return -1;
+    if (m->adopt && sl->n_lines) {
+        profile_line_t *own = (profile_line_t *)sl->lines;
+        memcpy(own, m->lines, sl->n_lines * sizeof(*own));
+        ol->lines = own;
+        ol->n_lines = sl->n_lines;
+    }
     ol->id = m->out->n_locations;
     ol->mapping_id = mid;
     ol->address = addr;

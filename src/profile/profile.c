@@ -147,7 +147,9 @@ static int strtab_rehash(profile_t *p, size_t nslots)
     return 0;
 }
 
-int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
+/* Interning of s[0..len); copy: into p's storage, else s itself (a
+ * NUL-terminated string that p's storage holds). */
+static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
 {
     profile_strtab_t *t = p->strtab;
     if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
@@ -160,14 +162,26 @@ int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
     }
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
-    char *copy = profile_alloc(p, len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    p->strings[p->n_strings] = copy;
+    char *str = (char *)s;
+    if (copy) {
+        if (!(str = profile_alloc(p, len + 1)))
+            return -1;
+        memcpy(str, s, len);
+        str[len] = '\0';
+    }
+    p->strings[p->n_strings] = str;
     t->slots[h] = (uint32_t)p->n_strings + 1;
     return (int64_t)p->n_strings++;
+}
+
+int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
+{
+    return intern(p, s, len, true);
+}
+
+int64_t profile_intern_owned(profile_t *p, const char *s)
+{
+    return intern(p, s, strlen(s), false);
 }
 
 int64_t profile_add_string(profile_t *p, const char *s, size_t len)

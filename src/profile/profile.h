@@ -164,6 +164,10 @@ void profile_free(profile_t *p);
 int64_t profile_intern(profile_t *p, const char *s);
 int64_t profile_intern_n(profile_t *p, const char *s, size_t len);
 
+/* profile_intern of a string that p's storage already holds (taken with
+ * profile_take_storage, say): a new entry is s itself, not a copy. */
+int64_t profile_intern_owned(profile_t *p, const char *s);
+
 /* Appends s to the string table even if an equal string is already there,
  * so that a decoder keeps the indexes of the wire format (which may hold
  * duplicates). Returns the new index, or -1 on OOM. */
