@@ -1066,6 +1066,7 @@ static int decode_run(dec_t *d, profile_t **out, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return -ENOMEM;
     }
+    profile_defer_intern(p);
     d->p = p;
     rc = decode_top(d);
     if (rc == 0)

@@ -71,7 +71,8 @@ int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t
 
 typedef struct {
     uint32_t *slots;  /* position + 1; 0 empty */
-    uint64_t *hashes; /* hash of the element at each position */
+    uint32_t *hashes; /* hash of the element at each position (its low
+                       * half: slots are fewer than 2^32, keys compared) */
     size_t mask, n, caph;
 } htab_t;
 
@@ -86,7 +87,7 @@ static int ht_reserve(htab_t *h)
 {
     if (h->n + 1 > h->caph) {
         size_t nc = h->caph ? h->caph * 2 : 256;
-        uint64_t *nh = realloc(h->hashes, nc * sizeof(*nh));
+        uint32_t *nh = realloc(h->hashes, nc * sizeof(*nh));
         if (!nh)
             return -ENOMEM;
         h->hashes = nh;
@@ -117,7 +118,7 @@ static void ht_insert(htab_t *h, uint64_t hv)
     while (h->slots[k])
         k = (k + 1) & h->mask;
     h->slots[k] = (uint32_t)h->n + 1;
-    h->hashes[h->n++] = hv;
+    h->hashes[h->n++] = (uint32_t)hv;
 }
 
 /* Iterates the candidates with hash hv: call with *k = SIZE_MAX first. */
@@ -128,7 +129,7 @@ static int64_t ht_next(const htab_t *h, uint64_t hv, size_t *k)
     *k = *k == SIZE_MAX ? hv & h->mask : (*k + 1) & h->mask;
     for (; h->slots[*k]; *k = (*k + 1) & h->mask) {
         uint32_t pos = h->slots[*k] - 1;
-        if (h->hashes[pos] == hv)
+        if (h->hashes[pos] == (uint32_t)hv)
             return pos;
     }
     return -1;
@@ -150,7 +151,8 @@ typedef struct {
     htab_t fns, maps, locs, samples;
     /* per source */
     const profile_t *src;
-    int64_t *strmap; /* src string index -> out index, -1 unknown */
+    int32_t *strmap; /* src string index -> out index, -1 unknown (a
+                      * string takes 2 bytes of a profile of at most 1 GiB) */
     uint32_t *fn_out, *loc_out, *map_out; /* src position -> out position + 1 */
     int64_t *map_off;                     /* address shift per src mapping */
     /* scratch */
@@ -167,9 +169,13 @@ static int64_t str_out(merger_t *m, int64_t i)
     if (i < 0 || (uint64_t)i >= m->src->n_strings)
         return -1;
     /* Adopted, the source's strings are out's: interned, not copied. */
-    if (m->strmap[i] < 0)
-        m->strmap[i] = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
-                                : profile_intern(m->out, m->src->strings[i]);
+    if (m->strmap[i] < 0) {
+        int64_t o = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
+                             : profile_intern(m->out, m->src->strings[i]);
+        if (o < 0 || o > INT32_MAX)
+            return -1;
+        m->strmap[i] = (int32_t)o;
+    }
     return m->strmap[i];
 }
 
@@ -420,9 +426,11 @@ static void *place(merger_t *m, void *src, const void *mapped, size_t n, size_t 
     return d;
 }
 
-static int map_sample(merger_t *m, profile_sample_t *ss)
+static int map_sample(merger_t *m, profile_sample_t *sp)
 {
     profile_t *out = m->out;
+    /* A copy: adopted, out's new sample may take the source's place. */
+    profile_sample_t sv = *sp, *ss = &sv;
     if (err_grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
         err_grow((void **)&m->labels, &m->cap_labels, ss->n_labels + 1, sizeof(*m->labels)) < 0)
         return -ENOMEM;
@@ -623,10 +631,17 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
     memset(&m, 0, sizeof(m));
     m.out = profile_new();
     rc = m.out ? headers(m.out, heads, n) : -ENOMEM;
+    profile_sample_t *adopted = NULL; /* the source's samples, when adopted */
     if (rc == 0 && own && !stream && n == 1) {
         m.adopt = true;
         profile_take_storage(m.out, heads[0]);
-        rc = profile_reserve_samples(m.out, heads[0]->n_samples);
+        /* Out's k-th sample is made from the source's j-th, j >= k, once
+         * the source's first j are read: it takes the source's array. */
+        adopted = heads[0]->samples;
+        m.out->samples = adopted;
+        m.out->cap_samples = heads[0]->n_samples;
+        heads[0]->samples = NULL;
+        heads[0]->cap_samples = 0;
     }
     bool src_err = false; /* next failed: its message stands */
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -638,9 +653,10 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         rc = merger_set_src(&m, src);
         if (rc == 0 && m.out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(&m, 0) < 0)
             rc = -ENOMEM;
+        profile_sample_t *ss = adopted ? adopted : src->samples;
         for (size_t j = 0; rc == 0 && j < src->n_samples; j++)
-            if (!is_zero(src, &src->samples[j]))
-                rc = map_sample(&m, &src->samples[j]);
+            if (!is_zero(src, &ss[j]))
+                rc = map_sample(&m, &ss[j]);
         if (stream) {
             merger_free_src(&m);
             profile_free(src);

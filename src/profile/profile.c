@@ -97,6 +97,24 @@ void profile_drop_stacks(profile_t *p)
     p->stack_chunks = NULL;
 }
 
+void profile_drop_locations(profile_t *p)
+{
+    free(p->locations);
+    free(p->functions);
+    free(p->loc_index);
+    free(p->fn_index);
+    free(p->loc_sparse);
+    free(p->fn_sparse);
+    p->locations = NULL;
+    p->functions = NULL;
+    p->loc_index = p->fn_index = NULL;
+    p->loc_sparse = p->fn_sparse = NULL;
+    p->n_locations = p->n_functions = 0;
+    p->cap_locations = p->cap_functions = 0;
+    p->n_loc_index = p->n_fn_index = 0;
+    p->n_loc_sparse = p->n_fn_sparse = 0;
+}
+
 void profile_take_storage(profile_t *p, profile_t *from)
 {
     chunks_take(&p->chunks, &from->chunks);
@@ -118,7 +136,8 @@ static void *dup_into(profile_t *p, const void *src, size_t size)
 /* --- string table ---------------------------------------------------------- */
 
 struct profile_strtab {
-    uint32_t *slots; /* string index + 1; 0 = empty */
+    uint32_t *slots; /* string index + 1; 0 = empty. NULL: not built
+                      * (profile_defer_intern), built at the first intern */
     size_t mask;
 };
 
@@ -149,9 +168,27 @@ static int strtab_rehash(profile_t *p, size_t nslots)
 
 /* Interning of s[0..len); copy: into p's storage, else s itself (a
  * NUL-terminated string that p's storage holds). */
+/* Builds a deferred intern table, sized for the strings there are. */
+static int strtab_build(profile_t *p)
+{
+    size_t n = 64;
+    while (n < (p->n_strings + 1) * 2)
+        n *= 2;
+    return strtab_rehash(p, n);
+}
+
+void profile_defer_intern(profile_t *p)
+{
+    free(p->strtab->slots);
+    p->strtab->slots = NULL;
+    p->strtab->mask = 0;
+}
+
 static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
 {
     profile_strtab_t *t = p->strtab;
+    if (!t->slots && strtab_build(p) < 0)
+        return -1;
     if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
         return -1;
     size_t h = hash_fnv1a(s, len) & t->mask;
@@ -187,7 +224,8 @@ int64_t profile_intern_owned(profile_t *p, const char *s)
 int64_t profile_add_string(profile_t *p, const char *s, size_t len)
 {
     profile_strtab_t *t = p->strtab;
-    if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
+    if (t->slots && (p->n_strings + 1) * 2 > t->mask + 1 &&
+        strtab_rehash(p, (t->mask + 1) * 2) < 0)
         return -1;
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
@@ -196,6 +234,9 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
         return -1;
     memcpy(copy, s, len);
     copy[len] = '\0';
+    p->strings[p->n_strings] = copy;
+    if (!t->slots) /* deferred: strtab_build hashes them all */
+        return (int64_t)p->n_strings++;
     /* A repeat gets no slot of its own (see strtab_rehash): interning keeps
      * returning the first index of the string. */
     size_t h = hash_fnv1a(copy, len) & t->mask;

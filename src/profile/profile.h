@@ -168,6 +168,12 @@ int64_t profile_intern_n(profile_t *p, const char *s, size_t len);
  * profile_take_storage, say): a new entry is s itself, not a copy. */
 int64_t profile_intern_owned(profile_t *p, const char *s);
 
+/* Defers the intern table until the first profile_intern: a decoder
+ * appends strings (profile_add_string) that a reader may only read by
+ * index (a merge interns them into its output), so hashing them is
+ * saved, and the table's memory. */
+void profile_defer_intern(profile_t *p);
+
 /* Appends s to the string table even if an equal string is already there,
  * so that a decoder keeps the indexes of the wire format (which may hold
  * duplicates). Returns the new index, or -1 on OOM. */
@@ -208,6 +214,12 @@ uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n);
  * and have no locations. For a reader that holds the stacks elsewhere and
  * reads the profile's no more (the tool's last report of a profile). */
 void profile_drop_stacks(profile_t *p);
+
+/* Releases the location and function tables and their id indexes (the
+ * locations' lines stay in p's storage until profile_free): for a reader
+ * that copied them (the tool's work view, for its last report) and reads
+ * the profile's no more. */
+void profile_drop_locations(profile_t *p);
 
 /* Moves from's storage (every array and string of its elements) to p:
  * from stays readable while p lives, and profile_free(from) no longer

@@ -308,7 +308,9 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
         goto done;
     }
     if (last) {
+        /* The work view holds the stacks, locations and functions now. */
         profile_drop_stacks(p);
+        profile_drop_locations(p);
         /* Their chunks lie among others on malloc's heap: free alone
          * would keep the pages. */
         malloc_trim(0);
