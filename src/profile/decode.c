@@ -471,7 +471,7 @@ static int dec_location(dec_t *d, const fld_t *outer, profile_location_t *l)
         return rc;
     if (d->n_lines > UINT32_MAX)
         return FAIL(d, "location %" PRIu64 " has too many lines", l->id);
-    l->lines = keep(d, d->lines, d->n_lines, sizeof(*d->lines));
+    l->lines = profile_alloc_lines(d->p, d->lines, d->n_lines);
     if (d->n_lines && !l->lines)
         return oom(d);
     l->n_lines = (uint32_t)d->n_lines;

@@ -308,8 +308,10 @@ static int64_t map_location(merger_t *m, uint64_t id)
         m->lines[i].function_id = m->out->functions[f].id;
         m->lines[i].line = sl->lines[i].line;
     }
+    const uint32_t nl = sl->n_lines;
+    const bool folded = sl->is_folded;
     uint64_t addr = (uint64_t)((int64_t)sl->address + off);
-    uint64_t hv = loc_hash(m->out, addr, mpos, m->lines, sl->n_lines, sl->is_folded);
+    uint64_t hv = loc_hash(m->out, addr, mpos, m->lines, nl, folded);
     uint64_t mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
     uint64_t rel = mpos >= 0 ? addr - m->out->mappings[mpos].memory_start : addr;
     size_t k = SIZE_MAX;
@@ -317,11 +319,10 @@ static int64_t map_location(merger_t *m, uint64_t id)
         const profile_location_t *ol = &m->out->locations[c];
         const profile_mapping_t *om = ol->mapping_id ? &m->out->mappings[ol->mapping_id - 1] : NULL;
         uint64_t orel = om ? ol->address - om->memory_start : ol->address;
-        if (orel != rel || ol->mapping_id != mid || ol->is_folded != sl->is_folded ||
-            ol->n_lines != sl->n_lines)
+        if (orel != rel || ol->mapping_id != mid || ol->is_folded != folded || ol->n_lines != nl)
             continue;
         bool same = true;
-        for (uint32_t i = 0; same && i < sl->n_lines; i++)
+        for (uint32_t i = 0; same && i < nl; i++)
             same = ol->lines[i].function_id == m->lines[i].function_id &&
                    ol->lines[i].line == m->lines[i].line;
         if (same) {
@@ -331,22 +332,30 @@ static int64_t map_location(merger_t *m, uint64_t id)
     }
     if (ht_reserve(&m->locs) < 0)
         return -1;
-    /* Adopted, the source location's lines array is out's: rewritten in
-     * place (a source location is mapped once), not copied. */
-    profile_location_t *ol =
-        profile_add_location(m->out, m->adopt ? NULL : m->lines, m->adopt ? 0 : sl->n_lines);
-    if (!ol)
+    profile_location_t *ol;
+    if (m->adopt) {
+        /* Adopted, out's locations are made in the source's array: the
+         * k-th takes slot k, whose source location (not an out location:
+         * those are the slots below k) moves to this one's slot; and its
+         * lines array is rewritten in place (a source location is mapped
+         * once). No second array of every location. */
+        size_t k = m->out->n_locations;
+        profile_location_t cur = *sl;
+        profile_swap_locations((profile_t *)m->src, k, pos);
+        m->loc_out[pos] = m->loc_out[k];
+        pos = k;
+        ol = &m->out->locations[k];
+        *ol = cur;
+        if (nl)
+            memcpy((profile_line_t *)cur.lines, m->lines, nl * sizeof(*m->lines));
+        m->out->n_locations++;
+    } else if (!(ol = profile_add_location(m->out, m->lines, nl))) {
         return -1;
-    if (m->adopt && sl->n_lines) {
-        profile_line_t *own = (profile_line_t *)sl->lines;
-        memcpy(own, m->lines, sl->n_lines * sizeof(*own));
-        ol->lines = own;
-        ol->n_lines = sl->n_lines;
     }
     ol->id = m->out->n_locations;
     ol->mapping_id = mid;
     ol->address = addr;
-    ol->is_folded = sl->is_folded;
+    ol->is_folded = folded;
     ht_insert(&m->locs, hv);
     m->loc_out[pos] = (uint32_t)m->out->n_locations;
     return (int64_t)m->out->n_locations - 1;
@@ -642,6 +651,10 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         m.out->cap_samples = heads[0]->n_samples;
         heads[0]->samples = NULL;
         heads[0]->cap_samples = 0;
+        /* So do its locations (map_location): one array, the source's
+         * until the merge ends. */
+        m.out->locations = heads[0]->locations;
+        m.out->cap_locations = heads[0]->n_locations;
     }
     bool src_err = false; /* next failed: its message stands */
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -664,6 +677,8 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
     }
     profile_t *p = m.out;
     m.out = NULL;
+    if (m.adopt) /* the locations array is out's now */
+        heads[0]->locations = NULL;
     merger_free(&m);
     for (size_t i = 0; own && i < n; i++)
         profile_free(heads[i]);

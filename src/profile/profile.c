@@ -87,6 +87,16 @@ uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n)
     return s;
 }
 
+profile_line_t *profile_alloc_lines(profile_t *p, const profile_line_t *lines, size_t n)
+{
+    profile_line_t *l = n ? chunk_alloc(&p->line_chunks, n * sizeof(*l)) : NULL;
+    if (l && lines)
+        memcpy(l, lines, n * sizeof(*l));
+    else if (l)
+        memset(l, 0, n * sizeof(*l));
+    return l;
+}
+
 void profile_drop_stacks(profile_t *p)
 {
     for (size_t i = 0; i < p->n_samples; i++) {
@@ -95,6 +105,23 @@ void profile_drop_stacks(profile_t *p)
     }
     chunks_free(p->stack_chunks);
     p->stack_chunks = NULL;
+}
+
+void profile_drop_lines(profile_t *p)
+{
+    for (size_t i = 0; i < p->n_locations; i++) {
+        p->locations[i].lines = NULL;
+        p->locations[i].n_lines = 0;
+    }
+    chunks_free(p->line_chunks);
+    p->line_chunks = NULL;
+    free(p->functions);
+    free(p->fn_index);
+    free(p->fn_sparse);
+    p->functions = NULL;
+    p->fn_index = NULL;
+    p->fn_sparse = NULL;
+    p->n_functions = p->cap_functions = p->n_fn_index = p->n_fn_sparse = 0;
 }
 
 void profile_drop_locations(profile_t *p)
@@ -113,12 +140,15 @@ void profile_drop_locations(profile_t *p)
     p->cap_locations = p->cap_functions = 0;
     p->n_loc_index = p->n_fn_index = 0;
     p->n_loc_sparse = p->n_fn_sparse = 0;
+    chunks_free(p->line_chunks);
+    p->line_chunks = NULL;
 }
 
 void profile_take_storage(profile_t *p, profile_t *from)
 {
     chunks_take(&p->chunks, &from->chunks);
     chunks_take(&p->stack_chunks, &from->stack_chunks);
+    chunks_take(&p->line_chunks, &from->line_chunks);
 }
 
 static void *dup_into(profile_t *p, const void *src, size_t size)
@@ -294,6 +324,7 @@ void profile_free(profile_t *p)
     free(p->map_sparse);
     chunks_free(p->chunks);
     chunks_free(p->stack_chunks);
+    chunks_free(p->line_chunks);
     free(p);
 }
 
@@ -373,7 +404,7 @@ profile_location_t *profile_add_location(profile_t *p, const profile_line_t *lin
         return NULL;
     profile_location_t *l = &p->locations[p->n_locations];
     memset(l, 0, sizeof(*l));
-    l->lines = dup_into(p, lines, nlines * sizeof(*lines));
+    l->lines = profile_alloc_lines(p, lines, nlines);
     if (nlines && !l->lines)
         return NULL;
     l->n_lines = (uint32_t)nlines;
@@ -457,6 +488,37 @@ static int build_index(uint32_t **idx, size_t *nidx, profile_idpos_t **sparse,
     *sparse = s;
     *nsparse = ns;
     return 0;
+}
+
+/* Points id's index entry at pos (the id is indexed: profile_index). */
+static void reindex(uint32_t *idx, size_t nidx, profile_idpos_t *sparse, size_t nsparse,
+                    uint64_t id, size_t pos)
+{
+    if (id < nidx) {
+        idx[id] = (uint32_t)pos + 1;
+        return;
+    }
+    size_t lo = 0, hi = nsparse;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sparse[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < nsparse && sparse[lo].id == id)
+        sparse[lo].pos = (uint32_t)pos;
+}
+
+void profile_swap_locations(profile_t *p, size_t a, size_t b)
+{
+    if (a == b)
+        return;
+    profile_location_t t = p->locations[a];
+    p->locations[a] = p->locations[b];
+    p->locations[b] = t;
+    reindex(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse, p->locations[a].id, a);
+    reindex(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse, p->locations[b].id, b);
 }
 
 int profile_index(profile_t *p)

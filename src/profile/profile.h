@@ -115,6 +115,7 @@ typedef struct {
     size_t n_loc_sparse, n_fn_sparse, n_map_sparse;
     struct profile_chunk *chunks;       /* storage of sample/location arrays */
     struct profile_chunk *stack_chunks; /* storage of the samples' location_ids */
+    struct profile_chunk *line_chunks;  /* storage of the locations' lines */
 } profile_t;
 
 /* --- value arithmetic -------------------------------------------------- */
@@ -210,13 +211,21 @@ void *profile_alloc(profile_t *p, size_t size);
  * location_ids come from here. NULL when n is 0 or on OOM. */
 uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n);
 
+/* Storage for a location's n lines, a copy of lines (zeroed if NULL),
+ * released by profile_free or profile_drop_locations. NULL when n is 0 or on OOM. */
+profile_line_t *profile_alloc_lines(profile_t *p, const profile_line_t *lines, size_t n);
+
 /* Releases every sample's stack: the samples keep their values and labels
  * and have no locations. For a reader that holds the stacks elsewhere and
  * reads the profile's no more (the tool's last report of a profile). */
 void profile_drop_stacks(profile_t *p);
 
-/* Releases the location and function tables and their id indexes (the
- * locations' lines stay in p's storage until profile_free): for a reader
+/* Releases the lines of profile_alloc_lines and the function table:
+ * every location is left without lines (a reader that copied them). */
+void profile_drop_lines(profile_t *p);
+
+/* Releases the location and function tables, their id indexes and the
+ * lines of profile_alloc_lines: for a reader
  * that copied them (the tool's work view, for its last report) and reads
  * the profile's no more. */
 void profile_drop_locations(profile_t *p);
@@ -226,6 +235,10 @@ void profile_drop_locations(profile_t *p);
  * releases it. A merge of one profile that is then discarded keeps the
  * arrays it would copy unchanged. */
 void profile_take_storage(profile_t *p, profile_t *from);
+
+/* Swaps the locations at positions a and b, their ids' index entries
+ * with them (ids unique and indexed, as a decoded profile's). */
+void profile_swap_locations(profile_t *p, size_t a, size_t b);
 
 /* Rebuilds the id -> element indexes; 0 or -ENOMEM. */
 int profile_index(profile_t *p);
