@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/err.h"
 
@@ -79,7 +80,9 @@ int zread_fd(zread_t *z, int fd, size_t limit, char *err, size_t errlen)
 void zread_close(zread_t *z)
 {
     if (z->zinit)
-        inflateEnd(&z->z);
+        inflateEnd(z->z);
+    free(z->z);
+    z->z = NULL;
     if (z->fd >= 0)
         free(z->ibuf);
     z->ibuf = NULL;
@@ -123,8 +126,9 @@ static ssize_t read_raw(zread_t *z, uint8_t *buf, size_t n, char *err, size_t er
 static ssize_t read_gz(zread_t *z, uint8_t *buf, size_t n, char *err, size_t errlen)
 {
     if (!z->zinit) {
-        memset(&z->z, 0, sizeof(z->z));
-        if (inflateInit2(&z->z, 15 + 16) != Z_OK)
+        if (!z->z && !(z->z = calloc(1, sizeof(*z->z))))
+            return fail(z, ZREAD_GZIP, err, errlen, -ENOMEM, "cannot initialize zlib");
+        if (inflateInit2(z->z, 15 + 16) != Z_OK)
             return fail(z, ZREAD_GZIP, err, errlen, -ENOMEM, "cannot initialize zlib");
         z->zinit = true;
     }
@@ -139,16 +143,16 @@ static ssize_t read_gz(zread_t *z, uint8_t *buf, size_t n, char *err, size_t err
         if (room > left)
             room = left;
         size_t avail = z->ilen - z->ipos;
-        z->z.next_in = z->ibuf + z->ipos;
-        z->z.avail_in = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
-        z->z.next_out = buf + got;
-        z->z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
-        uInt ai = z->z.avail_in, ao = z->z.avail_out;
-        int zr = inflate(&z->z, Z_NO_FLUSH);
-        z->ipos += ai - z->z.avail_in;
-        z->in += ai - z->z.avail_in;
-        got += ao - z->z.avail_out;
-        z->out += ao - z->z.avail_out;
+        z->z->next_in = z->ibuf + z->ipos;
+        z->z->avail_in = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
+        z->z->next_out = buf + got;
+        z->z->avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
+        uInt ai = z->z->avail_in, ao = z->z->avail_out;
+        int zr = inflate(z->z, Z_NO_FLUSH);
+        z->ipos += ai - z->z->avail_in;
+        z->in += ai - z->z->avail_in;
+        got += ao - z->z->avail_out;
+        z->out += ao - z->z->avail_out;
         if (z->out > z->limit) {
             char m[80];
             snprintf(m, sizeof(m), "decompressed profile is larger than %zu MiB", z->limit >> 20);
@@ -167,18 +171,18 @@ static ssize_t read_gz(zread_t *z, uint8_t *buf, size_t n, char *err, size_t err
                 snprintf(m, sizeof(m), "trailing garbage after gzip data at offset %zu", z->in);
                 return fail(z, ZREAD_GZIP, err, errlen, -EINVAL, m);
             }
-            inflateReset(&z->z);
+            inflateReset(z->z);
             continue;
         }
         if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
             char m[200];
-            snprintf(m, sizeof(m), "corrupt gzip data: %s", z->z.msg ? z->z.msg : "bad stream");
+            snprintf(m, sizeof(m), "corrupt gzip data: %s", z->z->msg ? z->z->msg : "bad stream");
             return fail(z, ZREAD_GZIP, err, errlen, -EINVAL, m);
         }
         if (zr == Z_MEM_ERROR)
             return fail(z, ZREAD_GZIP, err, errlen, -ENOMEM, "out of memory while inflating");
         /* Z_OK or Z_BUF_ERROR: more input is needed, or more room. */
-        if (z->z.avail_in == 0 && z->ieof && z->z.avail_out > 0) {
+        if (z->z->avail_in == 0 && z->ieof && z->z->avail_out > 0) {
             char m[120];
             snprintf(m, sizeof(m), "truncated gzip data (%zu bytes in, %zu out)", z->inlen, z->out);
             return fail(z, ZREAD_GZIP, err, errlen, -EINVAL, m);

@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <zlib.h>
+
+struct z_stream_s; /* zlib's, kept out of this header: a build without
+                    * zlib (musl) compiles parse.c, which includes it */
 
 /* What failed, for the caller's wording: the file's reading (an errno
  * from read(2), or a raw file over the limit) or the gzip data. */
@@ -36,7 +38,7 @@ typedef struct zread {
     size_t inlen;      /* input bytes read so far */
     /* output */
     bool gz, zinit, zdone; /* gzip; inflate set up; last member ended */
-    z_stream z;
+    struct z_stream_s *z; /* inflate's state, made at the first read */
     size_t limit; /* most bytes produced; one more is an error */
     size_t out;   /* bytes produced so far */
     zread_fail_t fail;
