@@ -141,7 +141,7 @@ MUSL_CC ?= musl-gcc
 MB := $(B)/musl
 MUSL_OBJ := $(RUNTIME_SRC:%.c=$(MB)/pic/%.o)
 # The runtime reads no profile: no decode.c (zlib's inflate) in the archive.
-MUSL_LIB_OBJ := $(patsubst %.c,$(MB)/pic/%.o,$(filter-out src/profile/decode.c,$(PROFILE_SRC)) $(BASE_SRC))
+MUSL_LIB_OBJ := $(patsubst %.c,$(MB)/pic/%.o,$(filter-out src/profile/decode.c src/profile/zread.c,$(PROFILE_SRC)) $(BASE_SRC))
 MUSL_KINC := $(MB)/kinc/.made
 KERNEL_ASM := $(firstword $(wildcard /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)/asm) /usr/include/asm)
 

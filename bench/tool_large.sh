@@ -28,6 +28,13 @@
 #                                 served once; then the server is stopped
 #   -sample_index=alloc_space -top  a chosen sample type (large only)
 # and, with BENCH_MORE=1, also -top -cum, -traces and -proto.
+# go tool pprof 1.19's /ui/flamegraph builds the untrimmed call tree
+# (CallTree, Trim false: driver/flamegraph.go) and renders it as one JSON
+# document: on the deep and samples shapes that is millions of tree nodes,
+# and it serves nothing for hours. A flame graph not served within
+# BENCH_HTTP_TIMEOUT seconds (default 600) ends go's run there: its wall
+# time is then a lower bound (">="), cprof's ratio an upper bound, and its
+# peak RSS the peak until then. cprof not serving in time is an error.
 # BENCH_CPROF=PATH times another cprof binary than build/cprof;
 # BENCH_REF_CPROF=PATH adds a second cprof binary (main's build, say) as a
 # reference, run in turn with this one, so one run shows before and after.
@@ -43,6 +50,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=$top/build
 CRUNS=${1:-5}
+HTTP_TIMEOUT=${BENCH_HTTP_TIMEOUT:-600}
 GRUNS=${2:-3}
 GIVEN=${3:-}
 REF=${BENCH_REF_CPROF:-}
@@ -124,7 +132,8 @@ free_port() {
 # http_once OUT TOOL... PROFILES: starts TOOL -http on a free port, waits
 # for its "Serving web UI on URL" line, fetches URL/ui/flamegraph once and
 # stops the server; appends "wall kbytes cpu" (wall: start to flame graph
-# served; peak RSS and CPU of the whole run) to OUT.
+# served; peak RSS and CPU of the whole run) to OUT. go tool pprof not
+# serving within HTTP_TIMEOUT: the run ends there and OUT.timeout is made.
 http_once() {
   out=$1; shift
   : > "$W/h.err"
@@ -137,10 +146,17 @@ http_once() {
     url=$(sed -n 's|.*Serving web UI on \(http://[^ ]*\).*|\1|p' "$W/h.err" | head -n1)
     [ -n "$url" ] || sleep 0.02
   done
-  curl -sf --max-time 3600 -o "$W/flame.html" "$url/ui/flamegraph" || {
-    echo "bench: no flame graph from $*" >&2; exit 1; }
+  left=$(echo "$t0 $(now) $HTTP_TIMEOUT" | awk '{ l = $3 - ($2 - $1); print (l < 1 ? 1 : int(l)) }')
+  if ! curl -sf --max-time "$left" -o "$W/flame.html" "$url/ui/flamegraph"; then
+    case $1 in
+      go) kill -0 "$tp" 2>/dev/null || { echo "bench: server exited: $*" >&2; cat "$W/h.err" >&2; exit 1; }
+          echo "bench: go tool pprof served no flame graph in $HTTP_TIMEOUT s: stopped" >&2
+          : > "$out.timeout" ;;
+      *) echo "bench: no flame graph from $* in $HTTP_TIMEOUT s" >&2; exit 1 ;;
+    esac
+  fi
   t1=$(now)
-  [ -s "$W/flame.html" ] || { echo "bench: empty flame graph from $*" >&2; exit 1; }
+  [ -s "$W/flame.html" ] || [ -e "$out.timeout" ] || { echo "bench: empty flame graph from $*" >&2; exit 1; }
   kill -TERM "$(leaf "$tp")"
   wait "$tp" || true
   tp=
@@ -174,7 +190,7 @@ for sh in $SHAPES; do
   [ "$sh" = large ] || [ "$sh" = given ] && set -- "$@" "-sample_index=alloc_space -top"
   [ "${BENCH_MORE:-0}" = 1 ] && set -- "$@" "-top -cum" "-traces" "-proto -output /dev/null"
   for cmd in "$@"; do
-    : > "$W/c"; : > "$W/r"; : > "$W/g"
+    : > "$W/c"; : > "$W/r"; : > "$W/g"; rm -f "$W/g.timeout"
     i=0
     while [ $i -lt "$CRUNS" ] || [ $i -lt "$GRUNS" ]; do
       # shellcheck disable=SC2086
@@ -182,31 +198,36 @@ for sh in $SHAPES; do
       # shellcheck disable=SC2086
       [ $i -lt "$CRUNS" ] && [ -n "$REF" ] && run "$W/r" "$REF" "$cmd" $profs
       # shellcheck disable=SC2086
-      [ $i -lt "$GRUNS" ] && run "$W/g" "go tool pprof" "$cmd" $profs
+      [ $i -lt "$GRUNS" ] && [ ! -e "$W/g.timeout" ] && run "$W/g" "go tool pprof" "$cmd" $profs
       i=$((i + 1))
     done
     g="$(median 1 "$W/g") $(median 3 "$W/g") $(median 2 "$W/g")"
     c="$(median 1 "$W/c") $(median 3 "$W/c") $(median 2 "$W/c")"
-    echo "$sh $cmd|cprof|$c|$g" >> "$W/summary"
-    [ -z "$REF" ] || echo "$sh $cmd|reference|$(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")|$g" >> "$W/summary"
+    # a timed-out go run is its only one: its figures are lower bounds
+    lb=; [ -e "$W/g.timeout" ] && lb=">="
+    echo "$sh $cmd|cprof|$c|$g|$lb" >> "$W/summary"
+    [ -z "$REF" ] || echo "$sh $cmd|reference|$(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")|$g|$lb" >> "$W/summary"
     # partial results, should the run be cut short: wall cpu kbytes
-    echo "  $sh $cmd: cprof $c${REF:+ | reference $(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")} | go $g" \
+    echo "  $sh $cmd: cprof $c${REF:+ | reference $(median 1 "$W/r") $(median 3 "$W/r") $(median 2 "$W/r")} | go $lb$g" \
       "(load $(cut -d' ' -f1 /proc/loadavg))" >&2
   done
   rm -rf "${W:?}/$sh"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# summary lines: command|tool|wall cpu kbytes (tool)|wall cpu kbytes (go)
-awk -F'|' -v wt="$WALL_TARGET" -v rt="$RSS_TARGET" -v cr="$CRUNS" -v gr="$GRUNS" '
+# summary lines: command|tool|wall cpu kbytes (tool)|wall cpu kbytes (go)|">=" when
+# go's figures are lower bounds (no flame graph in HTTP_TIMEOUT)
+awk -F'|' -v wt="$WALL_TARGET" -v rt="$RSS_TARGET" -v cr="$CRUNS" -v gr="$GRUNS" -v ht="$HTTP_TIMEOUT" '
 function ratio(a, b) { return b > 0 ? a / b : 0 }
 { split($3, c, " "); split($4, g, " ")
-  line[NR] = sprintf("%-38s %-9s | %7.2f %7.2f %7.3f | %7.2f %7.2f %7.3f | %7.1f %7.1f %6.3f", $1, $2,
-    c[1], g[1], ratio(c[1], g[1]), c[2], g[2], ratio(c[2], g[2]), c[3] / 1024, g[3] / 1024,
+  lb = $5; le = lb == ">=" ? "<=" : ""
+  line[NR] = sprintf("%-38s %-9s | %7.2f %2s%5.2f %7.3f | %7.2f %2s%5.2f %7.3f | %7.1f %2s%5.1f %6.3f", $1, $2,
+    c[1], lb, g[1], ratio(c[1], g[1]), c[2], lb, g[2], ratio(c[2], g[2]), c[3] / 1024, lb, g[3] / 1024,
     ratio(c[3], g[3]))
   w = ratio(c[1], g[1]); r = ratio(c[3], g[3])
-  verdict[NR] = sprintf("  %-38s %-9s wall %.3f %-7s  peak RSS %.3f %s", $1, $2, w,
-    (w <= wt ? "met" : "NOT met"), r, (r <= rt ? "met" : "NOT met")) }
+  verdict[NR] = sprintf("  %-38s %-9s wall %s%.3f %-7s  peak RSS %s%.3f %s%s", $1, $2, le, w,
+    (w <= wt ? "met" : "NOT met"), le, r, (r <= rt ? "met" : "NOT met"),
+    lb == ">=" ? " (go served no flame graph in time: upper bounds)" : "") }
 END {
   printf "\n%-38s %-9s | %7s %7s %7s | %7s %7s %7s | %7s %7s %6s\n", "", "", "wall s", "wall s",
     "wall", "CPU s", "CPU s", "CPU", "peak MB", "peak MB", "RSS"
@@ -214,7 +235,8 @@ END {
     "pprof", "ratio", "tool", "pprof", "ratio", "tool", "pprof", "ratio"
   for (i = 1; i <= NR; i++) print line[i]
   printf "(ratio: tool / go tool pprof. wall, CPU (user+sys): medians of %d cprof and %d\n", cr, gr
-  print " go tool pprof runs; peak MB: median of /usr/bin/time'"'"'s maximum resident set size)"
+  print " go tool pprof runs; peak MB: median of /usr/bin/time'"'"'s maximum resident set size;"
+  printf " \">=\": go served no flame graph in %d s, its one run stopped then)\n", ht
   printf "\ntargets (issue 24): wall ratio <= %s, peak RSS ratio <= %s\n", wt, rt
   for (i = 1; i <= NR; i++) print verdict[i]
 }' "$W/summary"

@@ -1,12 +1,13 @@
 /* decode.c — profile.proto bytes to profile_t, gzip inflation, and strict
  * validation (parse.c chooses between this decoder and the legacy parsers).
  *
- * The decoder makes two passes over the top-level message: the first checks
- * the wire structure of the top level and counts each repeated field, so
- * that the element arrays are allocated once at their exact size and the
- * number of sample types is known before any sample is read (the wire
- * format allows any field order). The second pass decodes the elements.
- * Nested messages (Sample, Label, Mapping, Location, Line, Function,
+ * The decoder makes one pass over the top-level message, reading it through
+ * a window that holds whole top-level fields only: from memory, or in
+ * pieces from a zread_t (zread.h), so that a gzip file is inflated as it
+ * is decoded and neither the file nor the inflated profile is ever held
+ * whole. The wire format allows any field order, so what depends on the
+ * whole message (each sample's value count against the sample types, a
+ * string table present) is checked at its end. Nested messages (Sample, Label, Mapping, Location, Line, Function,
  * ValueType) are decoded by small functions with fixed nesting, so hostile
  * "deep nesting" costs nothing: unknown fields are skipped, never entered.
  *
@@ -31,6 +32,8 @@
 #include <zlib.h>
 
 #include "base/err.h"
+
+#include "zread.h"
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
 
@@ -58,7 +61,20 @@ enum {
 /* --- wire reader ------------------------------------------------------------ */
 
 typedef struct {
-    const uint8_t *base; /* start of the whole buffer: offsets in messages */
+    const uint8_t *base; /* start of the window: offsets in messages */
+    size_t base_off;     /* offset of base in the whole input */
+    /* the window: unread bytes [pos, end), all of the input when eof */
+    const uint8_t *pos, *end;
+    bool eof;
+    zread_t *src;     /* where more bytes come from; NULL: from memory */
+    bool src_failed;  /* src failed: its message stands */
+    uint8_t *win;     /* the window's storage when reading src */
+    size_t cap_win;
+    size_t nstr;      /* string_table entries so far */
+    bool time_set;    /* a nonzero time_nanos was read */
+    /* samples' value counts, checked at the end against the sample types:
+     * the first sample's, and the first sample that differs from it */
+    size_t vals0, bad_vals, n_bad_vals;
     char *err;
     size_t errlen;
     profile_t *p;
@@ -91,7 +107,7 @@ typedef struct {
 
 static size_t off_of(const dec_t *d, const uint8_t *at)
 {
-    return (size_t)(at - d->base);
+    return d->base_off + (size_t)(at - d->base);
 }
 
 static int get_varint(dec_t *d, rd_t *r, uint64_t *out)
@@ -112,6 +128,12 @@ static int get_varint(dec_t *d, rd_t *r, uint64_t *out)
     }
     *out = v;
     return 0;
+}
+
+static int len_exceeds(dec_t *d, const fld_t *f, uint64_t n, size_t left)
+{
+    return FAIL(d, "field %" PRIu64 " at offset %zu: length %" PRIu64 " exceeds the %zu bytes left",
+                f->field, f->off, n, left);
 }
 
 /* Reads the next field; 1 when one was read, 0 at the end, <0 on error. */
@@ -153,10 +175,7 @@ static int next_field(dec_t *d, rd_t *r, fld_t *f)
         if (get_varint(d, r, &n) < 0)
             return -EINVAL;
         if (n > (uint64_t)(r->end - r->pos))
-            return FAIL(d,
-                        "field %" PRIu64 " at offset %zu: length %" PRIu64
-                        " exceeds the %zu bytes left",
-                        f->field, f->off, n, (size_t)(r->end - r->pos));
+            return len_exceeds(d, f, n, (size_t)(r->end - r->pos));
         f->data = r->pos;
         f->len = (size_t)n;
         r->pos += n;
@@ -327,18 +346,20 @@ static int dec_sample(dec_t *d, const fld_t *outer, size_t idx)
     }
     if (rc < 0)
         return rc;
-    if (p->n_sample_types == 0)
-        return FAIL(d, "sample %zu present but the profile has no sample types", idx);
-    if (d->n_vals != p->n_sample_types)
-        return FAIL(d, "sample %zu has %zu values but there are %zu sample types", idx,
-                    d->n_vals, p->n_sample_types);
+    if (idx == 0)
+        d->vals0 = d->n_vals;
+    else if (d->n_vals != d->vals0 && d->bad_vals == SIZE_MAX) {
+        d->bad_vals = idx;
+        d->n_bad_vals = d->n_vals;
+    }
     if (d->n_locs > UINT32_MAX || d->n_labels > UINT32_MAX)
         return FAIL(d, "sample %zu is too large", idx);
     profile_sample_t *s = &p->samples[idx];
     s->location_ids = profile_alloc_stack(p, d->locs, d->n_locs);
     s->values = keep(d, d->vals, d->n_vals, sizeof(*d->vals));
     s->labels = keep(d, d->labels, d->n_labels, sizeof(*d->labels));
-    if ((d->n_locs && !s->location_ids) || !s->values || (d->n_labels && !s->labels))
+    if ((d->n_locs && !s->location_ids) || (d->n_vals && !s->values) ||
+        (d->n_labels && !s->labels))
         return oom(d);
     s->n_location_ids = (uint32_t)d->n_locs;
     s->n_labels = (uint32_t)d->n_labels;
@@ -450,7 +471,7 @@ static int dec_location(dec_t *d, const fld_t *outer, profile_location_t *l)
         return rc;
     if (d->n_lines > UINT32_MAX)
         return FAIL(d, "location %" PRIu64 " has too many lines", l->id);
-    l->lines = keep(d, d->lines, d->n_lines, sizeof(*d->lines));
+    l->lines = profile_alloc_lines(d->p, d->lines, d->n_lines);
     if (d->n_lines && !l->lines)
         return oom(d);
     l->n_lines = (uint32_t)d->n_lines;
@@ -487,7 +508,6 @@ static int dec_function(dec_t *d, const fld_t *outer, profile_function_t *fn)
     }
     return rc;
 }
-
 /* --- the Profile message ---------------------------------------------------- */
 
 static const char *top_name(uint64_t field)
@@ -500,16 +520,201 @@ static const char *top_name(uint64_t field)
     return field < sizeof(names) / sizeof(names[0]) ? names[field] : NULL;
 }
 
-/* Pass 1: wire structure of the top level, element counts, string table
- * and the concatenation check. */
-static int prescan(dec_t *d, const uint8_t *data, size_t len, size_t counts[15])
+/* The window's size when reading a source: top-level fields are small
+ * (a sample, a location, a string), a larger one widens the window. */
+#define WIN_SIZE ((size_t)256 << 10)
+
+/* Makes need bytes readable at d->pos, fewer only at the end of the
+ * input (then every byte left is in the window). 0 or <0. */
+static int fill(dec_t *d, size_t need)
 {
-    rd_t r = {data, data + len};
+    size_t have = (size_t)(d->end - d->pos);
+    if (d->eof || have >= need)
+        return 0;
+    /* The unread bytes move to the front; the window grows as bytes come
+     * (a hostile length claims more than there is). */
+    d->base_off += (size_t)(d->pos - d->base);
+    if (have)
+        memmove(d->win, d->pos, have);
+    while (have < need && !d->eof) {
+        if (have == d->cap_win) {
+            size_t nc = d->cap_win ? d->cap_win * 2 : WIN_SIZE;
+            uint8_t *nw = realloc(d->win, nc);
+            if (!nw)
+                return oom(d);
+            d->win = nw;
+            d->cap_win = nc;
+        }
+        ssize_t r = zread_read(d->src, d->win + have, d->cap_win - have, d->err, d->errlen);
+        if (r < 0) {
+            d->src_failed = true;
+            return (int)r;
+        }
+        d->eof = r == 0;
+        have += (size_t)r;
+    }
+    d->base = d->pos = d->win;
+    d->end = d->win + have;
+    return 0;
+}
+
+/* Reads the rest of the source, discarding it: how many bytes that was,
+ * or <0 when the source fails. */
+static ssize_t drain(dec_t *d)
+{
+    size_t n = 0;
+    while (!d->eof) {
+        ssize_t r = zread_read(d->src, d->win, d->cap_win, d->err, d->errlen);
+        if (r < 0) {
+            d->src_failed = true;
+            return r;
+        }
+        d->eof = r == 0;
+        n += (size_t)r;
+    }
+    d->pos = d->end;
+    return (ssize_t)n;
+}
+
+/* Bytes of the length-delimited field at [pos, end) (key, length and
+ * payload), or 0 when it is another kind or its header is incomplete or
+ * bad (next_field then says why). */
+static uint64_t len_field_size(const uint8_t *pos, const uint8_t *end)
+{
+    const uint8_t *q = pos;
+    uint64_t v[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0;; i++) {
+            if (q >= end || i == 10)
+                return 0;
+            uint8_t b = *q++;
+            v[k] |= (uint64_t)(b & 0x7f) << (7 * i);
+            if (!(b & 0x80))
+                break;
+        }
+        if (k == 0 && ((v[0] & 7) != WT_LEN || v[0] >> 3 == 0))
+            return 0;
+    }
+    uint64_t hdr = (uint64_t)(q - pos);
+    return v[1] > UINT64_MAX - hdr ? UINT64_MAX : hdr + v[1];
+}
+
+/* next_field for the top level: makes the whole field readable first. */
+static int next_top(dec_t *d, fld_t *f)
+{
+    for (;;) {
+        int rc = fill(d, 24); /* a key and a length take at most 20 bytes */
+        if (rc < 0)
+            return rc;
+        uint64_t need = d->eof ? 0 : len_field_size(d->pos, d->end);
+        if (need > (uint64_t)(d->end - d->pos)) {
+            if (need > PROFILE_MAX_INFLATED + 32) {
+                /* Longer than any input may be: the message counts the
+                 * bytes left, as if all had been read. */
+                rd_t r = {d->pos, d->end};
+                uint64_t key, n;
+                f->off = off_of(d, r.pos);
+                if (get_varint(d, &r, &key) < 0 || get_varint(d, &r, &n) < 0)
+                    return -EINVAL; /* not so: len_field_size read both */
+                f->field = key >> 3;
+                size_t left = (size_t)(r.end - r.pos);
+                ssize_t more = drain(d);
+                if (more < 0)
+                    return (int)more;
+                return len_exceeds(d, f, n, left + (size_t)more);
+            }
+            if ((rc = fill(d, (size_t)need)) < 0)
+                return rc;
+        }
+        rd_t r = {d->pos, d->end};
+        rc = next_field(d, &r, f);
+        if (rc > 0)
+            d->pos = r.pos;
+        return rc;
+    }
+}
+
+/* Grows a profile's element array by one zeroed element: NULL on OOM. */
+#define GROW_ONE(arr, n, cap)                                                               \
+    (err_grow((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))) < 0                            \
+         ? NULL                                                                                \
+         : memset(&(arr)[(n)++], 0, sizeof(*(arr))))
+
+static int dec_string(dec_t *d, const fld_t *f)
+{
+    if (d->nstr == 0 && f->len != 0)
+        return FAIL(d, "string_table[0] is not empty (offset %zu)", f->off);
+    if (memchr(f->data, 0, f->len))
+        return FAIL(d, "string_table[%zu] contains a NUL byte (offset %zu)", d->nstr, f->off);
+    /* profile_new() already holds "" at index 0. */
+    if (d->nstr > 0 && profile_add_string(d->p, (const char *)f->data, f->len) < 0)
+        return oom(d);
+    d->nstr++;
+    return 0;
+}
+
+/* Id 0 is refused at once (validation would say the same later), so that
+ * floods of empty elements stop early. */
+static int dec_element(dec_t *d, const fld_t *f)
+{
+    profile_t *p = d->p;
+    int rc;
+    switch (f->field) {
+    case F_SAMPLE:
+        if (err_grow((void **)&p->samples, &p->cap_samples, p->n_samples + 1,
+                     sizeof(*p->samples)) < 0)
+            return oom(d);
+        memset(&p->samples[p->n_samples], 0, sizeof(p->samples[0]));
+        rc = dec_sample(d, f, p->n_samples);
+        if (rc == 0)
+            p->n_samples++;
+        return rc;
+    case F_MAPPING: {
+        profile_mapping_t *m = GROW_ONE(p->mappings, p->n_mappings, p->cap_mappings);
+        if (!m)
+            return oom(d);
+        rc = dec_mapping(d, f, m);
+        if (rc == 0 && m->id == 0)
+            rc = FAIL(d, "mapping #%zu has id 0 (reserved)", p->n_mappings - 1);
+        return rc;
+    }
+    case F_LOCATION: {
+        profile_location_t *l = GROW_ONE(p->locations, p->n_locations, p->cap_locations);
+        if (!l)
+            return oom(d);
+        rc = dec_location(d, f, l);
+        if (rc == 0 && l->id == 0)
+            rc = FAIL(d, "location #%zu has id 0 (reserved)", p->n_locations - 1);
+        return rc;
+    }
+    case F_FUNCTION: {
+        profile_function_t *fn = GROW_ONE(p->functions, p->n_functions, p->cap_functions);
+        if (!fn)
+            return oom(d);
+        rc = dec_function(d, f, fn);
+        if (rc == 0 && fn->id == 0)
+            rc = FAIL(d, "function #%zu has id 0 (reserved)", p->n_functions - 1);
+        return rc;
+    }
+    case F_SAMPLE_TYPE: {
+        profile_value_type_t *vt =
+            GROW_ONE(p->sample_types, p->n_sample_types, p->cap_sample_types);
+        return vt ? dec_value_type(d, f, vt) : oom(d);
+    }
+    case F_PERIOD_TYPE:
+        return dec_value_type(d, f, &p->period_type);
+    default:
+        return dec_string(d, f);
+    }
+}
+
+/* The top-level fields, in the order they come. */
+static int decode_top(dec_t *d)
+{
+    profile_t *p = d->p;
     fld_t f;
     int rc;
-    bool time_set = false;
-    memset(counts, 0, 15 * sizeof(counts[0]));
-    while ((rc = next_field(d, &r, &f)) > 0) {
+    while ((rc = next_top(d, &f)) > 0) {
         const char *name = top_name(f.field);
         if (!name)
             continue; /* unknown field: skipped, as Go does */
@@ -521,139 +726,40 @@ static int prescan(dec_t *d, const uint8_t *data, size_t len, size_t counts[15])
         case F_FUNCTION:
         case F_STRING:
         case F_PERIOD_TYPE:
-            if (want(d, &f, WT_LEN, name) < 0)
-                return -EINVAL;
-            counts[f.field]++;
+            rc = want(d, &f, WT_LEN, name);
+            if (rc == 0)
+                rc = dec_element(d, &f);
             break;
-        case F_COMMENT:
-            if (f.wire == WT_VARINT) {
-                counts[F_COMMENT]++;
-            } else if (f.wire == WT_LEN) {
-                for (size_t i = 0; i < f.len; i++)
-                    counts[F_COMMENT] += !(f.data[i] & 0x80);
-            } else {
+        case F_COMMENT: {
+            if (f.wire != WT_VARINT && f.wire != WT_LEN)
                 return FAIL(d, "comment at offset %zu has wire type %s, want varint or packed",
                             f.off, wire_name(f.wire));
-            }
+            size_t n = p->n_comments;
+            rc = repeated_u64(d, &f, (uint64_t **)&p->comments, &n, &p->cap_comments, "comment");
+            p->n_comments = n;
             break;
+        }
         case F_TIME:
             if (want(d, &f, WT_VARINT, name) < 0)
                 return -EINVAL;
-            if (time_set) {
+            if (d->time_set) {
                 d->concat = true;
                 return FAIL(d, "concatenated profiles detected (second time_nanos at offset %zu)",
                             f.off);
             }
-            time_set = f.u != 0;
-            break;
-        default:
-            if (want(d, &f, WT_VARINT, name) < 0)
-                return -EINVAL;
-        }
-    }
-    return rc;
-}
-
-static int add_strings_and_scalars(dec_t *d, const uint8_t *data, size_t len)
-{
-    profile_t *p = d->p;
-    rd_t r = {data, data + len};
-    fld_t f;
-    int rc;
-    size_t nstr = 0;
-    while ((rc = next_field(d, &r, &f)) > 0) {
-        switch (f.field) {
-        case F_STRING:
-            if (nstr == 0 && f.len != 0)
-                return FAIL(d, "string_table[0] is not empty (offset %zu)", f.off);
-            if (memchr(f.data, 0, f.len))
-                return FAIL(d, "string_table[%zu] contains a NUL byte (offset %zu)", nstr, f.off);
-            /* profile_new() already holds "" at index 0. */
-            if (nstr > 0 && profile_add_string(p, (const char *)f.data, f.len) < 0)
-                return oom(d);
-            nstr++;
-            break;
-        case F_DROP:
-            p->drop_frames = (int64_t)f.u;
-            break;
-        case F_KEEP:
-            p->keep_frames = (int64_t)f.u;
-            break;
-        case F_TIME:
+            d->time_set = f.u != 0;
             p->time_nanos = (int64_t)f.u;
             break;
-        case F_DURATION:
-            p->duration_nanos = (int64_t)f.u;
-            break;
-        case F_PERIOD:
-            p->period = (int64_t)f.u;
-            break;
-        case F_DEFAULT_TYPE:
-            p->default_sample_type = (int64_t)f.u;
-            break;
-        case F_PERIOD_TYPE:
-            if (dec_value_type(d, &f, &p->period_type) < 0)
+        default: {
+            if (want(d, &f, WT_VARINT, name) < 0)
                 return -EINVAL;
-            break;
-        case F_SAMPLE_TYPE:
-            if (dec_value_type(d, &f, &p->sample_types[p->n_sample_types]) < 0)
-                return -EINVAL;
-            p->n_sample_types++;
-            break;
-        case F_COMMENT: {
-            size_t n = p->n_comments;
-            if (repeated_u64(d, &f, (uint64_t **)&p->comments, &n, &p->cap_comments,
-                             "comment") < 0)
-                return -EINVAL;
-            p->n_comments = n;
-            break;
+            int64_t *v = f.field == F_DROP       ? &p->drop_frames
+                         : f.field == F_KEEP     ? &p->keep_frames
+                         : f.field == F_DURATION ? &p->duration_nanos
+                         : f.field == F_PERIOD   ? &p->period
+                                                 : &p->default_sample_type;
+            *v = (int64_t)f.u;
         }
-        default:
-            break;
-        }
-    }
-    if (rc < 0)
-        return rc;
-    if (nstr == 0)
-        return FAIL(d, "no string_table (every profile has at least the empty string)");
-    return 0;
-}
-
-static int decode_elements(dec_t *d, const uint8_t *data, size_t len)
-{
-    profile_t *p = d->p;
-    rd_t r = {data, data + len};
-    fld_t f;
-    int rc;
-    while ((rc = next_field(d, &r, &f)) > 0) {
-        switch (f.field) {
-        case F_SAMPLE:
-            rc = dec_sample(d, &f, p->n_samples);
-            if (rc == 0)
-                p->n_samples++;
-            break;
-        /* Id 0 is refused at once (validation would say the same later),
-         * so that floods of empty elements stop early. */
-        case F_MAPPING:
-            memset(&p->mappings[p->n_mappings], 0, sizeof(p->mappings[0]));
-            rc = dec_mapping(d, &f, &p->mappings[p->n_mappings++]);
-            if (rc == 0 && p->mappings[p->n_mappings - 1].id == 0)
-                rc = FAIL(d, "mapping #%zu has id 0 (reserved)", p->n_mappings - 1);
-            break;
-        case F_LOCATION:
-            memset(&p->locations[p->n_locations], 0, sizeof(p->locations[0]));
-            rc = dec_location(d, &f, &p->locations[p->n_locations++]);
-            if (rc == 0 && p->locations[p->n_locations - 1].id == 0)
-                rc = FAIL(d, "location #%zu has id 0 (reserved)", p->n_locations - 1);
-            break;
-        case F_FUNCTION:
-            memset(&p->functions[p->n_functions], 0, sizeof(p->functions[0]));
-            rc = dec_function(d, &f, &p->functions[p->n_functions++]);
-            if (rc == 0 && p->functions[p->n_functions - 1].id == 0)
-                rc = FAIL(d, "function #%zu has id 0 (reserved)", p->n_functions - 1);
-            break;
-        default:
-            rc = 0;
         }
         if (rc < 0)
             return rc;
@@ -661,6 +767,38 @@ static int decode_elements(dec_t *d, const uint8_t *data, size_t len)
     return rc;
 }
 
+/* What needs the whole message: sample types for the samples' values, a
+ * string table. */
+static int check_whole(dec_t *d)
+{
+    profile_t *p = d->p;
+    if (p->n_samples && !p->n_sample_types)
+        return FAIL(d, "profile has %zu samples but no sample types", p->n_samples);
+    if (d->nstr == 0)
+        return FAIL(d, "no string_table (every profile has at least the empty string)");
+    size_t idx = SIZE_MAX, n = 0;
+    if (p->n_samples && d->vals0 != p->n_sample_types)
+        idx = 0, n = d->vals0;
+    else if (d->bad_vals != SIZE_MAX)
+        idx = d->bad_vals, n = d->n_bad_vals;
+    if (idx != SIZE_MAX)
+        return FAIL(d, "sample %zu has %zu values but there are %zu sample types", idx, n,
+                    p->n_sample_types);
+    return 0;
+}
+
+/* Gives back what doubling left unused: the arrays stay for the whole
+ * report. */
+static void shrink(void **arr, size_t n, size_t *cap, size_t elem)
+{
+    if (n == 0 || n == *cap)
+        return;
+    void *a = realloc(*arr, n * elem);
+    if (a) {
+        *arr = a;
+        *cap = n;
+    }
+}
 /* --- id sets (validation) --------------------------------------------------- */
 
 /* The ids of one table: a byte map when they are dense, else a sorted
@@ -901,7 +1039,6 @@ static int drop_dangling_mapping_ids(profile_t *p, char *err, size_t errlen)
     free(ids);
     return 0;
 }
-
 static void dec_free(dec_t *d)
 {
     free(d->locs);
@@ -910,70 +1047,64 @@ static void dec_free(dec_t *d)
     free(d->lines);
 }
 
-int profile_decode_proto_concat(const uint8_t *data, size_t len, profile_t **out, char *err,
-                                size_t errlen, bool *concat)
+/* Decodes what d's window holds and its source gives. */
+static int decode_run(dec_t *d, profile_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    *concat = false;
-    if (len == 0) {
+    d->err = err;
+    d->errlen = errlen;
+    d->bad_vals = SIZE_MAX;
+    int rc = fill(d, 24);
+    if (rc < 0)
+        return rc;
+    if (d->pos == d->end) {
         set_err(err, errlen, "empty input");
         return -ENODATA;
     }
-    dec_t d;
-    memset(&d, 0, sizeof(d));
-    d.base = data;
-    d.err = err;
-    d.errlen = errlen;
-    size_t counts[15];
-    int rc = prescan(&d, data, len, counts);
-    if (rc < 0) {
-        *concat = d.concat;
-        return rc;
-    }
-    /* Checked before allocating: a flood of empty samples must not cost
-     * memory before it is refused. */
-    if (counts[F_SAMPLE] && !counts[F_SAMPLE_TYPE])
-        return FAIL(&d, "profile has %zu samples but no sample types", counts[F_SAMPLE]);
     profile_t *p = profile_new();
     if (!p) {
         set_err(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    d.p = p;
-#define ALLOC_ARR(field, capf, n)                                                              \
-    do {                                                                                       \
-        if ((n) && !(p->field = calloc((n), sizeof(*p->field))))                              \
-            goto nomem;                                                                        \
-        p->capf = (n);                                                                         \
-    } while (0)
-    ALLOC_ARR(sample_types, cap_sample_types, counts[F_SAMPLE_TYPE]);
-    ALLOC_ARR(samples, cap_samples, counts[F_SAMPLE]);
-    ALLOC_ARR(mappings, cap_mappings, counts[F_MAPPING]);
-    ALLOC_ARR(locations, cap_locations, counts[F_LOCATION]);
-    ALLOC_ARR(functions, cap_functions, counts[F_FUNCTION]);
-    ALLOC_ARR(comments, cap_comments, counts[F_COMMENT]);
-#undef ALLOC_ARR
-    rc = add_strings_and_scalars(&d, data, len);
+    profile_defer_intern(p);
+    d->p = p;
+    rc = decode_top(d);
     if (rc == 0)
-        rc = decode_elements(&d, data, len);
-    if (rc == 0)
+        rc = check_whole(d);
+    dec_free(d);
+    if (rc == 0) {
+        shrink((void **)&p->samples, p->n_samples, &p->cap_samples, sizeof(*p->samples));
+        shrink((void **)&p->mappings, p->n_mappings, &p->cap_mappings, sizeof(*p->mappings));
+        shrink((void **)&p->locations, p->n_locations, &p->cap_locations, sizeof(*p->locations));
+        shrink((void **)&p->functions, p->n_functions, &p->cap_functions, sizeof(*p->functions));
+        shrink((void **)&p->strings, p->n_strings, &p->cap_strings, sizeof(*p->strings));
         rc = drop_dangling_mapping_ids(p, err, errlen);
+    }
     if (rc == 0)
         rc = profile_validate(p, err, errlen);
-    if (rc == 0 && profile_index(p) < 0)
-        goto nomem;
-    dec_free(&d);
+    if (rc == 0 && profile_index(p) < 0) {
+        set_err(err, errlen, "out of memory while decoding the profile");
+        rc = -ENOMEM;
+    }
     if (rc < 0) {
         profile_free(p);
         return rc;
     }
     *out = p;
     return 0;
-nomem:
-    dec_free(&d);
-    profile_free(p);
-    set_err(err, errlen, "out of memory while decoding the profile");
-    return -ENOMEM;
+}
+
+int profile_decode_proto_concat(const uint8_t *data, size_t len, profile_t **out, char *err,
+                                size_t errlen, bool *concat)
+{
+    dec_t d;
+    memset(&d, 0, sizeof(d));
+    d.base = d.pos = data;
+    d.end = data + len;
+    d.eof = true;
+    int rc = decode_run(&d, out, err, errlen);
+    *concat = d.concat;
+    return rc;
 }
 
 int profile_decode_proto(const uint8_t *data, size_t len, profile_t **out, char *err,
@@ -983,6 +1114,30 @@ int profile_decode_proto(const uint8_t *data, size_t len, profile_t **out, char 
     return profile_decode_proto_concat(data, len, out, err, errlen, &concat);
 }
 
+int profile_decode_stream(zread_t *src, profile_t **out, char *err, size_t errlen,
+                          profile_decode_fail_t *why)
+{
+    dec_t d;
+    memset(&d, 0, sizeof(d));
+    d.src = src;
+    int rc = decode_run(&d, out, err, errlen);
+    /* The bytes are read in full first where they fail (a corrupt gzip
+     * tail, a file over the limit): that failure is the one to report,
+     * as when the whole input was read before decoding. */
+    if (rc < 0 && rc != -ENOMEM && rc != -ENODATA && !d.src_failed) {
+        if (d.cap_win == 0 && (d.win = malloc(WIN_SIZE)) != NULL)
+            d.cap_win = WIN_SIZE;
+        ssize_t r = d.cap_win ? drain(&d) : 0;
+        if (r < 0)
+            rc = (int)r; /* drain put the source's message in err */
+    }
+    *why = d.src_failed ? PROFILE_DECODE_SOURCE
+           : d.concat   ? PROFILE_DECODE_CONCAT
+                        : PROFILE_DECODE_OTHER;
+    free(d.win);
+    return rc;
+}
+
 /* --- gzip ------------------------------------------------------------------- */
 
 int profile_gunzip(const uint8_t *data, size_t len, size_t limit, uint8_t **out,
@@ -990,89 +1145,37 @@ int profile_gunzip(const uint8_t *data, size_t len, size_t limit, uint8_t **out,
 {
     *out = NULL;
     *outlen = 0;
-    z_stream z;
-    memset(&z, 0, sizeof(z));
-    if (inflateInit2(&z, 15 + 16) != Z_OK) {
-        set_err(err, errlen, "cannot initialize zlib");
-        return -ENOMEM;
-    }
+    zread_t z;
+    zread_mem(&z, data, len, limit);
+    z.gz = true; /* not sniffed: what is no gzip is corrupt gzip */
     size_t cap = len < limit / 4 ? len * 4 : limit;
     if (cap < 4096)
         cap = 4096;
-    uint8_t *buf = malloc(cap + 1);
-    size_t n = 0, in = 0;
+    uint8_t *buf = NULL;
+    size_t n = 0;
     int rc = 0;
-    if (!buf) {
-        rc = -ENOMEM;
-        set_err(err, errlen, "out of memory while inflating");
-        goto out;
-    }
     for (;;) {
-        if (n == cap) {
-            if (cap >= limit) {
-                /* One byte of room past the limit tells "exactly at the
-                 * limit" from "over it". */
-                if (n > limit) {
-                    rc = -EFBIG;
-                    set_err(err, errlen, "decompressed profile is larger than %zu MiB",
-                            limit >> 20);
-                    goto out;
-                }
-            } else {
-                size_t nc = cap > limit / 2 ? limit : cap * 2;
-                uint8_t *nb = realloc(buf, nc + 1);
-                if (!nb) {
-                    rc = -ENOMEM;
-                    set_err(err, errlen, "out of memory while inflating");
-                    goto out;
-                }
-                buf = nb;
-                cap = nc;
-            }
-        }
-        size_t room = (cap >= limit ? limit + 1 : cap) - n;
-        size_t avail = len - in;
-        z.next_in = (Bytef *)(data + in);
-        z.avail_in = avail > UINT_MAX ? UINT_MAX : (uInt)avail;
-        z.next_out = buf + n;
-        z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
-        uInt ai = z.avail_in, ao = z.avail_out;
-        int zr = inflate(&z, Z_NO_FLUSH);
-        in += ai - z.avail_in;
-        n += ao - z.avail_out;
-        if (n > limit) {
-            rc = -EFBIG;
-            set_err(err, errlen, "decompressed profile is larger than %zu MiB", limit >> 20);
-            goto out;
-        }
-        if (zr == Z_STREAM_END) {
-            if (in == len)
+        if (n == cap || !buf) {
+            /* zread stops one byte past the limit: no more room is needed */
+            size_t nc = !buf ? cap : cap > limit / 2 ? limit + 1 : cap * 2;
+            uint8_t *nb = realloc(buf, nc);
+            if (!nb) {
+                rc = err_fmt(err, errlen, -ENOMEM, "out of memory while inflating");
                 break;
-            /* Another gzip member follows (Go's reader concatenates them). */
-            if (len - in < 2 || data[in] != 0x1f || data[in + 1] != 0x8b) {
-                rc = set_err(err, errlen, "trailing garbage after gzip data at offset %zu", in);
-                goto out;
             }
-            inflateReset(&z);
-            continue;
+            buf = nb;
+            cap = nc;
         }
-        if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
-            rc = set_err(err, errlen, "corrupt gzip data: %s", z.msg ? z.msg : "bad stream");
-            goto out;
+        ssize_t r = zread_read(&z, buf + n, cap - n, err, errlen);
+        if (r < 0) {
+            rc = (int)r;
+            break;
         }
-        if (zr == Z_MEM_ERROR) {
-            rc = -ENOMEM;
-            set_err(err, errlen, "out of memory while inflating");
-            goto out;
-        }
-        /* Z_OK or Z_BUF_ERROR: no progress possible without more input. */
-        if (in == len && n < (cap >= limit ? limit + 1 : cap)) {
-            rc = set_err(err, errlen, "truncated gzip data (%zu bytes in, %zu out)", len, n);
-            goto out;
-        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
     }
-out:
-    inflateEnd(&z);
+    zread_close(&z);
     if (rc < 0) {
         free(buf);
         return rc;

@@ -5,7 +5,9 @@
  * Everything here takes untrusted bytes: any input ends in either a valid,
  * indexed profile_t or a negative errno plus ONE human-readable line in the
  * caller's buffer. Memory use is bounded by a constant factor of the input
- * size (after inflating, itself bounded by PROFILE_MAX_INFLATED); there is no
+ * size (after inflating, itself bounded by PROFILE_MAX_INFLATED), and is
+ * the decoded profile's plus a window of a few top-level fields when
+ * streaming (profile_decode_stream); there is no
  * recursion deeper than the fixed nesting of profile.proto.
  *
  * Threads: no global state; each call works on its own profile.
@@ -34,6 +36,22 @@ int profile_decode_proto(const uint8_t *data, size_t len, profile_t **out, char 
  * sees them): parse.h then tries no legacy parser. */
 int profile_decode_proto_concat(const uint8_t *data, size_t len, profile_t **out, char *err,
                                 size_t errlen, bool *concat);
+
+typedef struct zread zread_t;
+
+/* Why profile_decode_stream failed, for what parse.h tries next. */
+typedef enum {
+    PROFILE_DECODE_OTHER,  /* the bytes are no valid profile.proto */
+    PROFILE_DECODE_CONCAT, /* concatenated profiles (see above) */
+    PROFILE_DECODE_SOURCE, /* reading or inflating failed: src->fail says which */
+} profile_decode_fail_t;
+
+/* profile_decode_proto of the bytes src gives, decoded as they come: the
+ * whole input (inflated) is never held. Errors of src take precedence over
+ * decoding errors (the input is read to its end on a decoding error), as
+ * when the whole input was read first. */
+int profile_decode_stream(zread_t *src, profile_t **out, char *err, size_t errlen,
+                          profile_decode_fail_t *why);
 
 /* Checks the invariants every consumer relies on: strings[0] == "", every
  * string index in range, sample types present when samples are, ids of

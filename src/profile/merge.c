@@ -71,7 +71,8 @@ int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t
 
 typedef struct {
     uint32_t *slots;  /* position + 1; 0 empty */
-    uint64_t *hashes; /* hash of the element at each position */
+    uint32_t *hashes; /* hash of the element at each position (its low
+                       * half: slots are fewer than 2^32, keys compared) */
     size_t mask, n, caph;
 } htab_t;
 
@@ -86,7 +87,7 @@ static int ht_reserve(htab_t *h)
 {
     if (h->n + 1 > h->caph) {
         size_t nc = h->caph ? h->caph * 2 : 256;
-        uint64_t *nh = realloc(h->hashes, nc * sizeof(*nh));
+        uint32_t *nh = realloc(h->hashes, nc * sizeof(*nh));
         if (!nh)
             return -ENOMEM;
         h->hashes = nh;
@@ -117,7 +118,7 @@ static void ht_insert(htab_t *h, uint64_t hv)
     while (h->slots[k])
         k = (k + 1) & h->mask;
     h->slots[k] = (uint32_t)h->n + 1;
-    h->hashes[h->n++] = hv;
+    h->hashes[h->n++] = (uint32_t)hv;
 }
 
 /* Iterates the candidates with hash hv: call with *k = SIZE_MAX first. */
@@ -128,7 +129,7 @@ static int64_t ht_next(const htab_t *h, uint64_t hv, size_t *k)
     *k = *k == SIZE_MAX ? hv & h->mask : (*k + 1) & h->mask;
     for (; h->slots[*k]; *k = (*k + 1) & h->mask) {
         uint32_t pos = h->slots[*k] - 1;
-        if (h->hashes[pos] == hv)
+        if (h->hashes[pos] == (uint32_t)hv)
             return pos;
     }
     return -1;
@@ -150,7 +151,8 @@ typedef struct {
     htab_t fns, maps, locs, samples;
     /* per source */
     const profile_t *src;
-    int64_t *strmap; /* src string index -> out index, -1 unknown */
+    int32_t *strmap; /* src string index -> out index, -1 unknown (a
+                      * string takes 2 bytes of a profile of at most 1 GiB) */
     uint32_t *fn_out, *loc_out, *map_out; /* src position -> out position + 1 */
     int64_t *map_off;                     /* address shift per src mapping */
     /* scratch */
@@ -166,8 +168,14 @@ static int64_t str_out(merger_t *m, int64_t i)
 {
     if (i < 0 || (uint64_t)i >= m->src->n_strings)
         return -1;
-    if (m->strmap[i] < 0)
-        m->strmap[i] = profile_intern(m->out, m->src->strings[i]);
+    /* Adopted, the source's strings are out's: interned, not copied. */
+    if (m->strmap[i] < 0) {
+        int64_t o = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
+                             : profile_intern(m->out, m->src->strings[i]);
+        if (o < 0 || o > INT32_MAX)
+            return -1;
+        m->strmap[i] = (int32_t)o;
+    }
     return m->strmap[i];
 }
 
@@ -300,8 +308,10 @@ static int64_t map_location(merger_t *m, uint64_t id)
         m->lines[i].function_id = m->out->functions[f].id;
         m->lines[i].line = sl->lines[i].line;
     }
+    const uint32_t nl = sl->n_lines;
+    const bool folded = sl->is_folded;
     uint64_t addr = (uint64_t)((int64_t)sl->address + off);
-    uint64_t hv = loc_hash(m->out, addr, mpos, m->lines, sl->n_lines, sl->is_folded);
+    uint64_t hv = loc_hash(m->out, addr, mpos, m->lines, nl, folded);
     uint64_t mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
     uint64_t rel = mpos >= 0 ? addr - m->out->mappings[mpos].memory_start : addr;
     size_t k = SIZE_MAX;
@@ -309,11 +319,10 @@ static int64_t map_location(merger_t *m, uint64_t id)
         const profile_location_t *ol = &m->out->locations[c];
         const profile_mapping_t *om = ol->mapping_id ? &m->out->mappings[ol->mapping_id - 1] : NULL;
         uint64_t orel = om ? ol->address - om->memory_start : ol->address;
-        if (orel != rel || ol->mapping_id != mid || ol->is_folded != sl->is_folded ||
-            ol->n_lines != sl->n_lines)
+        if (orel != rel || ol->mapping_id != mid || ol->is_folded != folded || ol->n_lines != nl)
             continue;
         bool same = true;
-        for (uint32_t i = 0; same && i < sl->n_lines; i++)
+        for (uint32_t i = 0; same && i < nl; i++)
             same = ol->lines[i].function_id == m->lines[i].function_id &&
                    ol->lines[i].line == m->lines[i].line;
         if (same) {
@@ -323,13 +332,30 @@ static int64_t map_location(merger_t *m, uint64_t id)
     }
     if (ht_reserve(&m->locs) < 0)
         return -1;
-    profile_location_t *ol = profile_add_location(m->out, m->lines, sl->n_lines);
-    if (!ol)
+    profile_location_t *ol;
+    if (m->adopt) {
+        /* Adopted, out's locations are made in the source's array: the
+         * k-th takes slot k, whose source location (not an out location:
+         * those are the slots below k) moves to this one's slot; and its
+         * lines array is rewritten in place (a source location is mapped
+         * once). No second array of every location. */
+        size_t k = m->out->n_locations;
+        profile_location_t cur = *sl;
+        profile_swap_locations((profile_t *)m->src, k, pos);
+        m->loc_out[pos] = m->loc_out[k];
+        pos = k;
+        ol = &m->out->locations[k];
+        *ol = cur;
+        if (nl)
+            memcpy((profile_line_t *)cur.lines, m->lines, nl * sizeof(*m->lines));
+        m->out->n_locations++;
+    } else if (!(ol = profile_add_location(m->out, m->lines, nl))) {
         return -1;
+    }
     ol->id = m->out->n_locations;
     ol->mapping_id = mid;
     ol->address = addr;
-    ol->is_folded = sl->is_folded;
+    ol->is_folded = folded;
     ht_insert(&m->locs, hv);
     m->loc_out[pos] = (uint32_t)m->out->n_locations;
     return (int64_t)m->out->n_locations - 1;
@@ -409,9 +435,11 @@ static void *place(merger_t *m, void *src, const void *mapped, size_t n, size_t 
     return d;
 }
 
-static int map_sample(merger_t *m, profile_sample_t *ss)
+static int map_sample(merger_t *m, profile_sample_t *sp)
 {
     profile_t *out = m->out;
+    /* A copy: adopted, out's new sample may take the source's place. */
+    profile_sample_t sv = *sp, *ss = &sv;
     if (err_grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
         err_grow((void **)&m->labels, &m->cap_labels, ss->n_labels + 1, sizeof(*m->labels)) < 0)
         return -ENOMEM;
@@ -612,10 +640,21 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
     memset(&m, 0, sizeof(m));
     m.out = profile_new();
     rc = m.out ? headers(m.out, heads, n) : -ENOMEM;
+    profile_sample_t *adopted = NULL; /* the source's samples, when adopted */
     if (rc == 0 && own && !stream && n == 1) {
         m.adopt = true;
         profile_take_storage(m.out, heads[0]);
-        rc = profile_reserve_samples(m.out, heads[0]->n_samples);
+        /* Out's k-th sample is made from the source's j-th, j >= k, once
+         * the source's first j are read: it takes the source's array. */
+        adopted = heads[0]->samples;
+        m.out->samples = adopted;
+        m.out->cap_samples = heads[0]->n_samples;
+        heads[0]->samples = NULL;
+        heads[0]->cap_samples = 0;
+        /* So do its locations (map_location): one array, the source's
+         * until the merge ends. */
+        m.out->locations = heads[0]->locations;
+        m.out->cap_locations = heads[0]->n_locations;
     }
     bool src_err = false; /* next failed: its message stands */
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -627,9 +666,10 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         rc = merger_set_src(&m, src);
         if (rc == 0 && m.out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(&m, 0) < 0)
             rc = -ENOMEM;
+        profile_sample_t *ss = adopted ? adopted : src->samples;
         for (size_t j = 0; rc == 0 && j < src->n_samples; j++)
-            if (!is_zero(src, &src->samples[j]))
-                rc = map_sample(&m, &src->samples[j]);
+            if (!is_zero(src, &ss[j]))
+                rc = map_sample(&m, &ss[j]);
         if (stream) {
             merger_free_src(&m);
             profile_free(src);
@@ -637,6 +677,8 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
     }
     profile_t *p = m.out;
     m.out = NULL;
+    if (m.adopt) /* the locations array is out's now */
+        heads[0]->locations = NULL;
     merger_free(&m);
     for (size_t i = 0; own && i < n; i++)
         profile_free(heads[i]);

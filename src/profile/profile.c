@@ -87,6 +87,16 @@ uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n)
     return s;
 }
 
+profile_line_t *profile_alloc_lines(profile_t *p, const profile_line_t *lines, size_t n)
+{
+    profile_line_t *l = n ? chunk_alloc(&p->line_chunks, n * sizeof(*l)) : NULL;
+    if (l && lines)
+        memcpy(l, lines, n * sizeof(*l));
+    else if (l)
+        memset(l, 0, n * sizeof(*l));
+    return l;
+}
+
 void profile_drop_stacks(profile_t *p)
 {
     for (size_t i = 0; i < p->n_samples; i++) {
@@ -97,10 +107,48 @@ void profile_drop_stacks(profile_t *p)
     p->stack_chunks = NULL;
 }
 
+void profile_drop_lines(profile_t *p)
+{
+    for (size_t i = 0; i < p->n_locations; i++) {
+        p->locations[i].lines = NULL;
+        p->locations[i].n_lines = 0;
+    }
+    chunks_free(p->line_chunks);
+    p->line_chunks = NULL;
+    free(p->functions);
+    free(p->fn_index);
+    free(p->fn_sparse);
+    p->functions = NULL;
+    p->fn_index = NULL;
+    p->fn_sparse = NULL;
+    p->n_functions = p->cap_functions = p->n_fn_index = p->n_fn_sparse = 0;
+}
+
+void profile_drop_locations(profile_t *p)
+{
+    free(p->locations);
+    free(p->functions);
+    free(p->loc_index);
+    free(p->fn_index);
+    free(p->loc_sparse);
+    free(p->fn_sparse);
+    p->locations = NULL;
+    p->functions = NULL;
+    p->loc_index = p->fn_index = NULL;
+    p->loc_sparse = p->fn_sparse = NULL;
+    p->n_locations = p->n_functions = 0;
+    p->cap_locations = p->cap_functions = 0;
+    p->n_loc_index = p->n_fn_index = 0;
+    p->n_loc_sparse = p->n_fn_sparse = 0;
+    chunks_free(p->line_chunks);
+    p->line_chunks = NULL;
+}
+
 void profile_take_storage(profile_t *p, profile_t *from)
 {
     chunks_take(&p->chunks, &from->chunks);
     chunks_take(&p->stack_chunks, &from->stack_chunks);
+    chunks_take(&p->line_chunks, &from->line_chunks);
 }
 
 static void *dup_into(profile_t *p, const void *src, size_t size)
@@ -118,7 +166,8 @@ static void *dup_into(profile_t *p, const void *src, size_t size)
 /* --- string table ---------------------------------------------------------- */
 
 struct profile_strtab {
-    uint32_t *slots; /* string index + 1; 0 = empty */
+    uint32_t *slots; /* string index + 1; 0 = empty. NULL: not built
+                      * (profile_defer_intern), built at the first intern */
     size_t mask;
 };
 
@@ -147,9 +196,29 @@ static int strtab_rehash(profile_t *p, size_t nslots)
     return 0;
 }
 
-int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
+/* Interning of s[0..len); copy: into p's storage, else s itself (a
+ * NUL-terminated string that p's storage holds). */
+/* Builds a deferred intern table, sized for the strings there are. */
+static int strtab_build(profile_t *p)
+{
+    size_t n = 64;
+    while (n < (p->n_strings + 1) * 2)
+        n *= 2;
+    return strtab_rehash(p, n);
+}
+
+void profile_defer_intern(profile_t *p)
+{
+    free(p->strtab->slots);
+    p->strtab->slots = NULL;
+    p->strtab->mask = 0;
+}
+
+static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
 {
     profile_strtab_t *t = p->strtab;
+    if (!t->slots && strtab_build(p) < 0)
+        return -1;
     if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
         return -1;
     size_t h = hash_fnv1a(s, len) & t->mask;
@@ -160,20 +229,33 @@ int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
     }
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
-    char *copy = profile_alloc(p, len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    p->strings[p->n_strings] = copy;
+    char *str = (char *)s;
+    if (copy) {
+        if (!(str = profile_alloc(p, len + 1)))
+            return -1;
+        memcpy(str, s, len);
+        str[len] = '\0';
+    }
+    p->strings[p->n_strings] = str;
     t->slots[h] = (uint32_t)p->n_strings + 1;
     return (int64_t)p->n_strings++;
+}
+
+int64_t profile_intern_n(profile_t *p, const char *s, size_t len)
+{
+    return intern(p, s, len, true);
+}
+
+int64_t profile_intern_owned(profile_t *p, const char *s)
+{
+    return intern(p, s, strlen(s), false);
 }
 
 int64_t profile_add_string(profile_t *p, const char *s, size_t len)
 {
     profile_strtab_t *t = p->strtab;
-    if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
+    if (t->slots && (p->n_strings + 1) * 2 > t->mask + 1 &&
+        strtab_rehash(p, (t->mask + 1) * 2) < 0)
         return -1;
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
@@ -182,6 +264,9 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
         return -1;
     memcpy(copy, s, len);
     copy[len] = '\0';
+    p->strings[p->n_strings] = copy;
+    if (!t->slots) /* deferred: strtab_build hashes them all */
+        return (int64_t)p->n_strings++;
     /* A repeat gets no slot of its own (see strtab_rehash): interning keeps
      * returning the first index of the string. */
     size_t h = hash_fnv1a(copy, len) & t->mask;
@@ -239,6 +324,7 @@ void profile_free(profile_t *p)
     free(p->map_sparse);
     chunks_free(p->chunks);
     chunks_free(p->stack_chunks);
+    chunks_free(p->line_chunks);
     free(p);
 }
 
@@ -318,7 +404,7 @@ profile_location_t *profile_add_location(profile_t *p, const profile_line_t *lin
         return NULL;
     profile_location_t *l = &p->locations[p->n_locations];
     memset(l, 0, sizeof(*l));
-    l->lines = dup_into(p, lines, nlines * sizeof(*lines));
+    l->lines = profile_alloc_lines(p, lines, nlines);
     if (nlines && !l->lines)
         return NULL;
     l->n_lines = (uint32_t)nlines;
@@ -402,6 +488,37 @@ static int build_index(uint32_t **idx, size_t *nidx, profile_idpos_t **sparse,
     *sparse = s;
     *nsparse = ns;
     return 0;
+}
+
+/* Points id's index entry at pos (the id is indexed: profile_index). */
+static void reindex(uint32_t *idx, size_t nidx, profile_idpos_t *sparse, size_t nsparse,
+                    uint64_t id, size_t pos)
+{
+    if (id < nidx) {
+        idx[id] = (uint32_t)pos + 1;
+        return;
+    }
+    size_t lo = 0, hi = nsparse;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sparse[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < nsparse && sparse[lo].id == id)
+        sparse[lo].pos = (uint32_t)pos;
+}
+
+void profile_swap_locations(profile_t *p, size_t a, size_t b)
+{
+    if (a == b)
+        return;
+    profile_location_t t = p->locations[a];
+    p->locations[a] = p->locations[b];
+    p->locations[b] = t;
+    reindex(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse, p->locations[a].id, a);
+    reindex(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse, p->locations[b].id, b);
 }
 
 int profile_index(profile_t *p)

@@ -115,6 +115,7 @@ typedef struct {
     size_t n_loc_sparse, n_fn_sparse, n_map_sparse;
     struct profile_chunk *chunks;       /* storage of sample/location arrays */
     struct profile_chunk *stack_chunks; /* storage of the samples' location_ids */
+    struct profile_chunk *line_chunks;  /* storage of the locations' lines */
 } profile_t;
 
 /* --- value arithmetic -------------------------------------------------- */
@@ -164,6 +165,16 @@ void profile_free(profile_t *p);
 int64_t profile_intern(profile_t *p, const char *s);
 int64_t profile_intern_n(profile_t *p, const char *s, size_t len);
 
+/* profile_intern of a string that p's storage already holds (taken with
+ * profile_take_storage, say): a new entry is s itself, not a copy. */
+int64_t profile_intern_owned(profile_t *p, const char *s);
+
+/* Defers the intern table until the first profile_intern: a decoder
+ * appends strings (profile_add_string) that a reader may only read by
+ * index (a merge interns them into its output), so hashing them is
+ * saved, and the table's memory. */
+void profile_defer_intern(profile_t *p);
+
 /* Appends s to the string table even if an equal string is already there,
  * so that a decoder keeps the indexes of the wire format (which may hold
  * duplicates). Returns the new index, or -1 on OOM. */
@@ -200,16 +211,34 @@ void *profile_alloc(profile_t *p, size_t size);
  * location_ids come from here. NULL when n is 0 or on OOM. */
 uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n);
 
+/* Storage for a location's n lines, a copy of lines (zeroed if NULL),
+ * released by profile_free or profile_drop_locations. NULL when n is 0 or on OOM. */
+profile_line_t *profile_alloc_lines(profile_t *p, const profile_line_t *lines, size_t n);
+
 /* Releases every sample's stack: the samples keep their values and labels
  * and have no locations. For a reader that holds the stacks elsewhere and
  * reads the profile's no more (the tool's last report of a profile). */
 void profile_drop_stacks(profile_t *p);
+
+/* Releases the lines of profile_alloc_lines and the function table:
+ * every location is left without lines (a reader that copied them). */
+void profile_drop_lines(profile_t *p);
+
+/* Releases the location and function tables, their id indexes and the
+ * lines of profile_alloc_lines: for a reader
+ * that copied them (the tool's work view, for its last report) and reads
+ * the profile's no more. */
+void profile_drop_locations(profile_t *p);
 
 /* Moves from's storage (every array and string of its elements) to p:
  * from stays readable while p lives, and profile_free(from) no longer
  * releases it. A merge of one profile that is then discarded keeps the
  * arrays it would copy unchanged. */
 void profile_take_storage(profile_t *p, profile_t *from);
+
+/* Swaps the locations at positions a and b, their ids' index entries
+ * with them (ids unique and indexed, as a decoded profile's). */
+void profile_swap_locations(profile_t *p, size_t a, size_t b);
 
 /* Rebuilds the id -> element indexes; 0 or -ENOMEM. */
 int profile_index(profile_t *p);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,6 +259,94 @@ static void test_rx_translation(void **state)
     assert_null(rx_compile("(", err, sizeof(err)));
 }
 
+/* A random profile: nfn functions, one location each (every 5th with an
+ * inlined second line), nsamples stacks of depth 20-60 with repeats
+ * (recursion), values 1-1000. */
+static profile_t *random_profile(size_t nfn, size_t nsamples)
+{
+    uint64_t x = 88172645463325252ull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    assert_int_equal(profile_add_sample_type(p, "space", "bytes"), 0);
+    for (size_t i = 1; i <= nfn; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "f%zu", i);
+        profile_function_t *f = profile_add_function(p);
+        assert_non_null(f);
+        f->id = i;
+        f->name = f->system_name = profile_intern(p, name);
+        f->filename = profile_intern(p, "r.c");
+    }
+    for (size_t i = 1; i <= nfn; i++) {
+        profile_line_t lines[2] = {{i % 5 == 0 ? (i % nfn) + 1 : i, (int64_t)i},
+                                   {i, (int64_t)i + 1}};
+        profile_location_t *l = profile_add_location(p, lines, i % 5 == 0 ? 2 : 1);
+        assert_non_null(l);
+        l->id = i;
+        l->address = 0x1000 + i;
+    }
+    uint64_t stack[60];
+    for (size_t s = 0; s < nsamples; s++) {
+        size_t depth = 20 + RND() % 41;
+        for (size_t d = 0; d < depth; d++)
+            stack[d] = RND() % 3 == 0 && d ? stack[RND() % d] : 1 + RND() % nfn;
+        int64_t v = (int64_t)(1 + RND() % 1000);
+        assert_non_null(profile_add_sample(p, stack, depth, &v));
+    }
+#undef RND
+    assert_int_equal(profile_index(p), 0);
+    return p;
+}
+
+/* A visual graph's entropy order computed in parts (part_edges small) is
+ * the one computed on the whole graph: same nodes, order, values, edges. */
+static void test_entropy_in_parts(void **state)
+{
+    (void)state;
+    profile_t *p = random_profile(400, 3000);
+    work_t *w;
+    functions_view(&w, p);
+    graph_opts_t o = {.value_index = 0, .mean_index = -1};
+    trim_opts_t t = {.node_fraction = 0.005, .edge_fraction = 0.001, .node_count = 80,
+                     .visual = true};
+    for (int cut = 0; cut < 2; cut++) {
+        /* cut 1: a node cutoff that drops nodes (the kept graph) */
+        t.node_fraction = cut ? 0.02 : 0;
+        graph_t *whole, *parts;
+        trim_result_t rw, rp;
+        assert_int_equal(graph_new(w, &o, &whole), 0);
+        assert_int_equal(graph_new(w, &o, &parts), 0);
+        parts->part_edges = 64;
+        assert_int_equal(graph_trimmed(whole, &t, &rw), 0);
+        assert_int_equal(graph_trimmed(parts, &t, &rp), 0);
+        assert_true(rw.orig_count > 80);
+        assert_int_equal(rw.orig_count, rp.orig_count);
+        assert_int_equal(rw.dropped_nodes, rp.dropped_nodes);
+        assert_int_equal(rw.dropped_edges, rp.dropped_edges);
+        assert_int_equal(whole->n_sel, parts->n_sel);
+        for (size_t i = 0; i < whole->n_sel; i++) {
+            const gnode_t *a = &whole->nodes[whole->sel[i]], *b = &parts->nodes[parts->sel[i]];
+            assert_int_equal(whole->sel[i], parts->sel[i]);
+            assert_int_equal(a->flat, b->flat);
+            assert_int_equal(a->cum, b->cum);
+        }
+        assert_int_equal(whole->n_edges, parts->n_edges);
+        for (size_t i = 0; i < whole->n_edges; i++) {
+            const gedge_t *a = &whole->edges[i], *b = &parts->edges[i];
+            assert_int_equal(a->src, b->src);
+            assert_int_equal(a->dst, b->dst);
+            assert_int_equal(a->weight, b->weight);
+            assert_int_equal(a->removed, b->removed);
+            assert_int_equal(a->residual, b->residual);
+        }
+        graph_free(whole);
+        graph_free(parts);
+    }
+    work_free(w);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_lines_and_addresses),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_rx_translation),
+        cmocka_unit_test(test_entropy_in_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

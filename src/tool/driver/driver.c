@@ -303,16 +303,14 @@ static int report_to(profile_t *p, const char *cmdname, const char *param, const
     char *filters[16];
     size_t nfilters = 0;
 
-    if (work_new(p, &w, err, sizeof(err)) < 0) {
+    /* The last report's view takes the stacks, locations and functions. */
+    if ((last ? work_take : work_new)(p, &w, err, sizeof(err)) < 0) {
         driver_msg("%s", err);
         goto done;
     }
-    if (last) {
-        profile_drop_stacks(p);
-        /* Their chunks lie among others on malloc's heap: free alone
-         * would keep the pages. */
+    if (last) /* their chunks lie among others on malloc's heap: free alone
+               * would keep the pages */
         malloc_trim(0);
-    }
     char *conflicts = NULL;
     if (numunits_compute(w, &units, &conflicts) < 0) {
         driver_msg("out of memory");

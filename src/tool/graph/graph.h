@@ -112,6 +112,9 @@ typedef struct {
     bool nodes_only;       /* graph_build computes node values only, no
                             * edges or tags (a build that only picks
                             * nodes) */
+    size_t part_edges;     /* edges a pass of a large visual graph's
+                            * entropy order holds (graph_trimmed);
+                            * 0: the default, 2M (tests make it small) */
     int64_t edge_floor;    /* graph_build leaves out the edges it can tell
                             * weigh less than this (|weight|), which
                             * trimming would remove; 0: none */
@@ -149,7 +152,10 @@ typedef struct {
 
 /* pprof's newTrimmedGraph. A call tree is built once and then trimmed as
  * pprof's TrimTree does (a dropped node's children move up to its parent
- * through residual edges, or become roots) instead of being rebuilt. */
+ * through residual edges, or become roots) instead of being rebuilt. A
+ * visual graph with more than part_edges edges, trimmed to node_count, has
+ * its entropy order computed in passes that each hold part of the edges:
+ * the same order, in bounded memory. */
 int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r);
 
 /* pprof's TrimLowFrequencyTags: marks tags below cutoff (flat and cum)

@@ -26,7 +26,7 @@ const char *work_loc_objfile(const work_t *w, const wloc_t *l)
     return work_str(w, w->p->mappings[l->mapping - 1].filename);
 }
 
-int work_new(profile_t *p, work_t **out, char *err, size_t errlen)
+static int build(profile_t *p, bool take, work_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     work_t *w = calloc(1, sizeof(*w));
@@ -81,6 +81,8 @@ int work_new(profile_t *p, work_t **out, char *err, size_t errlen)
         }
         wl->n_lines = l->n_lines;
     }
+    if (take)
+        profile_drop_lines(p);
 
     size_t nframes = 0;
     for (size_t i = 0; i < p->n_samples; i++)
@@ -109,10 +111,24 @@ int work_new(profile_t *p, work_t **out, char *err, size_t errlen)
             *st++ = (uint32_t)(l - p->locations);
         }
     }
+    if (take) {
+        profile_drop_stacks(p);
+        profile_drop_locations(p);
+    }
     *out = w;
     return 0;
 oom:
     work_free(w);
     snprintf(err, errlen, "out of memory");
     return -ENOMEM;
+}
+
+int work_new(profile_t *p, work_t **out, char *err, size_t errlen)
+{
+    return build(p, false, out, err, errlen);
+}
+
+int work_take(profile_t *p, work_t **out, char *err, size_t errlen)
+{
+    return build(p, true, out, err, errlen);
 }

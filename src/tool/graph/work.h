@@ -60,6 +60,12 @@ typedef struct {
 
 /* Builds the view; 0, -ENOMEM, or -EINVAL (dangling ids; message in err). */
 int work_new(profile_t *p, work_t **out, char *err, size_t errlen);
+
+/* work_new for p's last reader: p's lines and functions are released as
+ * soon as the view holds them, its stacks and locations at the end
+ * (profile_drop_*), so that the view and all of the profile are never
+ * held at once. p keeps its strings, mappings, sample types and values. */
+int work_take(profile_t *p, work_t **out, char *err, size_t errlen);
 void work_free(work_t *w);
 
 static inline const char *work_str(const work_t *w, int64_t idx)
