@@ -90,6 +90,7 @@ typedef struct {
     pagemap_t pm;
     size_t own_sample;  /* the sample of cprof's private heap, SIZE_MAX: none */
     uint64_t rss_read;  /* statm's Rss just after smaps was read */
+    int64_t resident;   /* the samples' resident total */
 } mem_t;
 
 /* --- smaps ------------------------------------------------------------- */
@@ -767,9 +768,25 @@ static int add_named(profwriter_t *w, const char *frame, const int64_t *v, const
     return rc;
 }
 
-/* The process's Rss from the kernel's counters (statm): unlike
- * smaps_rollup, which walks every page table (3.5% of xmllint's run with
- * smaps' own walk), a read of a few counters; used for differences. */
+/* The process's Rss as smaps_rollup counts it: a walk of every page
+ * table, exact. */
+static uint64_t rollup_rss(void)
+{
+    char buf[4096];
+    uint64_t rss = 0;
+    if (procmaps_read_small("/proc/self/smaps_rollup", buf, sizeof(buf)) <= 0)
+        return 0;
+    for (char *l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        uint64_t x;
+        if ((x = kb_field(l, "Rss:")) != UINT64_MAX)
+            rss = x;
+    }
+    return rss;
+}
+
+/* The process's Rss from the kernel's counters (statm): a read of a few
+ * counters, not a walk, but off by up to a per-CPU batch of pages each
+ * (256 KiB here): for the comment only. */
 static uint64_t statm_rss(void)
 {
     char buf[256];
@@ -911,6 +928,7 @@ static int build(mem_t *m, profwriter_t *w)
     free(maps);
     if (rc < 0)
         return rc;
+    m->resident = tot[0];
     char c[384];
     snprintf(c, sizeof(c),
              "cprof memory: resident %lld, virtual %lld, swap %lld bytes in %zu mappings; "
@@ -972,8 +990,8 @@ static int write_text(profwriter_t *w, int fd)
 
 /* Encoding the profile grows cprof's private heap after smaps was read (a
  * few hundred KiB: the profile, zlib's state). Encoded once to nowhere,
- * the growth since smaps was read (statm's counters, both times) is added
- * to cprof's sample, so
+ * the growth is read from smaps_rollup (statm's counters are too coarse
+ * for a small process: memory_http) and added to cprof's sample, so
  * the profile written (with memory the first encoding freed) adds up to
  * the Rss of the moment it is written. The comment says how much. */
 static int settle(mem_t *m, profwriter_t *w)
@@ -983,7 +1001,7 @@ static int settle(mem_t *m, profwriter_t *w)
         return -errno;
     int rc = profwriter_write(w, null);
     close(null);
-    int64_t grown = (int64_t)statm_rss() - (int64_t)m->rss_read;
+    int64_t grown = (int64_t)rollup_rss() - m->resident;
     profile_t *p = profwriter_profile(w);
     if (rc < 0 || m->own_sample == SIZE_MAX || grown <= 0)
         return rc;
