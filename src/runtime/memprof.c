@@ -89,7 +89,6 @@ typedef struct {
     uint64_t heaps_size; /* glibc's other arenas' heaps, their sizes */
     pagemap_t pm;
     size_t own_sample;  /* the sample of cprof's private heap, SIZE_MAX: none */
-    uint64_t rss_read;  /* statm's Rss just after smaps was read */
     int64_t resident;   /* the samples' resident total */
 } mem_t;
 
@@ -784,19 +783,6 @@ static uint64_t rollup_rss(void)
     return rss;
 }
 
-/* The process's Rss from the kernel's counters (statm): a read of a few
- * counters, not a walk, but off by up to a per-CPU batch of pages each
- * (256 KiB here): for the comment only. */
-static uint64_t statm_rss(void)
-{
-    char buf[256];
-    unsigned long long size, res;
-    if (procmaps_read_small("/proc/self/statm", buf, sizeof(buf)) <= 0 ||
-        sscanf(buf, "%llu %llu", &size, &res) != 2)
-        return 0;
-    return res * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 static int build(mem_t *m, profwriter_t *w)
 {
     char note[128] = "";
@@ -932,9 +918,9 @@ static int build(mem_t *m, profwriter_t *w)
     char c[384];
     snprintf(c, sizeof(c),
              "cprof memory: resident %lld, virtual %lld, swap %lld bytes in %zu mappings; "
-             "statm Rss %llu when smaps was read; %s; %zu sampled mmaps (%llu dropped)",
+             "%s; %zu sampled mmaps (%llu dropped)",
              (long long)tot[0], (long long)tot[1], (long long)tot[2], m->nvma,
-             (unsigned long long)m->rss_read, note, nmaps, (unsigned long long)mdropped);
+             note, nmaps, (unsigned long long)mdropped);
     return profile_add_comment(p, c);
 }
 
@@ -990,8 +976,8 @@ static int write_text(profwriter_t *w, int fd)
 
 /* Encoding the profile grows cprof's private heap after smaps was read (a
  * few hundred KiB: the profile, zlib's state). Encoded once to nowhere,
- * the growth is read from smaps_rollup (statm's counters are too coarse
- * for a small process: memory_http) and added to cprof's sample, so
+ * the growth is read from smaps_rollup (statm's per-CPU counters are too
+ * coarse for a small process: memory_http) and added to cprof's sample, so
  * the profile written (with memory the first encoding freed) adds up to
  * the Rss of the moment it is written. The comment says how much. */
 static int settle(mem_t *m, profwriter_t *w)
@@ -1028,7 +1014,6 @@ int memprof_write(int fd, int debug)
         symtab_put(t);
     size_t len = 0;
     char *smaps = procmaps_slurp("/proc/self/smaps", &len);
-    m.rss_read = statm_rss();
     /* Without pagemap (a kernel that refuses it) the known ranges measure
      * nothing and each mapping's bytes go to its own class: still whole. */
     int rc = !w ? -errno : !smaps ? -ENOMEM : 0;
