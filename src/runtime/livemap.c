@@ -9,18 +9,52 @@
 
 #define STRIPE_BITS 6
 #define NSTRIPES (1 << STRIPE_BITS)
-#define INITIAL_SLOTS 256
+#define WINDOW 256        /* slots a page's window spans: 4096 / 16 */
+#define SPARE 64          /* at first, slots past the last window's end */
+#define INITIAL_SPAN 256
+
+/* A slot, 12 bytes: the key (48 address bits, which is all user space on
+ * x86-64 and arm64, and LIVEMAP_CUSTOM) with the size's high 15 bits in
+ * the 15 between, the bucket index (buckets.c has fewer than 2^20) and the
+ * size's low 12 bits. At rate 1 every allocation has a slot and the table
+ * is most of cprof's memory (1.7 million live objects on xmllint): 16-byte
+ * slots took 33.5 MB there. A key or size that does not fit goes to the
+ * stripe's wide list. The key stays where it is in the word, not packed
+ * into the low bits: packing and unpacking cost 4 instructions an insert
+ * and 10 a remove (callgrind, xmllint at rate 1, 197 -> 193, 194 -> 184). */
+#define ADDR_MASK ((1ull << 48) - 1)
+#define KEY_MASK (ADDR_MASK | LIVEMAP_CUSTOM)
+#define SIZE_HI_SHIFT 48
+#define SIZE_HI_MASK ((1ull << 15) - 1)
+#define BUCKET_BITS 20
+#define SIZE_LO_BITS (32 - BUCKET_BITS)
+#define SIZE_BITS (SIZE_LO_BITS + 15)
+#define SIZE_LO_MASK ((1u << SIZE_LO_BITS) - 1)
 
 typedef struct {
-    uintptr_t key; /* 0 = empty */
-    uint64_t val;
-} entry_t;
+    uint64_t kw;  /* key | the size's high bits << SIZE_HI_SHIFT; 0 = empty */
+    uint32_t val; /* bucket << SIZE_LO_BITS | the size's low bits */
+} __attribute__((packed, aligned(4))) slot_t;
+_Static_assert(sizeof(slot_t) == 12, "a slot is 12 bytes");
+
+/* An object whose address or size is too wide for a slot: a size of 128 MiB
+ * or more, an address above 2^48 (5-level page tables, on request only).
+ * Few are ever live at once: a list, searched in full. */
+typedef struct {
+    uintptr_t key;
+    uint64_t size; /* bytes */
+    uint32_t bucket;
+} wide_t;
 
 typedef struct {
     rt_lock_t lock;
-    entry_t *slots;
-    uint64_t mask; /* slots - 1 */
-    uint64_t count;
+    slot_t *slots;
+    uint64_t span;   /* where windows start: fastrange over [0, span) */
+    uint64_t nslots; /* span + WINDOW + a margin; the last stays empty */
+    uint64_t limit;  /* entries the slots take before they grow: 7/8 span */
+    uint64_t count;  /* live objects, in the slots and the wide list */
+    wide_t *wide;
+    uint32_t nwide, wide_cap;
 } __attribute__((aligned(64))) stripe_t;
 
 uint8_t *livemap_filter;
@@ -35,6 +69,11 @@ int livemap_init(void)
         __atomic_store_n(&livemap_filter, f, __ATOMIC_RELEASE);
     }
     return 0;
+}
+
+static bool narrow_key(uintptr_t key)
+{
+    return !(key & ~KEY_MASK);
 }
 
 /* Where a key lives. The product of its 4 KiB page number and 2^64/phi
@@ -56,132 +95,277 @@ static uint64_t page_hash(uintptr_t key)
     return (uint64_t)(key >> 12) * 0x9e3779b97f4a7c15ull;
 }
 
-static stripe_t *stripe_of(uintptr_t key)
+/* The window starts at the hash's bits below the stripe's scaled to span
+ * (fastrange: a multiply, not a mask), so a table can grow by any step, and
+ * keeps the order of the hashes: a grown table fills from the old one
+ * front to back. Runs do not wrap around: the table has WINDOW slots and a
+ * margin (SPARE at first) past span, and its last slot stays empty and
+ * stops every probe, so the loops need no bound and deletion compares
+ * homes without wrapping. The windows' starts must cover the whole span:
+ * starts kept off the table's end by its margin crowded the rest (4 to 8
+ * times the probes at 512 slots). */
+static uint64_t window_of(uint64_t hash, uint64_t span)
 {
-    return &stripes[page_hash(key) >> (64 - STRIPE_BITS)];
+    return (uint64_t)(((unsigned __int128)(hash << STRIPE_BITS) * span) >> 64);
 }
 
-/* mask + 1 is a power of two, at most 2^(64 - STRIPE_BITS) slots. */
-static uint64_t slot_of(uintptr_t key, uint64_t mask)
+static uint64_t home_of(uint64_t hash, uintptr_t key, uint64_t span)
 {
-    int bits = __builtin_ctzll(mask + 1);
-    uint64_t window = (page_hash(key) << STRIPE_BITS) >> (64 - bits);
-    return (window + ((key & 0xfff) >> 4)) & mask;
+    return window_of(hash, span) + ((key & 0xfff) >> 4);
 }
 
-static void put(entry_t *slots, uint64_t mask, uintptr_t key, uint64_t val)
+/* Computed again for each slot a rehash or a deletion reads: caching the
+ * window of the last page read took more instructions than it saved
+ * (callgrind, python3 at rate 1: deletion +32%), neighbouring slots are
+ * seldom of one page. */
+static uint64_t slot_home(uint64_t kw, uint64_t span)
 {
-    uint64_t i = slot_of(key, mask);
-    while (slots[i].key)
-        i = (i + 1) & mask;
-    slots[i] = (entry_t){key, val};
+    return home_of(page_hash(kw & KEY_MASK), kw, span);
 }
 
-/* Doubles the stripe's table (or makes the first one). Lock held. */
+/* Where a grown table puts e; false when its run reaches the last slot. */
+static bool put(slot_t *slots, uint64_t n, uint64_t span, slot_t e)
+{
+    uint64_t i = slot_home(e.kw, span);
+    while (slots[i].kw)
+        i++;
+    slots[i] = e;
+    return i < n - 1;
+}
+
+/* Moves the stripe's entries into slots; false when a run reaches the
+ * last slot (rare: SPARE slots of margin or more). */
+static bool rehash_locked(const stripe_t *s, slot_t *slots, uint64_t n, uint64_t span)
+{
+    for (uint64_t i = 0; s->slots && i < s->nslots; i++)
+        if (s->slots[i].kw && !put(slots, n, span, s->slots[i]))
+            return false;
+    return true;
+}
+
+/* Remakes the stripe's slots for span and a margin past the last window of
+ * at least spare, twice that if a run would reach the end. Lock held. The
+ * margin, not the span, grows for a long run at the end: windows crowded
+ * there (pages that happen to hash alike) keep their place in the table at
+ * any span, and doubling it for them would be without bound. */
+static bool resize_locked(stripe_t *s, uint64_t span, uint64_t spare)
+{
+    for (;; spare *= 2) {
+        uint64_t n = span + WINDOW + spare;
+        slot_t *slots = arena_map(n * sizeof(slot_t));
+        if (!slots)
+            return false;
+        /* Each page written first, not read: a probe's read of an untouched
+         * page maps the shared zero page, and the first insert there then
+         * replaces it, which flushes the TLB of every CPU running another of
+         * the program's threads (an interrupt each: 12% of a two-thread
+         * program's run at rate 1, perf, bench/workloads/mtindex.c). Slots
+         * spread over the whole table, so every page is soon used anyway. */
+        for (size_t off = 0; off < n * sizeof(slot_t); off += 4096)
+            ((volatile char *)slots)[off] = 0;
+        if (!rehash_locked(s, slots, n, span)) {
+            arena_unmap(slots, n * sizeof(slot_t));
+            continue;
+        }
+        if (s->slots)
+            arena_unmap(s->slots, s->nslots * sizeof(slot_t));
+        /* Atomic: livemap_prefetch reads them without the lock. */
+        __atomic_store_n(&s->slots, slots, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->span, span, __ATOMIC_RELAXED);
+        s->nslots = n;
+        s->limit = span * 7 / 8;
+        return true;
+    }
+}
+
+/* Doubles the stripe's slots (or makes the first ones). Lock held. Tried
+ * and measured against growth by half with the stripes' first sizes spread
+ * over one step (any size works, homes map by fastrange): 17 bytes a live
+ * object whenever the program stops, where doubling swings between 14 and
+ * 27, but the tables 7/12 to 7/8 full made the runs long (callgrind, rate
+ * 1, python3 pywork.py 20000: 642 instructions an insert and 634 a remove,
+ * against 288 and 366 with 16-byte slots doubled; xmllint at a tenth of
+ * bench/'s input, 268 and 183 against 152 and 127). */
 static bool grow_locked(stripe_t *s)
 {
-    uint64_t nslots = s->slots ? (s->mask + 1) * 2 : INITIAL_SLOTS;
-    entry_t *n = arena_map(nslots * sizeof(entry_t));
-    if (!n)
-        return false;
-    /* Each page written first, not read: a probe's read of an untouched
-     * page maps the shared zero page, and the first insert there then
-     * replaces it, which flushes the TLB of every CPU running another of
-     * the program's threads (an interrupt each: 12% of a two-thread
-     * program's run at rate 1, perf, bench/workloads/mtindex.c). Slots
-     * spread over the whole table, so every page is soon used anyway. */
-    for (size_t off = 0; off < nslots * sizeof(entry_t); off += 4096)
-        ((volatile char *)n)[off] = 0;
-    if (s->slots) {
-        for (uint64_t i = 0; i <= s->mask; i++)
-            if (s->slots[i].key)
-                put(n, nslots - 1, s->slots[i].key, s->slots[i].val);
-        arena_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
-    }
-    /* Atomic: livemap_prefetch reads them without the lock. */
-    __atomic_store_n(&s->slots, n, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->mask, nslots - 1, __ATOMIC_RELAXED);
-    return true;
+    return resize_locked(s, s->slots ? s->span * 2 : INITIAL_SPAN, SPARE);
 }
 
 void livemap_prefetch(const void *p)
 {
-    stripe_t *s = stripe_of((uintptr_t)p);
+    uint64_t h = page_hash((uintptr_t)p);
+    stripe_t *s = &stripes[h >> (64 - STRIPE_BITS)];
     uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
-    uint64_t mask = __atomic_load_n(&s->mask, __ATOMIC_RELAXED);
+    uint64_t span = __atomic_load_n(&s->span, __ATOMIC_RELAXED);
     if (slots) /* a prefetch never faults, even if the table is gone */
-        __builtin_prefetch((const void *)(slots + slot_of((uintptr_t)p, mask) * sizeof(entry_t)), 1);
+        __builtin_prefetch((const void *)(slots + home_of(h, (uintptr_t)p, span) * sizeof(slot_t)), 1);
 }
 
-int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
-                   uint64_t *old_size)
+/* The slot holding key, from its home, or UINT64_MAX. */
+static uint64_t find_locked(const stripe_t *s, uint64_t home, uintptr_t key)
 {
-    stripe_t *s = stripe_of((uintptr_t)p);
-    uint64_t val = (uint64_t)bucket << LIVE_SIZE_BITS | (size > LIVE_SIZE_MAX ? LIVE_SIZE_MAX : size);
+    for (uint64_t i = home;; i++) {
+        uint64_t kw = s->slots[i].kw;
+        if ((kw & KEY_MASK) == key)
+            return i;
+        if (!kw)
+            return UINT64_MAX;
+    }
+}
+
+static void read_slot(slot_t e, uint32_t *bucket, uint64_t *size)
+{
+    *bucket = e.val >> SIZE_LO_BITS;
+    *size = (e.kw >> SIZE_HI_SHIFT & SIZE_HI_MASK) << SIZE_LO_BITS | (e.val & SIZE_LO_MASK);
+}
+
+/* Backward-shift deletion: pull later entries of the probe run into the
+ * hole, so lookups never need tombstones. */
+static void delete_locked(stripe_t *s, uint64_t i)
+{
+    slot_t *slots = s->slots;
+    uint64_t hole = i;
+    for (uint64_t j = i + 1; slots[j].kw; j++) {
+        if (slot_home(slots[j].kw, s->span) <= hole) { /* its probe passes the hole */
+            slots[hole] = slots[j];
+            hole = j;
+        }
+    }
+    slots[hole].kw = 0;
+}
+
+/* Takes key out of the wide list into *bucket and *size; false if absent. */
+static bool wide_take_locked(stripe_t *s, uintptr_t key, uint32_t *bucket, uint64_t *size)
+{
+    for (uint32_t j = 0; j < s->nwide; j++) {
+        if (s->wide[j].key == key) {
+            *bucket = s->wide[j].bucket;
+            *size = s->wide[j].size;
+            s->wide[j] = s->wide[--s->nwide];
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool wide_reserve_locked(stripe_t *s)
+{
+    if (s->nwide < s->wide_cap)
+        return true;
+    uint32_t cap = s->wide_cap ? s->wide_cap * 2 : 4096 / sizeof(wide_t);
+    wide_t *w = arena_map(cap * sizeof(wide_t));
+    if (!w)
+        return false;
+    for (uint32_t j = 0; j < s->nwide; j++)
+        w[j] = s->wide[j];
+    if (s->wide)
+        arena_unmap(s->wide, s->wide_cap * sizeof(wide_t));
+    s->wide = w;
+    s->wide_cap = cap;
+    return true;
+}
+
+/* Records key in the wide list; 1 new, 0 replaced, -1 full. */
+static int insert_wide_locked(stripe_t *s, uint64_t h, uintptr_t key, uint32_t bucket,
+                              uint64_t size, uint32_t *old_bucket, uint64_t *old_size)
+{
+    if (!wide_reserve_locked(s))
+        return -1;
     int rc = 1;
-    rt_lock(&s->lock);
+    uint64_t i;
+    if (narrow_key(key) && s->slots &&
+        (i = find_locked(s, home_of(h, key, s->span), key)) != UINT64_MAX) {
+        read_slot(s->slots[i], old_bucket, old_size);
+        delete_locked(s, i);
+        rc = 0;
+    } else if (wide_take_locked(s, key, old_bucket, old_size)) {
+        rc = 0;
+    }
+    s->wide[s->nwide++] = (wide_t){key, size, bucket};
+    return rc;
+}
+
+/* Records key in the slots; 1 new, 0 replaced, -1 full. */
+static int insert_slot_locked(stripe_t *s, uint64_t h, uintptr_t key, uint32_t bucket,
+                              uint64_t size, uint32_t *old_bucket, uint64_t *old_size)
+{
     /* Up to 7/8 full: with a page's objects in one window, probes stay
      * short (measured at rate 1: 1.5 extra probes per insert on xmllint,
      * 6.6 on python3, in neighbouring lines), and the table, most of
      * cprof's memory at rate 1, often half what it is at 1/2 (peak RSS of
      * xmllint 272 -> 240 MB, of Debian's python3 104 -> 88 MB). */
-    if ((!s->slots || (s->count + 1) * 8 > (s->mask + 1) * 7) && !grow_locked(s)) {
-        rt_unlock(&s->lock);
+    if (s->count - s->nwide >= s->limit && !grow_locked(s))
         return -1;
-    }
-    uint64_t i = slot_of((uintptr_t)p, s->mask);
-    for (; s->slots[i].key; i = (i + 1) & s->mask) {
-        if (s->slots[i].key == (uintptr_t)p) {
-            /* Freed behind cprof's back (an unhooked path): replace. */
-            *old_bucket = (uint32_t)(s->slots[i].val >> LIVE_SIZE_BITS);
-            *old_size = s->slots[i].val & LIVE_SIZE_MAX;
-            rc = 0;
-            break;
+    slot_t e = {key | (size >> SIZE_LO_BITS) << SIZE_HI_SHIFT,
+                bucket << SIZE_LO_BITS | (size & SIZE_LO_MASK)};
+    uint64_t i;
+    for (;;) {
+        for (i = home_of(h, key, s->span); s->slots[i].kw; i++) {
+            if ((s->slots[i].kw & KEY_MASK) == key) {
+                /* Freed behind cprof's back (an unhooked path): replace. */
+                read_slot(s->slots[i], old_bucket, old_size);
+                s->slots[i] = e;
+                return 0;
+            }
         }
+        if (i < s->nslots - 1)
+            break;
+        /* The run reached the stop: a wider margin. */
+        if (!resize_locked(s, s->span, (s->nslots - s->span - WINDOW) * 2))
+            return -1;
     }
-    if (rc)
+    s->slots[i] = e;
+    return s->nwide && wide_take_locked(s, key, old_bucket, old_size) ? 0 : 1;
+}
+
+int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_bucket,
+                   uint64_t *old_size)
+{
+    uintptr_t key = (uintptr_t)p;
+    uint64_t h = page_hash(key);
+    stripe_t *s = &stripes[h >> (64 - STRIPE_BITS)];
+    bool fits = narrow_key(key) && bucket < (1u << BUCKET_BITS) && size < (1ull << SIZE_BITS);
+    rt_lock(&s->lock);
+    int rc = fits ? insert_slot_locked(s, h, key, bucket, size, old_bucket, old_size)
+                  : insert_wide_locked(s, h, key, bucket, size, old_bucket, old_size);
+    if (rc == 1) {
         s->count++;
-    s->slots[i] = (entry_t){(uintptr_t)p, val};
-    if (rc)
         livemap_filter_add(p);
+    }
     rt_unlock(&s->lock);
     return rc;
 }
 
 bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
 {
-    stripe_t *s = stripe_of((uintptr_t)p);
+    uintptr_t key = (uintptr_t)p;
+    uint64_t h = page_hash(key);
+    stripe_t *s = &stripes[h >> (64 - STRIPE_BITS)];
+    /* The home slot's line (a miss in most of this function's time on
+     * xmllint at rate 1) loads while the lock is taken; the home holds if
+     * the span did not change meanwhile. */
+    uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
+    uint64_t span = __atomic_load_n(&s->span, __ATOMIC_RELAXED);
+    uint64_t i = home_of(h, key, span);
+    if (slots) /* a prefetch never faults, even if the table is gone */
+        __builtin_prefetch((const void *)(slots + i * sizeof(slot_t)), 1);
     rt_lock(&s->lock);
-    if (!s->slots) {
-        rt_unlock(&s->lock);
-        return false;
+    if (RT_UNLIKELY(s->span != span))
+        i = home_of(h, key, s->span);
+    bool found = false;
+    if (narrow_key(key) && s->slots && (i = find_locked(s, i, key)) != UINT64_MAX) {
+        read_slot(s->slots[i], bucket, size);
+        delete_locked(s, i);
+        found = true;
+    } else if (s->nwide) {
+        found = wide_take_locked(s, key, bucket, size);
     }
-    uint64_t i = slot_of((uintptr_t)p, s->mask);
-    for (; s->slots[i].key != (uintptr_t)p; i = (i + 1) & s->mask) {
-        if (!s->slots[i].key) {
-            rt_unlock(&s->lock);
-            return false;
-        }
+    if (found) {
+        s->count--;
+        livemap_filter_remove(p);
     }
-    *bucket = (uint32_t)(s->slots[i].val >> LIVE_SIZE_BITS);
-    *size = s->slots[i].val & LIVE_SIZE_MAX;
-    /* Backward-shift deletion: pull later entries of the probe run into
-     * the hole, so lookups never need tombstones. */
-    uint64_t hole = i;
-    for (uint64_t j = (i + 1) & s->mask; s->slots[j].key; j = (j + 1) & s->mask) {
-        uint64_t home = slot_of(s->slots[j].key, s->mask);
-        /* Move j into the hole unless its home lies cyclically in (hole, j]. */
-        bool home_between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-        if (!home_between) {
-            s->slots[hole] = s->slots[j];
-            hole = j;
-        }
-    }
-    s->slots[hole].key = 0;
-    s->count--;
-    livemap_filter_remove(p);
     rt_unlock(&s->lock);
-    return true;
+    return found;
 }
 
 uint64_t livemap_count(void)
@@ -192,17 +376,26 @@ uint64_t livemap_count(void)
     return n;
 }
 
+static livemap_entry_t entry(uintptr_t key, uint32_t bucket, uint64_t size)
+{
+    return (livemap_entry_t){key & ~LIVEMAP_CUSTOM, size, bucket, (key & LIVEMAP_CUSTOM) != 0};
+}
+
 size_t livemap_copy_locked(livemap_entry_t *out, size_t max)
 {
     size_t n = 0;
     for (int i = 0; i < NSTRIPES; i++) {
         const stripe_t *s = &stripes[i];
-        for (uint64_t j = 0; s->slots && j <= s->mask && n < max; j++)
-            if (s->slots[j].key)
-                out[n++] = (livemap_entry_t){s->slots[j].key & ~LIVEMAP_CUSTOM,
-                                             s->slots[j].val & LIVE_SIZE_MAX,
-                                             (uint32_t)(s->slots[j].val >> LIVE_SIZE_BITS),
-                                             (s->slots[j].key & LIVEMAP_CUSTOM) != 0};
+        for (uint64_t j = 0; s->slots && j < s->nslots && n < max; j++) {
+            if (s->slots[j].kw) {
+                uint32_t bucket;
+                uint64_t size;
+                read_slot(s->slots[j], &bucket, &size);
+                out[n++] = entry(s->slots[j].kw & KEY_MASK, bucket, size);
+            }
+        }
+        for (uint32_t j = 0; j < s->nwide && n < max; j++)
+            out[n++] = entry(s->wide[j].key, s->wide[j].bucket, s->wide[j].size);
     }
     return n;
 }

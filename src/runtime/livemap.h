@@ -5,10 +5,12 @@
  * filter (2^18 one-byte counters, 256 KiB, one per page modulo 2^18) that is
  * zero for almost every pointer at the default rate, with no lock and no
  * write. Only a hit takes the lock of
- * one of 64 stripes, each an open-addressing table (linear probing,
- * backward-shift deletion) that grows by doubling, in arena memory. The
- * objects of one page share a stripe and sit in neighbouring slots
- * (livemap.c), so the table is read in the order the heap is.
+ * one of 64 stripes, each an open-addressing table of 12-byte slots
+ * (linear probing, backward-shift deletion) that grows by doubling, in arena
+ * memory. The objects of one page share a stripe and sit in neighbouring
+ * slots (livemap.c), so the table is read in the order the heap is. Sizes
+ * are exact at every width (the live map is the only place a rate-1
+ * object's size is kept).
  *
  * Removal happens before the real free, so an address can never be live
  * twice in the map. */
@@ -26,10 +28,6 @@
  * filter indexes by page, so both share a counter: a free of the block may
  * look into the table for nothing, never miss. */
 #define LIVEMAP_CUSTOM (1ull << 63)
-
-/* Values pack the bucket index (24 bits) above the size (40 bits). */
-#define LIVE_SIZE_BITS 40
-#define LIVE_SIZE_MAX ((1ull << LIVE_SIZE_BITS) - 1)
 
 #define LIVEMAP_FILTER_SLOTS (1u << 18)
 extern uint8_t *livemap_filter __attribute__((visibility("hidden")));

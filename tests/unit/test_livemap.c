@@ -1,19 +1,227 @@
 // links: src/runtime/livemap.c src/runtime/arena.c src/runtime/rt.c
 /* test_livemap.c — the live sampled-object map against a reference, through
  * growth and backward-shift deletion, keys adjacent and far apart, the
- * leak scan's copy, the filter's saturation, and its behaviour when full. */
+ * leak scan's copy, the filter's saturation, and its behaviour when full;
+ * exact sizes of every width and keys too wide for a slot, the memory a
+ * live object costs, and threads racing on the same stripes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include "runtime/arena.h"
 #include "runtime/livemap.h"
 
 enum { N = 200000 };
+
+/* Run first, on empty tables: the slots of a million live objects take
+ * between 12 bytes (a slot each) and 12 / (7/16) bytes a live object
+ * (7/8 full, doubled, when a growth has just happened). 16-byte slots
+ * took up to 37 (here 33.5). */
+static void test_memory_per_object(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    enum { M = 1000000 };
+    uint64_t b0 = arena_bytes();
+    uint32_t ob, bucket;
+    uint64_t os, size;
+    for (uintptr_t i = 0; i < M; i++)
+        assert_int_equal(livemap_insert((void *)(0x560000000000ull + i * 32), 1, 24, &ob, &os), 1);
+    double per = (double)(arena_bytes() - b0) / M;
+    print_message("%.2f bytes per live object\n", per);
+    assert_true(per >= 12);
+    assert_true(per <= 12.0 * 16 / 7);
+    for (uintptr_t i = 0; i < M; i++)
+        assert_true(livemap_remove((void *)(0x560000000000ull + i * 32), &bucket, &size));
+    assert_int_equal(livemap_count(), 0);
+}
+
+/* Sizes of every width come back exact, by remove and by the copy: a slot
+ * holds 27 bits, a wider size lives in the stripe's wide list, and past the
+ * old 40-bit field nothing is cut (the live map is the only place a rate-1
+ * object's size is kept). So do keys above 2^48 and the largest bucket
+ * indexes. A key that moves between a slot and the wide list by a
+ * replacement is found once, with its old value handed back. */
+static const uint64_t widths[] = {
+    0, 1, 4095, 4096, (1ull << 27) - 1, 1ull << 27, (1ull << 32) + 5, (1ull << 40) - 1,
+    1ull << 40, (1ull << 40) + 12345, (1ull << 63) + 7, UINT64_MAX,
+};
+enum { NW = sizeof(widths) / sizeof(widths[0]) };
+
+static uintptr_t width_key(int i, int kind)
+{
+    static const uintptr_t base[] = {0x7f5500000010ull, 0x0100000000001020ull,
+                                     0x7f5500000010ull | LIVEMAP_CUSTOM,
+                                     0x0100000000001020ull | LIVEMAP_CUSTOM};
+    return base[kind] + (uintptr_t)i * 4096 + (uintptr_t)i * 16;
+}
+
+static void test_exact_sizes(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    uint32_t ob, bucket;
+    uint64_t os, size;
+    uint64_t c0 = livemap_count();
+    for (int kind = 0; kind < 4; kind++)
+        for (int i = 0; i < NW; i++)
+            assert_int_equal(livemap_insert((void *)width_key(i, kind), (1u << 20) - 1 - (uint32_t)i,
+                                            widths[i], &ob, &os), 1);
+    assert_int_equal(livemap_count(), c0 + 4 * NW);
+    static livemap_entry_t out[1 << 16];
+    livemap_lock_all();
+    size_t n = livemap_copy_locked(out, 1 << 16);
+    livemap_unlock_all();
+    int seen = 0;
+    for (size_t j = 0; j < n; j++)
+        for (int kind = 0; kind < 4; kind++)
+            for (int i = 0; i < NW; i++)
+                if (out[j].addr == (width_key(i, kind) & ~LIVEMAP_CUSTOM) &&
+                    out[j].custom == (kind >= 2)) {
+                    assert_int_equal(out[j].size, widths[i]);
+                    assert_int_equal(out[j].bucket, (1u << 20) - 1 - (uint32_t)i);
+                    seen++;
+                }
+    assert_int_equal(seen, 4 * NW);
+    /* Replace each with the size of another width: narrow to wide and
+     * back; then a bucket index past 20 bits. */
+    for (int kind = 0; kind < 4; kind++)
+        for (int i = 0; i < NW; i++) {
+            assert_int_equal(livemap_insert((void *)width_key(i, kind), 7, widths[NW - 1 - i], &ob, &os), 0);
+            assert_int_equal(os, widths[i]);
+            assert_int_equal(ob, (1u << 20) - 1 - (uint32_t)i);
+            assert_int_equal(livemap_insert((void *)width_key(i, kind), 1u << 23, widths[i], &ob, &os), 0);
+            assert_int_equal(os, widths[NW - 1 - i]);
+            assert_int_equal(ob, 7);
+        }
+    assert_int_equal(livemap_count(), c0 + 4 * NW);
+    for (int kind = 0; kind < 4; kind++)
+        for (int i = 0; i < NW; i++) {
+            assert_true(livemap_remove((void *)width_key(i, kind), &bucket, &size));
+            assert_int_equal(size, widths[i]);
+            assert_int_equal(bucket, 1u << 23);
+            assert_false(livemap_remove((void *)width_key(i, kind), &bucket, &size));
+        }
+    assert_int_equal(livemap_count(), c0);
+}
+
+/* Removing a key never recorded finds nothing and changes nothing: in an
+ * empty stripe, beside live neighbours in its page, with the wide list in
+ * use, and for the custom twin of a live block. */
+static void test_remove_absent(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    uint32_t ob, bucket = 99;
+    uint64_t os, size = 99;
+    uint64_t c0 = livemap_count();
+    uintptr_t page = 0x7f6600003000ull;
+    assert_false(livemap_remove((void *)page, &bucket, &size));
+    for (uintptr_t i = 0; i < 64; i += 2)
+        assert_int_equal(livemap_insert((void *)(page + i * 16), 2, i, &ob, &os), 1);
+    assert_int_equal(livemap_insert((void *)(page + 2048), 3, 1ull << 45, &ob, &os), 1); /* wide */
+    for (uintptr_t i = 1; i < 64; i += 2)
+        assert_false(livemap_remove((void *)(page + i * 16), &bucket, &size));
+    assert_false(livemap_remove((void *)(page | LIVEMAP_CUSTOM), &bucket, &size));
+    assert_false(livemap_remove((void *)(page + 2048 + 16), &bucket, &size));
+    assert_false(livemap_remove((void *)0x0200000000000000ull, &bucket, &size));
+    assert_int_equal(bucket, 99);
+    assert_int_equal(size, 99);
+    assert_int_equal(livemap_count(), c0 + 33);
+    for (uintptr_t i = 0; i < 64; i += 2) {
+        assert_true(livemap_remove((void *)(page + i * 16), &bucket, &size));
+        assert_int_equal(size, i);
+    }
+    assert_true(livemap_remove((void *)(page + 2048), &bucket, &size));
+    assert_int_equal(size, 1ull << 45);
+    assert_int_equal(livemap_count(), c0);
+}
+
+/* Threads insert and remove keys in the same pages (so the same stripes
+ * and windows) while their tables grow: each finds exactly its own
+ * objects, and the count returns to where it was. */
+enum { RACERS = 4, RACE_KEYS = 60000 };
+
+static void *racer(void *arg)
+{
+    uintptr_t t = (uintptr_t)arg;
+    uint32_t ob, bucket;
+    uint64_t os, size;
+    long bad = 0;
+    for (int round = 0; round < 3; round++) {
+        for (uintptr_t i = 0; i < RACE_KEYS; i++) {
+            uintptr_t key = 0x7e0000000000ull + (i * RACERS + t) * 16;
+            uint64_t sz = i % 5 == 0 ? (1ull << 33) + i : i;
+            if (livemap_insert((void *)key, (uint32_t)t, sz, &ob, &os) != 1)
+                bad++;
+        }
+        for (uintptr_t i = 0; i < RACE_KEYS; i++) {
+            uintptr_t key = 0x7e0000000000ull + (i * RACERS + t) * 16;
+            uint64_t sz = i % 5 == 0 ? (1ull << 33) + i : i;
+            if (!livemap_remove((void *)key, &bucket, &size) || bucket != t || size != sz)
+                bad++;
+        }
+    }
+    return (void *)bad;
+}
+
+static void test_threads_race(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    uint64_t c0 = livemap_count();
+    pthread_t th[RACERS];
+    for (uintptr_t t = 0; t < RACERS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, racer, (void *)t), 0);
+    for (int t = 0; t < RACERS; t++) {
+        void *bad;
+        assert_int_equal(pthread_join(th[t], &bad), 0);
+        assert_int_equal((long)bad, 0);
+    }
+    assert_int_equal(livemap_count(), c0);
+}
+
+/* Pages whose windows all start in the last 1/256 of their stripe's table
+ * (found with livemap.c's Fibonacci hash of the page number) make one run
+ * at the table's end whatever its size: the margin past the end grows for
+ * it, not the table (which would double until 256 times the objects), and
+ * every object stays found. */
+static void test_crowded_end(void **state)
+{
+    (void)state;
+    assert_int_equal(livemap_init(), 0);
+    enum { PAGES = 40 };
+    static uintptr_t pages[PAGES];
+    int np = 0;
+    for (uintptr_t pg = 1ull << 32; np < PAGES; pg++) {
+        uint64_t h = (uint64_t)pg * 0x9e3779b97f4a7c15ull;
+        if (h >> 58 == 0 && (h << 6) >> 56 == 0xff)
+            pages[np++] = pg << 12;
+    }
+    uint32_t ob, bucket;
+    uint64_t os, size, b0 = arena_bytes(), c0 = livemap_count();
+    for (int k = 0; k < PAGES; k++)
+        for (uintptr_t i = 0; i < 256; i++)
+            assert_int_equal(livemap_insert((void *)(pages[k] + i * 16), (uint32_t)k, i, &ob, &os), 1);
+    print_message("%.1f KiB for %d objects at the end\n", (arena_bytes() - b0) / 1024.0, PAGES * 256);
+    assert_true(arena_bytes() - b0 <= 64ull * PAGES * 256 * 12);
+    assert_int_equal(livemap_count(), c0 + PAGES * 256);
+    for (int k = PAGES - 1; k >= 0; k--)
+        for (uintptr_t i = 0; i < 256; i += 1 + (k & 1)) {
+            assert_true(livemap_remove((void *)(pages[k] + i * 16), &bucket, &size));
+            assert_int_equal(bucket, (uint32_t)k);
+            assert_int_equal(size, i);
+        }
+    for (int k = 1; k < PAGES; k += 2)
+        for (uintptr_t i = 1; i < 256; i += 2)
+            assert_true(livemap_remove((void *)(pages[k] + i * 16), &bucket, &size));
+    assert_int_equal(livemap_count(), c0);
+}
 
 static void test_against_reference(void **state)
 {
@@ -294,7 +502,12 @@ static void test_full(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_per_object), /* first: on empty tables */
         cmocka_unit_test(test_against_reference),
+        cmocka_unit_test(test_exact_sizes),
+        cmocka_unit_test(test_remove_absent),
+        cmocka_unit_test(test_threads_race),
+        cmocka_unit_test(test_crowded_end),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_custom_key),
         cmocka_unit_test(test_filter_saturates),
