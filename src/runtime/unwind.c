@@ -85,6 +85,28 @@ static void skip_symbols(void)
     }
 }
 
+/* Sorts the ranges and joins those that overlap (cprof's own operator
+ * new lies in its text), for skipped's binary search. */
+static void merge_skips(void)
+{
+    for (int i = 1; i < nskip; i++)
+        for (int j = i; j > 0 && skip[j].lo < skip[j - 1].lo; j--) {
+            range_t r = skip[j];
+            skip[j] = skip[j - 1];
+            skip[j - 1] = r;
+        }
+    int n = 0;
+    for (int i = 0; i < nskip; i++) {
+        if (n && skip[i].lo <= skip[n - 1].hi) {
+            if (skip[i].hi > skip[n - 1].hi)
+                skip[n - 1].hi = skip[i].hi;
+        } else {
+            skip[n++] = skip[i];
+        }
+    }
+    nskip = n;
+}
+
 void unwind_init(int which, int depth, bool check_each)
 {
     unwinder = which;
@@ -98,6 +120,7 @@ void unwind_init(int which, int depth, bool check_each)
     learned = true;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     skip_symbols();
+    merge_skips();
 #ifndef CPROF_NO_LIBUNWIND
     /* No cache of unwind rules (unwfds.c set it so at the start; kept
      * here too, as the check's reference must not reuse what an unload
@@ -106,12 +129,20 @@ void unwind_init(int which, int depth, bool check_each)
 #endif
 }
 
+/* Whether pc is in cprof's text or operator new & co: the range with the
+ * highest start at or below pc holds it, if any does. Asked of every
+ * sampled stack's top frame, with ten or so ranges in a C++ program. */
 static bool skipped(uintptr_t pc)
 {
-    for (int i = 0; i < nskip; i++)
-        if (pc >= skip[i].lo && pc < skip[i].hi)
-            return true;
-    return false;
+    int lo = 0, hi = nskip; /* the range sought is below hi */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (skip[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && pc < skip[lo - 1].hi;
 }
 
 /* Walks the frame-pointer chain from fp within t's stack. */
