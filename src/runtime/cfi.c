@@ -94,8 +94,15 @@ static int (*next_dlclose)(void *);
  * with their values. */
 typedef struct {
     uintptr_t sp, bp;
-    uintptr_t ra_at, ra_val, bp_at, bp_val; /* bp_at 0: fp not read */
+    /* Each points at a word: fp not read, bp_at is ra_at; nothing read
+     * (the outermost frame), both are zero_word. */
+    uintptr_t ra_at, ra_val, bp_at, bp_val;
 } frame_t;
+
+static const uintptr_t zero_word;
+/* After the last walk's frames, and for a walk without a slot: no frame
+ * of a walk lies at or above it. */
+static const frame_t end_frame = {.sp = UINTPTR_MAX};
 
 #define NEAR_BITS 9
 
@@ -114,7 +121,7 @@ typedef struct {
     uintptr_t next[3]; /* not whole: the state (pc, sp, fp) of the frame
                         * after the last, where a walk that reuses this
                         * one to its end goes on */
-    frame_t *kf;      /* the last walk's frames, */
+    frame_t *kf;      /* the last walk's frames (and end_frame after them), */
     uintptr_t *kpcs;  /* their pcs, */
     uint64_t *khash;  /* hash_pcs of the walk from each frame out */
     frame_t *fresh;   /* the frames of the walk being made, from index 0 */
@@ -173,13 +180,11 @@ static slot_t *thread_slot(void)
 static bool unchanged(const slot_t *s, int i)
 {
     const frame_t *f = s->kf;
-    for (; i < max_frames; i++) {
-        if (f[i].ra_at && *(const uintptr_t *)f[i].ra_at != f[i].ra_val)
-            return false;
-        if (f[i].bp_at && *(const uintptr_t *)f[i].bp_at != f[i].bp_val)
-            return false;
-    }
-    return true;
+    uintptr_t diff = 0; /* nearly always 0: no test per word */
+    for (; i < max_frames; i++)
+        diff |= (*(const uintptr_t *)f[i].ra_at ^ f[i].ra_val) |
+                (*(const uintptr_t *)f[i].bp_at ^ f[i].bp_val);
+    return diff == 0;
 }
 
 /* --- reading .eh_frame ------------------------------------------------ */
@@ -744,7 +749,8 @@ static bool map_tables(void)
         return false;
     /* per slot: the kept frames, pcs and hashes, and the fresh frames */
     size_t frames_size = (size_t)max_frames * sizeof(frame_t);
-    size_t slot_size = 2 * frames_size + (size_t)max_frames * (sizeof(uintptr_t) + sizeof(uint64_t));
+    size_t slot_size = 2 * frames_size + sizeof(frame_t) +
+                       (size_t)max_frames * (sizeof(uintptr_t) + sizeof(uint64_t));
     size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + slot_size);
     char *p = arena_map(size);
     if (!p) {
@@ -758,8 +764,9 @@ static bool map_tables(void)
     for (int i = 0; i < NSLOTS; i++) {
         char *w = (char *)(s + NSLOTS) + (size_t)i * slot_size;
         s[i].kf = (frame_t *)w;
-        s[i].fresh = (frame_t *)(w + frames_size);
-        s[i].kpcs = (uintptr_t *)(w + 2 * frames_size);
+        s[i].kf[max_frames] = end_frame;
+        s[i].fresh = s[i].kf + max_frames + 1;
+        s[i].kpcs = (uintptr_t *)(s[i].fresh + max_frames);
         s[i].khash = (uint64_t *)(s[i].kpcs + max_frames);
     }
     entry_t *expected = NULL;
@@ -868,10 +875,11 @@ static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int m
         memset(s->near, 0, sizeof(s->near));
         s->near_state = state;
     }
-    /* The last walk's frames: kf[j] from j = first to max_frames - 1. */
-    int first = s && s->n && s->state == state ? max_frames - s->n : max_frames;
-    const frame_t *kf = s ? s->kf : NULL;
-    int n = 0, j = first, joined = -1; /* joined: kf index the walk joined */
+    /* The last walk's frames: kf[j] from j to end - 1, then end_frame. */
+    int end = s ? max_frames : 0;
+    const frame_t *kf = s ? s->kf : &end_frame;
+    int n = 0, j = s && s->n && s->state == state ? end - s->n : end;
+    int joined = -1; /* the kf index the walk joined */
     bool whole = true;
     uintptr_t next[3] = {0, 0, 0};
     if (state & CLOSING_MASK)
@@ -887,11 +895,10 @@ static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int m
         /* The last walk's frames lie at rising sp: the one at this sp, if
          * its state is this frame's and what it read is unchanged, is
          * where the rest of the last walk can be taken as it is. */
-        while (j < max_frames && kf[j].sp < sp)
+        while (kf[j].sp < sp)
             j++;
-        if (j < max_frames && kf[j].sp == sp && s->kpcs[j] == pc && kf[j].bp == bp &&
-            unchanged(s, j)) {
-            int k = max_frames - j;
+        if (kf[j].sp == sp && s->kpcs[j] == pc && kf[j].bp == bp && unchanged(s, j)) {
+            int k = end - j;
             if (k <= max - n && s->whole) {
                 /* Joined to the end: its frames stay where they are. */
                 joined = j;
@@ -911,22 +918,25 @@ static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int m
             *reused = k;
             n += k;
             const uintptr_t *after =
-                j + k < max_frames
-                    ? (const uintptr_t[3]){s->kpcs[j + k], kf[j + k].sp, kf[j + k].bp}
-                    : s->next;
+                j + k < end ? (const uintptr_t[3]){s->kpcs[j + k], kf[j + k].sp, kf[j + k].bp}
+                            : s->next;
             pc = after[0];
             sp = after[1];
             bp = after[2];
-            j = max_frames; /* the last walk is not looked at again */
+            j = end; /* the last walk is not looked at again */
             continue;
         }
         pcs[n] = pc;
         frame_t *f = s ? &s->fresh[n] : &(frame_t){0};
-        *f = (frame_t){.sp = sp, .bp = bp};
+        f->sp = sp;
+        f->bp = bp;
         n++;
         rule_t r = s ? lookup_near(s, pc, state) : lookup(pc, state);
-        if (r.kind == RULE_LAST)
+        if (r.kind == RULE_LAST) {
+            f->ra_at = f->bp_at = (uintptr_t)&zero_word;
+            f->ra_val = f->bp_val = 0;
             break;
+        }
         /* The words read, at CFA+OFF_MIN to CFA-8, must lie in [sp, hi): a
          * wrong rule must not fault the host. Below CFA: cfa <= hi does;
          * above sp: compute's rules relative to sp, checked here those
@@ -942,6 +952,9 @@ static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int m
         if (r.fp_off) {
             f->bp_at = cfa + (intptr_t)r.fp_off;
             bp = f->bp_val = *(const uintptr_t *)f->bp_at;
+        } else {
+            f->bp_at = f->ra_at;
+            f->bp_val = f->ra_val;
         }
         sp = cfa;
         if (!pc)
@@ -955,7 +968,7 @@ static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int m
         goto give_up;
     int walked = n; /* frames before the reused part */
     if (joined >= 0) {
-        int k = max_frames - joined;
+        int k = end - joined;
         memcpy(pcs + n, s->kpcs + joined, (size_t)k * sizeof(*pcs));
         memcpy(hashes + n, s->khash + joined, (size_t)k * sizeof(*hashes));
         n += k;
@@ -1030,8 +1043,11 @@ int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t
          * row is the one at pc itself, which compute finds for pc + 1 (a
          * key no return address has: instructions are 4-byte aligned). */
         rule_t r = lookup(first ? pc + 1 : pc, state);
-        if (r.kind == RULE_LAST)
+        if (r.kind == RULE_LAST) {
+            f->ra_at = f->bp_at = (uintptr_t)&zero_word;
+            f->ra_val = f->bp_val = 0;
             break;
+        }
         uintptr_t cfa = (r.cfa_fp ? fp : sp) + r.cfa_off, ra;
         /* As in cfi_walk: what is read lies in [sp, hi). */
         if (cfa < sp || cfa > hi || (r.fp_off && cfa - sp < (uintptr_t)-(intptr_t)r.fp_off))
