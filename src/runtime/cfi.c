@@ -1045,11 +1045,8 @@ int cfi_walk_context_sigsafe(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t
          * row is the one at pc itself, which compute finds for pc + 1 (a
          * key no return address has: instructions are 4-byte aligned). */
         rule_t r = lookup(first ? pc + 1 : pc, state);
-        if (r.kind == RULE_LAST) {
-            f->ra_at = f->bp_at = (uintptr_t)&zero_word;
-            f->ra_val = f->bp_val = 0;
+        if (r.kind == RULE_LAST)
             break;
-        }
         uintptr_t cfa = (r.cfa_fp ? fp : sp) + r.cfa_off, ra;
         /* As in cfi_walk: what is read lies in [sp, hi). */
         if (cfa < sp || cfa > hi || (r.fp_off && cfa - sp < (uintptr_t)-(intptr_t)r.fp_off))
