@@ -148,12 +148,12 @@ static void release_slot(void *arg)
     __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
 }
 
-/* This thread's slot, claimed at its first walk; NULL when none is free
- * (the walk then goes without), or after the thread's exit hook ran. */
-static slot_t *thread_slot(void)
+/* thread_slot's first call on a thread (and each call of a thread without
+ * a slot): claims one. */
+static __attribute__((noinline)) slot_t *claim_slot(void)
 {
-    if (RT_LIKELY(my_slot) || !__atomic_load_n(&slots, __ATOMIC_ACQUIRE) || rt_self.exited ||
-        rt_self.locks || slot_released)
+    if (!__atomic_load_n(&slots, __ATOMIC_ACQUIRE) || rt_self.exited || rt_self.locks ||
+        slot_released)
         return my_slot;
     for (int i = 0; i < NSLOTS; i++) {
         int expected = 0;
@@ -172,6 +172,13 @@ static slot_t *thread_slot(void)
         }
     }
     return NULL;
+}
+
+/* This thread's slot, claimed at its first walk; NULL when none is free
+ * (the walk then goes without), or after the thread's exit hook ran. */
+static inline slot_t *thread_slot(void)
+{
+    return RT_LIKELY(my_slot) ? my_slot : claim_slot();
 }
 
 /* Whether the stack words the last walk read from its frame at index i
