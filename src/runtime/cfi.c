@@ -89,33 +89,42 @@ static int (*next_dlclose)(void *);
 
 /* --- the last walk of each thread ------------------------------------- */
 
-/* One frame of a walk: its state, and the stack words its rule read (the
- * caller's return address and, if saved, fp) with their values. */
+/* One frame of a walk: its state (with its pc, kept apart), and the stack
+ * words its rule read (the caller's return address and, if saved, fp)
+ * with their values. */
 typedef struct {
-    uintptr_t pc, sp, bp;
-    uintptr_t ra_at, ra_val, bp_at, bp_val; /* bp_at 0: fp not read */
-    uint64_t hash; /* hash_pcs of the walk's frames from this one out */
+    uintptr_t sp, bp;
+    /* Each points at a word: fp not read, bp_at is ra_at; nothing read
+     * (the outermost frame), both are zero_word. */
+    uintptr_t ra_at, ra_val, bp_at, bp_val;
 } frame_t;
 
+static const uintptr_t zero_word;
+/* After the last walk's frames, and for a walk without a slot: no frame
+ * of a walk lies at or above it. */
+static const frame_t end_frame = {.sp = UINTPTR_MAX};
+
+#define NEAR_BITS 9
+
+/* A thread's last walk, and room for the one being made. The last walk's
+ * n frames lie at the end of the kept arrays (indices max_frames - n to
+ * max_frames - 1, leaf first), so its outer part, where the next walk
+ * usually joins it, stays where it is: that walk writes only its own new
+ * frames, just before the part it reuses, and copies none of the rest. */
 typedef struct {
-    int n;
-    bool whole;      /* ended at the stack's end (not at max, not given up) */
-    uint64_t state;  /* the loader_state it was walked under */
+    int claimed;
+    int busy; /* walking: a nested walk (none is expected) goes without */
+    unsigned walks; /* every SUBS_EVERY-th looks for unloads cprof missed */
+    int n;          /* frames of the last walk, 0: none */
+    bool whole;     /* it ended at the stack's end (not at max, not given up) */
+    uint64_t state; /* the loader_state it was walked under */
     uintptr_t next[3]; /* not whole: the state (pc, sp, fp) of the frame
                         * after the last, where a walk that reuses this
                         * one to its end goes on */
-} walk_t;
-
-/* A thread's two walks, the last and the one being made, each of
- * max_frames frames after the walk_t header. */
-#define NEAR_BITS 9
-
-typedef struct {
-    int claimed;
-    int cur;  /* which of the two is the last */
-    int busy; /* walking: a nested walk (none is expected) goes without */
-    unsigned walks; /* every SUBS_EVERY-th looks for unloads cprof missed */
-    walk_t *walk[2];
+    frame_t *kf;      /* the last walk's frames (and end_frame after them), */
+    uintptr_t *kpcs;  /* their pcs, */
+    uint64_t *khash;  /* hash_pcs of the walk from each frame out */
+    frame_t *fresh;   /* the frames of the walk being made, from index 0 */
     /* the rules this thread used last, direct-mapped: the shared table's
      * lines are rarely in this core's cache */
     uint64_t near_state;
@@ -131,11 +140,6 @@ static __thread slot_t *my_slot __attribute__((tls_model("initial-exec")));
  * allocating) go without one, or it would never be given back. */
 static __thread bool slot_released __attribute__((tls_model("initial-exec")));
 
-static frame_t *frames(walk_t *w)
-{
-    return (frame_t *)(w + 1);
-}
-
 static void release_slot(void *arg)
 {
     slot_t *s = arg;
@@ -144,12 +148,12 @@ static void release_slot(void *arg)
     __atomic_store_n(&s->claimed, 0, __ATOMIC_RELEASE);
 }
 
-/* This thread's slot, claimed at its first walk; NULL when none is free
- * (the walk then goes without), or after the thread's exit hook ran. */
-static slot_t *thread_slot(void)
+/* thread_slot's first call on a thread (and each call of a thread without
+ * a slot): claims one. */
+static __attribute__((noinline)) slot_t *claim_slot(void)
 {
-    if (RT_LIKELY(my_slot) || !__atomic_load_n(&slots, __ATOMIC_ACQUIRE) || rt_self.exited ||
-        rt_self.locks || slot_released)
+    if (!__atomic_load_n(&slots, __ATOMIC_ACQUIRE) || rt_self.exited || rt_self.locks ||
+        slot_released)
         return my_slot;
     for (int i = 0; i < NSLOTS; i++) {
         int expected = 0;
@@ -157,7 +161,7 @@ static slot_t *thread_slot(void)
             __atomic_compare_exchange_n(&slots[i].claimed, &expected, 1, false, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
             slot_t *s = &slots[i];
-            s->walk[0]->n = s->walk[1]->n = 0;
+            s->n = 0;
             s->busy = 0; /* a walk left by siglongjmp in its last owner */
             /* Released by the key's destructor when the thread exits. */
             if (pthread_setspecific(slot_key, s) != 0) {
@@ -170,18 +174,24 @@ static slot_t *thread_slot(void)
     return NULL;
 }
 
-/* Whether the stack words the walk w read from frame i on still hold what
- * they held: then a walk that reaches frame i's state goes the same way. */
-static bool unchanged(walk_t *w, int i)
+/* This thread's slot, claimed at its first walk; NULL when none is free
+ * (the walk then goes without), or after the thread's exit hook ran. */
+static inline slot_t *thread_slot(void)
 {
-    const frame_t *f = frames(w);
-    for (; i < w->n; i++) {
-        if (f[i].ra_at && *(const uintptr_t *)f[i].ra_at != f[i].ra_val)
-            return false;
-        if (f[i].bp_at && *(const uintptr_t *)f[i].bp_at != f[i].bp_val)
-            return false;
-    }
-    return true;
+    return RT_LIKELY(my_slot) ? my_slot : claim_slot();
+}
+
+/* Whether the stack words the last walk read from its frame at index i
+ * (of the kept arrays) out still hold what they held: then a walk that
+ * reaches frame i's state goes the same way. */
+static bool unchanged(const slot_t *s, int i)
+{
+    const frame_t *f = s->kf;
+    uintptr_t diff = 0; /* nearly always 0: no test per word */
+    for (; i < max_frames; i++)
+        diff |= (*(const uintptr_t *)f[i].ra_at ^ f[i].ra_val) |
+                (*(const uintptr_t *)f[i].bp_at ^ f[i].bp_val);
+    return diff == 0;
 }
 
 /* --- reading .eh_frame ------------------------------------------------ */
@@ -744,8 +754,11 @@ static bool map_tables(void)
     static int failed;
     if (__atomic_load_n(&failed, __ATOMIC_RELAXED) || !max_frames)
         return false;
-    size_t walk_size = sizeof(walk_t) + (size_t)max_frames * sizeof(frame_t);
-    size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + 2 * walk_size);
+    /* per slot: the kept frames, pcs and hashes, and the fresh frames */
+    size_t frames_size = (size_t)max_frames * sizeof(frame_t);
+    size_t slot_size = 2 * frames_size + sizeof(frame_t) +
+                       (size_t)max_frames * (sizeof(uintptr_t) + sizeof(uint64_t));
+    size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + slot_size);
     char *p = arena_map(size);
     if (!p) {
         if (!__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED))
@@ -756,9 +769,12 @@ static bool map_tables(void)
     }
     slot_t *s = (slot_t *)(p + TABLE_SIZE * sizeof(entry_t));
     for (int i = 0; i < NSLOTS; i++) {
-        char *w = (char *)(s + NSLOTS) + (size_t)i * 2 * walk_size;
-        s[i].walk[0] = (walk_t *)w;
-        s[i].walk[1] = (walk_t *)(w + walk_size);
+        char *w = (char *)(s + NSLOTS) + (size_t)i * slot_size;
+        s[i].kf = (frame_t *)w;
+        s[i].kf[max_frames] = end_frame;
+        s[i].fresh = s[i].kf + max_frames + 1;
+        s[i].kpcs = (uintptr_t *)(s[i].fresh + max_frames);
+        s[i].khash = (uint64_t *)(s[i].kpcs + max_frames);
     }
     entry_t *expected = NULL;
     if (!__atomic_compare_exchange_n(&table, &expected, (entry_t *)p, false, __ATOMIC_ACQ_REL,
@@ -831,10 +847,22 @@ static inline uintptr_t strip_pac(uintptr_t ra)
 
 #define SUBS_EVERY 256
 
+/* Keeps the walk just made (n frames in pcs, hashes and the slot's fresh
+ * frames) as the thread's last, at the end of the kept arrays. */
+static void keep(slot_t *s, const uintptr_t *pcs, const uint64_t *hashes, int n)
+{
+    int at = max_frames - n;
+    memcpy(s->kf + at, s->fresh, (size_t)n * sizeof(*s->kf));
+    memcpy(s->kpcs + at, pcs, (size_t)n * sizeof(*pcs));
+    memcpy(s->khash + at, hashes, (size_t)n * sizeof(*hashes));
+}
+
 /* The walk from the frame whose return address, stack pointer after the
- * return and frame pointer are regs. */
-static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int max,
-                uintptr_t lo, uintptr_t hi, int *reused)
+ * return and frame pointer are regs. Inlined in its two entry points: one
+ * call less on every sampled allocation. */
+static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], uintptr_t *pcs,
+                                                      uint64_t *hashes, int max, uintptr_t lo,
+                                                      uintptr_t hi, int *reused)
 {
     *reused = 0;
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
@@ -856,69 +884,68 @@ static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int m
         memset(s->near, 0, sizeof(s->near));
         s->near_state = state;
     }
-    walk_t *last = s ? s->walk[s->cur] : NULL, *now = s ? s->walk[!s->cur] : NULL;
-    if (last && last->state != state)
-        last = NULL;
-    frame_t *lf = last ? frames(last) : NULL, *nf = now ? frames(now) : NULL;
-    int n = 0, j = 0, walked = -1; /* walked: frames before the reused part */
+    /* The last walk's frames: kf[j] from j to end - 1, then end_frame. */
+    int end = s ? max_frames : 0;
+    const frame_t *kf = s ? s->kf : &end_frame;
+    int n = 0, j = s && s->n && s->state == state ? end - s->n : end;
+    int joined = -1; /* the kf index the walk joined */
     bool whole = true;
+    uintptr_t next[3] = {0, 0, 0};
     if (state & CLOSING_MASK)
         goto give_up;
     for (;;) {
         if (n == max) {
             whole = false;
-            if (now) {
-                now->next[0] = pc;
-                now->next[1] = sp;
-                now->next[2] = bp;
-            }
+            next[0] = pc;
+            next[1] = sp;
+            next[2] = bp;
             break;
         }
         /* The last walk's frames lie at rising sp: the one at this sp, if
          * its state is this frame's and what it read is unchanged, is
          * where the rest of the last walk can be taken as it is. */
-        while (last && j < last->n && lf[j].sp < sp)
+        while (kf[j].sp < sp)
             j++;
-        if (last && j < last->n && lf[j].sp == sp && lf[j].pc == pc && lf[j].bp == bp &&
-            unchanged(last, j)) {
-            int k = last->n - j;
-            bool cut = k > max - n;
-            if (cut)
-                k = max - n;
-            for (int i = 0; i < k; i++) {
-                pcs[n + i] = lf[j + i].pc;
-                hashes[n + i] = lf[j + i].hash;
-            }
-            if (k > 0)
-                memcpy(nf + n, lf + j, (size_t)k * sizeof(*nf));
-            *reused = k;
-            n += k;
-            if (!cut && last->whole) {
-                walked = n - k;
+        if (kf[j].sp == sp && s->kpcs[j] == pc && kf[j].bp == bp && unchanged(s, j)) {
+            int k = end - j;
+            if (k <= max - n && s->whole) {
+                /* Joined to the end: its frames stay where they are. */
+                joined = j;
+                *reused = k;
                 break;
             }
             /* This walk is cut before the last one's end, or that one was
-             * cut at its max (a deep recursion): go on from the state of
-             * the frame after the copied ones (read by the last of them,
-             * so checked unchanged), to the end or to max. The hashes
-             * copied cover frames of a cut walk: all are computed anew. */
-            const uintptr_t *after = j + k < last->n
-                                         ? (const uintptr_t[3]){lf[j + k].pc, lf[j + k].sp,
-                                                                lf[j + k].bp}
-                                         : last->next;
+             * cut at its max (a deep recursion): copy what is taken and go
+             * on from the state of the frame after it (read by the last
+             * frame copied, so checked unchanged), to the end or to max.
+             * The hashes copied cover frames of a cut walk: all are
+             * computed anew. */
+            if (k > max - n)
+                k = max - n;
+            memcpy(pcs + n, s->kpcs + j, (size_t)k * sizeof(*pcs));
+            memcpy(s->fresh + n, kf + j, (size_t)k * sizeof(*kf));
+            *reused = k;
+            n += k;
+            const uintptr_t *after =
+                j + k < end ? (const uintptr_t[3]){s->kpcs[j + k], kf[j + k].sp, kf[j + k].bp}
+                            : s->next;
             pc = after[0];
             sp = after[1];
             bp = after[2];
-            last = NULL;
+            j = end; /* the last walk is not looked at again */
             continue;
         }
         pcs[n] = pc;
-        frame_t *f = nf ? &nf[n] : &(frame_t){0};
-        *f = (frame_t){.pc = pc, .sp = sp, .bp = bp};
+        frame_t *f = s ? &s->fresh[n] : &(frame_t){0};
+        f->sp = sp;
+        f->bp = bp;
         n++;
         rule_t r = s ? lookup_near(s, pc, state) : lookup(pc, state);
-        if (r.kind == RULE_LAST)
+        if (r.kind == RULE_LAST) {
+            f->ra_at = f->bp_at = (uintptr_t)&zero_word;
+            f->ra_val = f->bp_val = 0;
             break;
+        }
         /* The words read, at CFA+OFF_MIN to CFA-8, must lie in [sp, hi): a
          * wrong rule must not fault the host. Below CFA: cfa <= hi does;
          * above sp: compute's rules relative to sp, checked here those
@@ -934,36 +961,51 @@ static int walk(const uintptr_t regs[3], uintptr_t *pcs, uint64_t *hashes, int m
         if (r.fp_off) {
             f->bp_at = cfa + (intptr_t)r.fp_off;
             bp = f->bp_val = *(const uintptr_t *)f->bp_at;
+        } else {
+            f->bp_at = f->ra_at;
+            f->bp_val = f->ra_val;
         }
         sp = cfa;
         if (!pc)
             break;
     }
-    /* An unload while walking: the rules used may be the old code's. */
+    /* An unload while walking: the rules used may be the old code's. The
+     * last walk is changed only after this, so it stays when this walk is
+     * given up. */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&loader_state, __ATOMIC_RELAXED) != state)
         goto give_up;
-    int from = walked >= 0 ? walked : n;
-    uint64_t h = from < n ? hashes[from] : HASH_PCS_SEED;
-    for (int i = from - 1; i >= 0; i--) {
-        hashes[i] = h = hash_pcs_step(h, pcs[i]);
-        if (s)
-            nf[i].hash = h;
+    int walked = n; /* frames before the reused part */
+    if (joined >= 0) {
+        int k = end - joined;
+        memcpy(pcs + n, s->kpcs + joined, (size_t)k * sizeof(*pcs));
+        memcpy(hashes + n, s->khash + joined, (size_t)k * sizeof(*hashes));
+        n += k;
     }
+    uint64_t h = walked < n ? hashes[walked] : HASH_PCS_SEED;
+    for (int i = walked - 1; i >= 0; i--)
+        hashes[i] = h = hash_pcs_step(h, pcs[i]);
     if (s) {
-        now->n = n;
-        now->whole = whole;
-        now->state = state;
-        s->cur = !s->cur;
+        if (joined >= 0) {
+            /* Only the new frames, just before the ones joined. */
+            int at = joined - walked;
+            memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
+            memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
+            memcpy(s->khash + at, hashes, (size_t)walked * sizeof(*hashes));
+        } else {
+            keep(s, pcs, hashes, n);
+        }
+        s->n = n;
+        s->whole = whole;
+        memcpy(s->next, next, sizeof(next));
+        s->state = state;
         s->busy = 0;
     }
     return n;
 give_up:
     *reused = 0;
-    if (s) {
-        now->n = 0;
+    if (s)
         s->busy = 0;
-    }
     return -1;
 }
 

@@ -16,7 +16,10 @@
  * rules and its last walk: a frame whose pc, sp and fp are those of a
  * frame of the last walk, with every stack word the last walk read from
  * there on unchanged, has the same callers, which are copied with their
- * hashes instead of walked (a last walk cut at its max, a stack deeper
+ * hashes instead of walked: the last walk lies at the end of the thread's
+ * arrays, leaf first, so a walk that joins it there writes only its own
+ * new frames before that part, and copies nothing of the rest but the
+ * pcs and hashes it returns (a last walk cut at its max, a stack deeper
  * than it, is copied up to its cut and the walk goes on from there).
  *
  * Every stack word read lies in the thread's stack [lo, hi), at or above

@@ -96,7 +96,7 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const vo
      * interrupts this and mallocs gets the next allocator, where its frees
      * go, not the private heap (heap.h). Recording allocates nothing. */
     rt_self.guard++;
-    uintptr_t pcs[UNWIND_MAX_DEPTH];
+    uintptr_t pcs[UNWIND_MAX_DEPTH + UNWIND_SLACK];
     uint64_t hash;
     int depth = unwind_capture_hash(frame, pcs, &hash);
     bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate, labels);

@@ -19,9 +19,7 @@
 #include <libunwind.h>
 #endif
 
-/* Frames cprof itself may have above the program's: hooks, sampling,
- * capture, and operator new. */
-#define SKIP_SLACK 16
+#define SKIP_SLACK UNWIND_SLACK
 
 typedef struct {
     uintptr_t lo, hi;
@@ -87,6 +85,28 @@ static void skip_symbols(void)
     }
 }
 
+/* Sorts the ranges and joins those that overlap (cprof's own operator
+ * new lies in its text), for skipped's binary search. */
+static void merge_skips(void)
+{
+    for (int i = 1; i < nskip; i++)
+        for (int j = i; j > 0 && skip[j].lo < skip[j - 1].lo; j--) {
+            range_t r = skip[j];
+            skip[j] = skip[j - 1];
+            skip[j - 1] = r;
+        }
+    int n = 0;
+    for (int i = 0; i < nskip; i++) {
+        if (n && skip[i].lo <= skip[n - 1].hi) {
+            if (skip[i].hi > skip[n - 1].hi)
+                skip[n - 1].hi = skip[i].hi;
+        } else {
+            skip[n++] = skip[i];
+        }
+    }
+    nskip = n;
+}
+
 void unwind_init(int which, int depth, bool check_each)
 {
     unwinder = which;
@@ -100,6 +120,7 @@ void unwind_init(int which, int depth, bool check_each)
     learned = true;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     skip_symbols();
+    merge_skips();
 #ifndef CPROF_NO_LIBUNWIND
     /* No cache of unwind rules (unwfds.c set it so at the start; kept
      * here too, as the check's reference must not reuse what an unload
@@ -108,12 +129,20 @@ void unwind_init(int which, int depth, bool check_each)
 #endif
 }
 
+/* Whether pc is in cprof's text or operator new & co: the range with the
+ * highest start at or below pc holds it, if any does. Asked of every
+ * sampled stack's top frame, with ten or so ranges in a C++ program. */
 static bool skipped(uintptr_t pc)
 {
-    for (int i = 0; i < nskip; i++)
-        if (pc >= skip[i].lo && pc < skip[i].hi)
-            return true;
-    return false;
+    int lo = 0, hi = nskip; /* the range sought is below hi */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (skip[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && pc < skip[lo - 1].hi;
 }
 
 /* Walks the frame-pointer chain from fp within t's stack. */
@@ -249,37 +278,52 @@ __attribute__((destructor)) static void check_report(void)
                 (unsigned long long)__atomic_load_n(&cfi_reused, __ATOMIC_RELAXED));
 }
 
-/* unwind_capture, and the stack's hash_pcs into *hash if hash is not
- * NULL: the cfi walk carries most of it over from the last stack. With a
- * frame (unwind_capture_hash), the cfi and frame-pointer walks start at
- * its caller. */
-static int capture(const void *frame, uintptr_t *out, uint64_t *hash)
+/* The stack into buf (room for max_depth + SKIP_SLACK frames), cprof's
+ * frames (*top of them) still on top: the raw walk; the hash of the
+ * stack from frame *top out into *hash if the walk gave it (not if the
+ * depth cut the stack), else *hash is left alone. With a frame
+ * (unwind_capture_hash), the cfi and frame-pointer walks start at its
+ * caller. Inlined: one call less on every sampled allocation. */
+static inline __attribute__((always_inline)) int walk_raw(const void *frame, uintptr_t *buf,
+                                                          int *top, uint64_t *hash, bool *hashed)
 {
-    uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK];
     uint64_t hashes[UNWIND_MAX_DEPTH + SKIP_SLACK];
-    int want = max_depth + SKIP_SLACK, n = -1, top, reused = 0;
-    bool hashed = false;
+    int want = max_depth + SKIP_SLACK, n = -1, reused = 0;
+    *hashed = false;
+    rt_thread_t *t = &rt_self;
     if (unwinder == UNWIND_FP) {
-        rt_thread_t *t = &rt_self;
         n = frame ? (stackbounds_get(t) ? fp_chain(t, (uintptr_t)frame, buf, want) : 0)
                   : fp_walk(buf, want);
     } else {
-        rt_thread_t *t = &rt_self;
         if (unwinder == UNWIND_CFI && stackbounds_get(t))
-            hashed = (n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo,
-                                                 t->stack_hi, &reused)
-                                : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi,
-                                           &reused)) >= 0;
+            n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo, t->stack_hi,
+                                       &reused)
+                      : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &reused);
+        bool walked = n >= 0;
         if (RT_UNLIKELY(check) && unwinder == UNWIND_CFI) {
-            __atomic_fetch_add(hashed ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(walked ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
             if (reused)
                 __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
         }
-        if (n < 0 && !unwfds_ok_sigsafe()) {
+        if (walked) {
+            int i = 0;
+            while (i < n && skipped(buf[i]))
+                i++;
+            *top = i;
+            /* The walk's hashes run to the stack's end: the one at the
+             * first frame kept is the stack's unless the depth cuts it
+             * (or no frame is kept). */
+            if (i < n && n - i <= max_depth) {
+                *hash = hashes[i];
+                *hashed = true;
+            }
+            return n;
+        }
+        if (!unwfds_ok_sigsafe()) {
             /* libunwind's pipe is the program's now (unwfds.h): the
              * frame-pointer chain, as far as it goes. */
             n = fp_walk(buf, want);
-        } else if (n < 0) {
+        } else {
             /* Flagged: a CPU-profile signal arriving now must not re-enter
              * libunwind on this thread (cpuring.h). */
 #ifndef CPROF_NO_LIBUNWIND
@@ -291,24 +335,40 @@ static int capture(const void *frame, uintptr_t *out, uint64_t *hash)
 #endif
         }
     }
-    int depth = trim(buf, n, out, &top);
-    /* The walk's hashes run to the stack's end: the one at the first
-     * frame kept is the stack's unless the depth cut the stack (or no
-     * frame is kept). */
-    if (hash)
-        *hash = hashed && top < n && top + depth == n ? hashes[top] : hash_pcs(out, (size_t)depth);
-    if (RT_UNLIKELY(check))
-        check_stack(out, depth, hash);
-    return depth;
+    int i = 0;
+    while (i < n && skipped(buf[i]))
+        i++;
+    *top = i;
+    return n < 0 ? 0 : n;
 }
 
 __attribute__((noinline)) int unwind_capture(uintptr_t *out)
 {
-    return capture(NULL, out, NULL);
+    uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK];
+    uint64_t hash;
+    bool hashed;
+    int top, n = walk_raw(NULL, buf, &top, &hash, &hashed);
+    int depth = n - top < max_depth ? n - top : max_depth;
+    memcpy(out, buf + top, (size_t)depth * sizeof(*out));
+    if (RT_UNLIKELY(check))
+        check_stack(out, depth, NULL);
+    return depth;
 }
 
-__attribute__((noinline)) int unwind_capture_hash(const void *frame, uintptr_t *out,
+__attribute__((noinline)) int unwind_capture_hash(const void *frame, uintptr_t *pcs,
                                                   uint64_t *hash)
 {
-    return capture(frame, out, hash);
+    bool hashed;
+    int top, n = walk_raw(frame, pcs, &top, hash, &hashed);
+    int depth = n - top < max_depth ? n - top : max_depth;
+    /* Walked into the caller's buffer: moved only when cprof's frames
+     * (operator new's, or all of them for a walk not from a frame) are on
+     * top. */
+    if (RT_UNLIKELY(top > 0))
+        memmove(pcs, pcs + top, (size_t)depth * sizeof(*pcs));
+    if (!hashed)
+        *hash = hash_pcs(pcs, (size_t)depth);
+    if (RT_UNLIKELY(check))
+        check_stack(pcs, depth, hash);
+    return depth;
 }

@@ -18,6 +18,9 @@
 #endif
 
 #define UNWIND_MAX_DEPTH 256
+/* Frames cprof itself may have above the program's (hooks, sampling,
+ * capture, operator new), walked before they are dropped. */
+#define UNWIND_SLACK 16
 
 enum { UNWIND_LIBUNWIND, UNWIND_FP, UNWIND_CFI };
 
@@ -60,7 +63,9 @@ static inline int unwind_backtrace_sigsafe(uintptr_t *pcs, int max)
 #endif
 
 /* The same, and the stack's hash_pcs (base/hash.h) into *hash, for the
- * stack table: with the cfi walk most of it comes with the walk. frame:
+ * stack table: with the cfi walk most of it comes with the walk. pcs has
+ * room for UNWIND_MAX_DEPTH + UNWIND_SLACK frames: the walk is made into
+ * it, not copied there (the stack returned starts at pcs[0]). frame:
  * NULL, or the frame address of a cprof function on this stack (the hook
  * the program called): the walk starts at its caller, not through the
  * cprof frames in between (cfi.h's cfi_walk_frame; libunwind still walks

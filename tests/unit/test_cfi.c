@@ -1,7 +1,8 @@
 // links: src/runtime/cfi.c src/runtime/pltstub.c src/runtime/arena.c src/runtime/rt.c
 /* test_cfi.c — the .eh_frame walk gives libunwind's stacks, with the hash
- * of every suffix, also when the thread's last walk is reused and when the
- * part above the reused frame changed (a different call site). */
+ * of every suffix, also when the thread's last walk is reused, when the
+ * part above the reused frame changed (a different call site, a deeper or
+ * shallower stack) and when a stack word the last walk read changed. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,6 +92,80 @@ static void test_matches_libunwind(void **state)
             assert_true(memcmp(p.pcs + 2, prev.pcs + 2, (size_t)(p.n - 2) * sizeof(uintptr_t)) != 0);
         prev = p;
     }
+}
+
+/* Walks of varying depth from one site, each joining the last one: the
+ * new frames are written before the part joined, whether the walk is
+ * longer or shorter than the last (cfi.c keeps the last walk in place). */
+static void test_join_depths(void **state)
+{
+    (void)state;
+    static const int depths[] = {0, 12, 3, 20, 1, 7, 7, 0, 25, 2};
+    probe_t p;
+    for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+        site_a(&p, depths[i]);
+        check(&p);
+        if (i)
+            assert_true(p.reused > 0);
+    }
+}
+
+/* A stack word the last walk read has changed (a return address, as after
+ * the function returned and another call reused its frame): the frames
+ * that read it are walked again, not taken from the last walk. */
+static __attribute__((noinline)) void probe_twice(probe_t *p1, probe_t *p2, uintptr_t *word,
+                                                  uintptr_t other)
+{
+    probe(p1);
+    uintptr_t was = *word;
+    *(volatile uintptr_t *)word = other;
+    probe(p2);
+    *(volatile uintptr_t *)word = was;
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void tamper_below(probe_t *p1, probe_t *p2, uintptr_t *rec,
+                                                   int depth)
+{
+    if (depth)
+        tamper_below(p1, p2, rec, depth - 1);
+    else /* an address in the same caller: the walk goes on as before */
+        probe_twice(p1, p2, &rec[1], rec[1] + 1);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* tamper_site's frame record: the caller's fp, then the return address
+ * into the caller (x86-64 and aarch64 with frame pointers). */
+static __attribute__((noinline)) uintptr_t tamper_site(probe_t *p1, probe_t *p2)
+{
+    uintptr_t *rec = __builtin_frame_address(0);
+    uintptr_t ra = rec[1];
+    tamper_below(p1, p2, rec, 3);
+    __asm__ volatile("" ::: "memory");
+    return ra;
+}
+
+static void test_changed_word(void **state)
+{
+    (void)state;
+    probe_t p1, p2;
+    uintptr_t ra = tamper_site(&p1, &p2);
+    check(&p1);
+    int k = -1;
+    for (int i = 0; i < p1.n; i++)
+        if (p1.pcs[i] == ra)
+            k = i;
+    assert_true(k > 3);
+    assert_int_equal(p2.n, p1.n);
+    /* pcs[2]: two call sites of probe in probe_twice */
+    for (int i = 0; i < p1.n; i++)
+        if (i != 2)
+            assert_true(p2.pcs[i] == (i == k ? ra + 1 : p1.pcs[i]));
+    for (int i = 0; i < p2.n; i++)
+        assert_true(p2.hashes[i] == hash_pcs(p2.pcs + i, (size_t)(p2.n - i)));
+    /* Joined past the changed word only: at the frame after the one whose
+     * return address it is. */
+    assert_int_equal(p2.reused, p1.n - k - 1);
 }
 
 static void test_depth_limit(void **state)
@@ -232,6 +307,8 @@ int main(void)
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_from_frame),
         cmocka_unit_test(test_cut_reuse),
+        cmocka_unit_test(test_join_depths),
+        cmocka_unit_test(test_changed_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
