@@ -8,6 +8,7 @@
 static rt_lock_t lock = RT_LOCK_INIT;
 static counters_t *all_blocks;  /* append-only list, published with release */
 static counters_t *free_blocks; /* under lock */
+static uint32_t nblocks;        /* under lock */
 static counters_sum_t orphan;   /* atomically updated */
 static pthread_key_t exit_key;
 static bool have_key;
@@ -53,6 +54,7 @@ counters_t *counters_acquire(rt_thread_t *t)
     if (s) {
         free_blocks = s->next_free;
     } else if ((s = arena_alloc_aligned(sizeof(*s), _Alignof(counters_t)))) {
+        s->slot = ++nblocks;
         s->next_all = all_blocks;
         __atomic_store_n(&all_blocks, s, __ATOMIC_RELEASE);
     }

@@ -28,6 +28,9 @@ struct counters {
     uint64_t alloc_bytes, free_bytes; /* usable sizes, bytes */
     struct counters *next_all;          /* every block, for summing */
     struct counters *next_free;         /* blocks of exited threads */
+    uint32_t slot;                      /* 1, 2, ... in order of creation: the
+                                         * holder's shard of a bucket's
+                                         * counters (buckets.h) */
 } __attribute__((aligned(64)));
 
 typedef struct {
@@ -47,6 +50,13 @@ static inline counters_t *counters_block(rt_thread_t *t)
 {
     counters_t *s = t->stats;
     return RT_LIKELY(s != NULL) ? s : counters_acquire(t);
+}
+
+/* The thread's slot (buckets.h), 0 without a block. Blocks go back on a
+ * thread's exit, so the threads alive at once hold distinct slots. */
+static inline uint32_t counters_slot(const rt_thread_t *t)
+{
+    return t->stats ? t->stats->slot : 0;
 }
 
 /* Counts into a block the caller holds (the hooks' fast path, which has

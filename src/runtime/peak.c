@@ -41,19 +41,17 @@ void peak_save(bucket_t *b, uint64_t now)
         }
         /* Read before the claim: a change by another thread that sees the
          * claim comes after it, so after these reads (peak.h). */
-        uint64_t ao = __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
-        uint64_t ab = __atomic_load_n(&b->alloc_bytes, __ATOMIC_RELAXED);
-        uint64_t fo = __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
-        uint64_t fb = __atomic_load_n(&b->free_bytes, __ATOMIC_RELAXED);
+        bucket_counts_t c;
+        bucket_read(b, &c);
         rt_self.locks++; /* a handler on this thread must not wait for it */
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         bool won = __atomic_compare_exchange_n(&b->peak_epoch, &s, now | PEAK_BUSY, false,
                                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         if (won) {
-            __atomic_store_n(&b->peak_alloc_objects, ao, __ATOMIC_RELAXED);
-            __atomic_store_n(&b->peak_alloc_bytes, ab, __ATOMIC_RELAXED);
-            __atomic_store_n(&b->peak_free_objects, fo, __ATOMIC_RELAXED);
-            __atomic_store_n(&b->peak_free_bytes, fb, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_alloc_objects, c.alloc_objects, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_alloc_bytes, c.alloc_bytes, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_free_objects, c.free_objects, __ATOMIC_RELAXED);
+            __atomic_store_n(&b->peak_free_bytes, c.free_bytes, __ATOMIC_RELAXED);
             __atomic_store_n(&b->peak_epoch, now, __ATOMIC_RELEASE);
         }
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -132,15 +130,19 @@ static void bucket_at(bucket_t *b, uint64_t now, heap_record_t *r, int64_t *fo, 
             relax(spins);
             continue;
         }
-        bool saved = s == now;
-        uint64_t *ao = saved ? &b->peak_alloc_objects : &b->alloc_objects;
-        uint64_t *ab = saved ? &b->peak_alloc_bytes : &b->alloc_bytes;
-        uint64_t *fro = saved ? &b->peak_free_objects : &b->free_objects;
-        uint64_t *frb = saved ? &b->peak_free_bytes : &b->free_bytes;
-        r->alloc_objects = (int64_t)__atomic_load_n(ao, __ATOMIC_RELAXED);
-        r->alloc_bytes = (int64_t)__atomic_load_n(ab, __ATOMIC_RELAXED);
-        *fo = (int64_t)__atomic_load_n(fro, __ATOMIC_RELAXED);
-        *fb = (int64_t)__atomic_load_n(frb, __ATOMIC_RELAXED);
+        bucket_counts_t c;
+        if (s == now) { /* saved */
+            c.alloc_objects = __atomic_load_n(&b->peak_alloc_objects, __ATOMIC_RELAXED);
+            c.alloc_bytes = __atomic_load_n(&b->peak_alloc_bytes, __ATOMIC_RELAXED);
+            c.free_objects = __atomic_load_n(&b->peak_free_objects, __ATOMIC_RELAXED);
+            c.free_bytes = __atomic_load_n(&b->peak_free_bytes, __ATOMIC_RELAXED);
+        } else {
+            bucket_read(b, &c);
+        }
+        r->alloc_objects = (int64_t)c.alloc_objects;
+        r->alloc_bytes = (int64_t)c.alloc_bytes;
+        *fo = (int64_t)c.free_objects;
+        *fb = (int64_t)c.free_bytes;
         /* Unchanged since the high unless a save began meanwhile (a
          * change claims first): then read again. */
         __atomic_thread_fence(__ATOMIC_ACQUIRE);

@@ -50,15 +50,15 @@ static void test_claim(void **state)
 {
     (void)state;
     bucket_t *b = bucket(0x1000);
-    b->alloc_objects = 5;
-    b->alloc_bytes = 50;
+    b->counts.alloc_objects = 5;
+    b->counts.alloc_bytes = 50;
     peak_touch(b); /* never saved: saves */
     uint64_t now = epoch_now();
     assert_int_equal(b->peak_epoch, now);
     assert_int_equal(b->peak_alloc_objects, 5);
     assert_int_equal(b->peak_alloc_bytes, 50);
     assert_int_equal(rt_self.locks, 0);
-    b->alloc_objects = 7;
+    b->counts.alloc_objects = 7;
     peak_touch(b); /* saved in this epoch: nothing */
     assert_int_equal(b->peak_alloc_objects, 5);
     /* Another thread's claim in this epoch, its values not written yet:
@@ -84,13 +84,13 @@ static void test_snapshot(void **state)
     (void)state;
     bucket_t *changed = bucket(0x2000), *still = bucket(0x3000);
     next_epoch();
-    changed->alloc_objects = 3;
-    changed->alloc_bytes = 300;
-    still->alloc_objects = 4;
-    still->alloc_bytes = 400;
+    changed->counts.alloc_objects = 3;
+    changed->counts.alloc_bytes = 300;
+    still->counts.alloc_objects = 4;
+    still->counts.alloc_bytes = 400;
     peak_touch(changed);
-    changed->free_objects = 2;
-    changed->free_bytes = 200;
+    changed->counts.free_objects = 2;
+    changed->counts.free_bytes = 200;
     heap_snapshot_t s;
     assert_int_equal(peak_snapshot(&s), 0);
     assert_int_equal(s.recs[changed->index].inuse_objects, 3);
@@ -131,7 +131,7 @@ static void *worker(void *arg)
         }
         if (__atomic_load_n(&shared->peak_epoch, __ATOMIC_ACQUIRE) != now)
             peak_save(shared, now); /* peak_touch, with the epoch it saw */
-        uint64_t v = __atomic_fetch_add(&shared->alloc_objects, 1, __ATOMIC_RELAXED);
+        uint64_t v = __atomic_fetch_add(&shared->counts.alloc_objects, 1, __ATOMIC_RELAXED);
         if (__atomic_load_n(&first_seen[w], __ATOMIC_RELAXED) != now) {
             __atomic_store_n(&first_value[w], v, __ATOMIC_RELAXED);
             __atomic_store_n(&first_seen[w], now, __ATOMIC_RELEASE);
@@ -154,7 +154,7 @@ static void test_racing_saves(void **state)
         assert_int_equal(pthread_create(&th[w], NULL, worker, (void *)(intptr_t)w), 0);
     int bad = 0;
     for (int i = 0; i < EPOCHS && !bad; i++) {
-        uint64_t before = __atomic_load_n(&shared->alloc_objects, __ATOMIC_ACQUIRE);
+        uint64_t before = __atomic_load_n(&shared->counts.alloc_objects, __ATOMIC_ACQUIRE);
         next_epoch();
         uint64_t now = epoch_now(), least = UINT64_MAX;
         for (int w = 0; w < WORKERS; w++) {
