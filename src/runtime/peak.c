@@ -91,6 +91,16 @@ static void raise_live(uint64_t live)
 
 bool peak_check(void)
 {
+    /* At rate 1, no new high and no dump step within the bound: not a
+     * line of another thread's read (counters.h). Other rates sum: a
+     * sample is rare, and the bound misses the growth between samples. */
+    counters_publish(&rt_self);
+    if (rt_self.taken_rate == 1) {
+        uint64_t bound = counters_live_bound();
+        if (bound <= __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED) &&
+            bound < __atomic_load_n(&dump_inuse_next, __ATOMIC_RELAXED))
+            return false;
+    }
     uint64_t live = live_now();
     dump_check_inuse(live); /* CPROF_DUMP_INUSE's steps, on the same sum */
     uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
@@ -208,5 +218,6 @@ void peak_fork_child(void)
         if (b->peak_epoch & PEAK_BUSY)
             b->peak_epoch = 0;
     }
+    counters_fork_child_bound();
     rt_unlock(&snap_lock);
 }

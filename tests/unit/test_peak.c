@@ -107,6 +107,74 @@ static void test_snapshot(void **state)
     assert_false(peak_check());
 }
 
+/* At rate 1 a sample reads the bound (counters.h), not every block: it
+ * must still see a high made of another thread's unpublished bytes (the
+ * slack of a held block) and of an exited thread's (published on exit),
+ * and a lower heap must be no high. */
+static int hold_phase;
+
+static void *holder(void *arg)
+{
+    counters_alloc(&rt_self, (uint64_t)(uintptr_t)arg); /* never checked */
+    __atomic_store_n(&hold_phase, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&hold_phase, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+    return NULL;
+}
+
+static void *leaver(void *arg)
+{
+    counters_alloc(&rt_self, (uint64_t)(uintptr_t)arg); /* never checked */
+    return NULL;
+}
+
+static void test_bound(void **state)
+{
+    (void)state;
+    counters_init(); /* blocks of exited threads go back */
+    rt_self.taken_rate = 1;
+    counters_alloc(&rt_self, 4 << 20);
+    assert_true(peak_check()); /* 4 MiB more than any high so far */
+    uint64_t high = peak_high.live;
+    counters_free(&rt_self, 1, 2 << 20);
+    assert_false(peak_check());
+    counters_alloc(&rt_self, (2 << 20) - COUNTERS_BATCH / 2);
+    assert_false(peak_check()); /* BATCH/2 below the high */
+    /* Another thread's bytes under the batch, held: in the slack. */
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, holder, (void *)(uintptr_t)COUNTERS_BATCH), 0);
+    while (__atomic_load_n(&hold_phase, __ATOMIC_ACQUIRE) != 1)
+        sched_yield();
+    assert_true(peak_check());
+    assert_int_equal(peak_high.live, high + COUNTERS_BATCH / 2);
+    __atomic_store_n(&hold_phase, 2, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    /* An exited thread's bytes: in the sum, not the slack, which goes
+     * with its block. The heap 1 MiB under the high, then 1 MiB + 1 more. */
+    high = peak_high.live;
+    counters_free(&rt_self, 1, 1 << 20);
+    assert_false(peak_check());
+    assert_int_equal(pthread_create(&th, NULL, leaver, (void *)(uintptr_t)((1 << 20) + 1)), 0);
+    pthread_join(th, NULL);
+    assert_true(peak_check());
+    assert_int_equal(peak_high.live, high + 1);
+    /* A fork child: a parent's thread was between an allocation and its
+     * publish (more than the batch unpublished); its block's bytes go
+     * into the sum, or the child's bound would stay under its heap. */
+    hold_phase = 0;
+    assert_int_equal(pthread_create(&th, NULL, holder, (void *)(uintptr_t)(4 * COUNTERS_BATCH)), 0);
+    while (__atomic_load_n(&hold_phase, __ATOMIC_ACQUIRE) != 1)
+        sched_yield();
+    peak_fork_prepare();
+    peak_fork_child();
+    counters_sum_t t;
+    counters_sum(&t);
+    assert_true(counters_live_bound() >= counters_live_bytes(&t));
+    __atomic_store_n(&hold_phase, 2, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    rt_self.taken_rate = 0;
+}
+
 /* Threads change one bucket in every epoch while one more sets highs.
  * Each epoch's saved count lies between what was added before the high
  * (all of it is in the counters by then) and the value any change made
@@ -185,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_claim),
         cmocka_unit_test(test_snapshot),
         cmocka_unit_test(test_racing_saves),
+        cmocka_unit_test(test_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
