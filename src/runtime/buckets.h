@@ -59,8 +59,6 @@ typedef struct {
 typedef struct bucket {
     bucket_counts_t counts;  /* the owner's, and all until shards exist */
     bucket_shard_t *shards;  /* BUCKET_SHARDS, or NULL; published once */
-    uint32_t owner;          /* slot of the first thread to change counts,
-                              * 0 while none has */
     /* the four alloc/free counters as they were at the heap's last high, valid
      * when peak_epoch is the current epoch; PEAK_BUSY set in it while they
      * are written (peak.h) */
@@ -78,6 +76,8 @@ typedef struct bucket {
     uint32_t index;             /* position in the table, for the live map */
     uint32_t labels;            /* label set id (labels.h), 0: none */
     uint32_t depth;
+    uint32_t owner;             /* slot of the first thread to change counts,
+                                 * 0 while none has (set once) */
     uintptr_t own_pcs[];        /* the stack's first bucket only */
 } bucket_t;
 
