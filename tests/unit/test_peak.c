@@ -18,9 +18,10 @@
 /* What peak.c uses from modules this test does not link. */
 int64_t sampler_rate = 1;
 uint64_t dump_inuse_next = UINT64_MAX;
+static uint64_t crossed_at; /* the live bytes of the last step crossed */
 void dump_inuse_crossed(uint64_t live)
 {
-    (void)live;
+    crossed_at = live;
 }
 void heap_record_site(heap_record_t *r, const struct bucket *b)
 {
@@ -138,6 +139,13 @@ static void test_bound(void **state)
     uint64_t high = peak_high.live;
     counters_free(&rt_self, 1, 2 << 20);
     assert_false(peak_check());
+    /* A CPROF_DUMP_INUSE step under the high is crossed all the same. */
+    counters_sum_t t;
+    counters_sum(&t);
+    dump_inuse_next = counters_live_bytes(&t) - 1;
+    assert_false(peak_check());
+    assert_int_equal(crossed_at, counters_live_bytes(&t));
+    dump_inuse_next = UINT64_MAX;
     counters_alloc(&rt_self, (2 << 20) - COUNTERS_BATCH / 2);
     assert_false(peak_check()); /* BATCH/2 below the high */
     /* Another thread's bytes under the batch, held: in the slack. */
@@ -167,7 +175,6 @@ static void test_bound(void **state)
         sched_yield();
     peak_fork_prepare();
     peak_fork_child();
-    counters_sum_t t;
     counters_sum(&t);
     assert_true(counters_live_bound() >= counters_live_bytes(&t));
     __atomic_store_n(&hold_phase, 2, __ATOMIC_RELEASE);
