@@ -24,7 +24,7 @@
  * Counters scale with threads (issue 24): a bucket's counters are written
  * by the first thread to change them (its owner, by counter block: a
  * thread's slot, counters.h); once another thread changes them, the bucket
- * gets BUCKET_SHARDS cache lines of counters, one per slot modulo the
+ * gets BUCKET_SHARDS sets of counters (two cache lines each), one per slot modulo the
  * count, and every change goes there. Readers (bucket_read) sum the
  * bucket's own counters and its shards. Only buckets that several threads
  * change pay the 4 lines, from the arena; a thread without a counter block
@@ -48,6 +48,12 @@ typedef struct {
     uint64_t alloc_objects, alloc_bytes, free_objects, free_bytes;
     /* freed by the allocating thread before it allocated again (heap.c) */
     uint64_t temp_objects, temp_bytes;
+    /* the four alloc/free counters as they were at the heap's last high,
+     * valid when peak_epoch is the current epoch; PEAK_BUSY set in it
+     * while they are written (peak.h). Each set of a bucket saves its own,
+     * so a thread saves on its own shard's lines. */
+    uint64_t peak_epoch;
+    uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
 } bucket_counts_t;
 
 #define BUCKET_SHARDS 4u
@@ -59,11 +65,6 @@ typedef struct {
 typedef struct bucket {
     bucket_counts_t counts;  /* the owner's, and all until shards exist */
     bucket_shard_t *shards;  /* BUCKET_SHARDS, or NULL; published once */
-    /* the four alloc/free counters as they were at the heap's last high, valid
-     * when peak_epoch is the current epoch; PEAK_BUSY set in it while they
-     * are written (peak.h) */
-    uint64_t peak_epoch;
-    uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
     struct bucket *chain;       /* next in the (stack, size, rate) hash chain */
     struct bucket *stack_chain; /* next stack's first bucket (insert lock) */
     const uintptr_t *pcs;       /* return addresses, leaf first: own_pcs of

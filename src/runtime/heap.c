@@ -28,9 +28,8 @@ static uint64_t dropped; /* samples lost to a full live map, or taken in a
 
 static void credit_free(uint32_t index, uint64_t size)
 {
-    bucket_t *b = buckets_get(index);
-    peak_touch(b);
-    bucket_counts_t *c = bucket_counts(b, counters_slot(&rt_self));
+    bucket_counts_t *c = bucket_counts(buckets_get(index), counters_slot(&rt_self));
+    peak_touch(c);
     __atomic_add_fetch(&c->free_objects, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&c->free_bytes, size, __ATOMIC_RELAXED);
 }
@@ -117,13 +116,13 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const vo
         /* Allocation counted after the live entry exists: a snapshot never
          * sees more frees than allocations for a bucket. The exact live
          * bytes already include this block, so a new high is set first:
-         * then b's values at the high are its values after the add below,
-         * and b need not be saved (peak.h). On a growing heap at rate 1
+         * then c's values at the high are its values after the add below,
+         * and c need not be saved (peak.h). On a growing heap at rate 1
          * that is nearly every allocation. */
-        if (!peak_check())
-            peak_touch(b);
         rt_thread_t *t = &rt_self;
         bucket_counts_t *c = bucket_counts(b, counters_slot(t));
+        if (!peak_check())
+            peak_touch(c);
         __atomic_add_fetch(&c->alloc_objects, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&c->alloc_bytes, size, __ATOMIC_RELAXED);
         if (!(key & LIVEMAP_CUSTOM))
@@ -171,9 +170,8 @@ void heap_undo_free(void *p, const heap_freed_t *f)
         return;
     if (RT_UNLIKELY(counters_paused()))
         counters_kept_free((uint64_t)-1, -f->usable);
-    bucket_t *b = buckets_get(f->bucket);
-    peak_touch(b);
-    bucket_counts_t *c = bucket_counts(b, counters_slot(&rt_self));
+    bucket_counts_t *c = bucket_counts(buckets_get(f->bucket), counters_slot(&rt_self));
+    peak_touch(c);
     __atomic_sub_fetch(&c->free_objects, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&c->free_bytes, f->size, __ATOMIC_RELAXED);
     uint32_t ob;

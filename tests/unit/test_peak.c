@@ -53,29 +53,29 @@ static void test_claim(void **state)
     bucket_t *b = bucket(0x1000);
     b->counts.alloc_objects = 5;
     b->counts.alloc_bytes = 50;
-    peak_touch(b); /* never saved: saves */
+    peak_touch(&b->counts); /* never saved: saves */
     uint64_t now = epoch_now();
-    assert_int_equal(b->peak_epoch, now);
-    assert_int_equal(b->peak_alloc_objects, 5);
-    assert_int_equal(b->peak_alloc_bytes, 50);
+    assert_int_equal(b->counts.peak_epoch, now);
+    assert_int_equal(b->counts.peak_alloc_objects, 5);
+    assert_int_equal(b->counts.peak_alloc_bytes, 50);
     assert_int_equal(rt_self.locks, 0);
     b->counts.alloc_objects = 7;
-    peak_touch(b); /* saved in this epoch: nothing */
-    assert_int_equal(b->peak_alloc_objects, 5);
+    peak_touch(&b->counts); /* saved in this epoch: nothing */
+    assert_int_equal(b->counts.peak_alloc_objects, 5);
     /* Another thread's claim in this epoch, its values not written yet:
      * it read them before claiming, so this change goes on at once,
      * neither waiting nor writing. */
-    b->peak_epoch = now | PEAK_BUSY;
-    b->peak_alloc_objects = 99;
-    peak_touch(b);
-    assert_int_equal(b->peak_epoch, now | PEAK_BUSY);
-    assert_int_equal(b->peak_alloc_objects, 99);
+    b->counts.peak_epoch = now | PEAK_BUSY;
+    b->counts.peak_alloc_objects = 99;
+    peak_touch(&b->counts);
+    assert_int_equal(b->counts.peak_epoch, now | PEAK_BUSY);
+    assert_int_equal(b->counts.peak_alloc_objects, 99);
     /* A new high: the next change saves the values of then. */
-    b->peak_epoch = now;
+    b->counts.peak_epoch = now;
     next_epoch();
-    peak_touch(b);
-    assert_int_equal(b->peak_epoch, now + 2);
-    assert_int_equal(b->peak_alloc_objects, 7);
+    peak_touch(&b->counts);
+    assert_int_equal(b->counts.peak_epoch, now + 2);
+    assert_int_equal(b->counts.peak_alloc_objects, 7);
 }
 
 /* The snapshot reads saved values where a bucket changed since the high,
@@ -89,7 +89,7 @@ static void test_snapshot(void **state)
     changed->counts.alloc_bytes = 300;
     still->counts.alloc_objects = 4;
     still->counts.alloc_bytes = 400;
-    peak_touch(changed);
+    peak_touch(&changed->counts);
     changed->counts.free_objects = 2;
     changed->counts.free_bytes = 200;
     heap_snapshot_t s;
@@ -182,6 +182,34 @@ static void test_bound(void **state)
     rt_self.taken_rate = 0;
 }
 
+/* A bucket changed by several threads: each set of counters (the
+ * owner's, then a shard per slot) is saved on its own, and the peak is
+ * the sum of each set's values at the high. */
+static void test_snapshot_shards(void **state)
+{
+    (void)state;
+    bucket_t *b = bucket(0x5000);
+    bucket_counts_t *own = bucket_counts(b, 1);
+    own->alloc_objects = 1, own->alloc_bytes = 10;
+    bucket_counts_t *c2 = bucket_counts(b, 2), *c1 = bucket_counts(b, 1);
+    assert_ptr_not_equal(c1, own);
+    assert_ptr_not_equal(c1, c2);
+    c2->alloc_objects = 2, c2->alloc_bytes = 20;
+    c1->alloc_objects = 4, c1->alloc_bytes = 40;
+    next_epoch(); /* the high: 7 objects, 70 bytes */
+    peak_touch(c1);
+    c1->free_objects = 4, c1->free_bytes = 40;
+    peak_touch(c2);
+    c2->alloc_objects += 8, c2->alloc_bytes += 80;
+    assert_int_equal(own->peak_epoch, 0); /* untouched: read as it is */
+    heap_snapshot_t s;
+    assert_int_equal(peak_snapshot(&s), 0);
+    assert_int_equal(s.recs[b->index].inuse_objects, 7);
+    assert_int_equal(s.recs[b->index].inuse_bytes, 70);
+    assert_int_equal(s.recs[b->index].alloc_objects, 7);
+    free(s.recs);
+}
+
 /* Threads change one bucket in every epoch while one more sets highs.
  * Each epoch's saved count lies between what was added before the high
  * (all of it is in the counters by then) and the value any change made
@@ -204,8 +232,8 @@ static void *worker(void *arg)
             sched_yield();
             continue;
         }
-        if (__atomic_load_n(&shared->peak_epoch, __ATOMIC_ACQUIRE) != now)
-            peak_save(shared, now); /* peak_touch, with the epoch it saw */
+        if (__atomic_load_n(&shared->counts.peak_epoch, __ATOMIC_ACQUIRE) != now)
+            peak_save(&shared->counts, now); /* peak_touch, with the epoch it saw */
         uint64_t v = __atomic_fetch_add(&shared->counts.alloc_objects, 1, __ATOMIC_RELAXED);
         if (__atomic_load_n(&first_seen[w], __ATOMIC_RELAXED) != now) {
             __atomic_store_n(&first_value[w], v, __ATOMIC_RELAXED);
@@ -238,8 +266,8 @@ static void test_racing_saves(void **state)
             uint64_t v = __atomic_load_n(&first_value[w], __ATOMIC_RELAXED);
             least = v < least ? v : least;
         }
-        uint64_t stamp = __atomic_load_n(&shared->peak_epoch, __ATOMIC_ACQUIRE);
-        uint64_t saved = __atomic_load_n(&shared->peak_alloc_objects, __ATOMIC_RELAXED);
+        uint64_t stamp = __atomic_load_n(&shared->counts.peak_epoch, __ATOMIC_ACQUIRE);
+        uint64_t saved = __atomic_load_n(&shared->counts.peak_alloc_objects, __ATOMIC_RELAXED);
         if (stamp != now || saved < before || saved > least) {
             print_error("epoch %d: stamp %llu (want %llu), saved %llu, not in [%llu, %llu]\n", i,
                         (unsigned long long)stamp, (unsigned long long)now,
@@ -259,6 +287,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_claim),
         cmocka_unit_test(test_snapshot),
+        cmocka_unit_test(test_snapshot_shards),
         cmocka_unit_test(test_racing_saves),
         cmocka_unit_test(test_bound),
     };
