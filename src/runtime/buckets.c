@@ -134,12 +134,62 @@ bucket_t *buckets_get(uint32_t index)
     return page[index & ((1u << PAGE_BITS) - 1)];
 }
 
+bucket_counts_t *buckets_counts_slow(bucket_t *b, uint32_t slot)
+{
+    if (!slot) /* no counter block: the shared counters */
+        return &b->counts;
+    uint32_t none = 0;
+    if (__atomic_compare_exchange_n(&b->owner, &none, slot, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
+        return &b->counts;
+    /* A second thread: shards. Lock-free, so the loser of a race leaves
+     * its lines in the arena: at most one set per thread and bucket. */
+    bucket_shard_t *sh = arena_alloc_aligned(BUCKET_SHARDS * sizeof(*sh), _Alignof(bucket_shard_t));
+    if (!sh) /* the memory limit: the shared counters */
+        return &b->counts;
+    bucket_shard_t *cur = NULL;
+    if (!__atomic_compare_exchange_n(&b->shards, &cur, sh, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        sh = cur;
+    return &sh[slot % BUCKET_SHARDS].c;
+}
+
+static uint64_t load(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+void bucket_read(const bucket_t *b, bucket_counts_t *out)
+{
+    const bucket_shard_t *sh = __atomic_load_n(&b->shards, __ATOMIC_ACQUIRE);
+    const bucket_counts_t *c = &b->counts;
+    unsigned n = sh ? BUCKET_SHARDS : 0;
+    out->free_objects = load(&c->free_objects);
+    out->free_bytes = load(&c->free_bytes);
+    for (unsigned i = 0; i < n; i++) {
+        out->free_objects += load(&sh[i].c.free_objects);
+        out->free_bytes += load(&sh[i].c.free_bytes);
+    }
+    out->alloc_objects = load(&c->alloc_objects);
+    out->alloc_bytes = load(&c->alloc_bytes);
+    out->temp_objects = load(&c->temp_objects);
+    out->temp_bytes = load(&c->temp_bytes);
+    for (unsigned i = 0; i < n; i++) {
+        out->alloc_objects += load(&sh[i].c.alloc_objects);
+        out->alloc_bytes += load(&sh[i].c.alloc_bytes);
+        out->temp_objects += load(&sh[i].c.temp_objects);
+        out->temp_bytes += load(&sh[i].c.temp_bytes);
+    }
+}
+
 uint64_t buckets_bytes(void)
 {
     uint64_t n = buckets_count(), bytes = 0;
     for (uint32_t i = 0; i < n; i++) {
         const bucket_t *b = buckets_get(i);
         bytes += sizeof(*b) + (b->pcs == b->own_pcs ? b->depth * sizeof(uintptr_t) : 0);
+        if (__atomic_load_n(&b->shards, __ATOMIC_RELAXED))
+            bytes += BUCKET_SHARDS * sizeof(bucket_shard_t);
     }
     return bytes;
 }

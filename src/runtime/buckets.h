@@ -21,6 +21,16 @@
  * allocating thread's label set (labels.h): the object keeps the labels
  * it was allocated under through its bucket, for inuse, peak and leaks.
  *
+ * Counters scale with threads (issue 24): a bucket's counters are written
+ * by the first thread to change them (its owner, by counter block: a
+ * thread's slot, counters.h); once another thread changes them, the bucket
+ * gets BUCKET_SHARDS sets of counters (two cache lines each), one per slot modulo the
+ * count, and every change goes there. Readers (bucket_read) sum the
+ * bucket's own counters and its shards. Only buckets that several threads
+ * change pay the 4 lines, from the arena; a thread without a counter block
+ * (slot 0), or a bucket whose shards could not be had, changes the
+ * bucket's own counters, atomically as every shard's.
+ *
  * Lookups are lock-free over append-only hash chains; inserts take one lock
  * and publish with release stores. A bucket is never freed. When the table
  * is full (CPROF_MEMORY_LIMIT or 2^20 stacks), samples count into one
@@ -30,18 +40,31 @@
 #define CPROF_BUCKETS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-typedef struct bucket {
-    /* atomically updated; bytes are the sizes the program asked for */
+/* Atomically updated; bytes are the sizes the program asked for. */
+typedef struct {
     uint64_t alloc_objects, alloc_bytes, free_objects, free_bytes;
     /* freed by the allocating thread before it allocated again (heap.c) */
     uint64_t temp_objects, temp_bytes;
-    /* the four counters above as they were at the heap's last high, valid
-     * when peak_epoch is the current epoch; PEAK_BUSY set in it while they
-     * are written (peak.h) */
+    /* the four alloc/free counters as they were at the heap's last high,
+     * valid when peak_epoch is the current epoch; PEAK_BUSY set in it
+     * while they are written (peak.h). Each set of a bucket saves its own,
+     * so a thread saves on its own shard's lines. */
     uint64_t peak_epoch;
     uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
+} bucket_counts_t;
+
+#define BUCKET_SHARDS 4u
+
+typedef struct {
+    bucket_counts_t c;
+} __attribute__((aligned(64))) bucket_shard_t;
+
+typedef struct bucket {
+    bucket_counts_t counts;  /* the owner's, and all until shards exist */
+    bucket_shard_t *shards;  /* BUCKET_SHARDS, or NULL; published once */
     struct bucket *chain;       /* next in the (stack, size, rate) hash chain */
     struct bucket *stack_chain; /* next stack's first bucket (insert lock) */
     const uintptr_t *pcs;       /* return addresses, leaf first: own_pcs of
@@ -54,6 +77,8 @@ typedef struct bucket {
     uint32_t index;             /* position in the table, for the live map */
     uint32_t labels;            /* label set id (labels.h), 0: none */
     uint32_t depth;
+    uint32_t owner;             /* slot of the first thread to change counts,
+                                 * 0 while none has (set once) */
     uintptr_t own_pcs[];        /* the stack's first bucket only */
 } bucket_t;
 
@@ -67,6 +92,26 @@ int buckets_init(void);
  * after a successful buckets_init. */
 bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, uint64_t size,
                          int64_t rate, uint32_t labels);
+
+/* Slow path of bucket_counts: claims the bucket for slot, or gives it
+ * shards. */
+bucket_counts_t *buckets_counts_slow(bucket_t *b, uint32_t slot);
+
+/* The counters a thread of slot (counters_slot) adds to in b. */
+static inline bucket_counts_t *bucket_counts(bucket_t *b, uint32_t slot)
+{
+    bucket_shard_t *sh = __atomic_load_n(&b->shards, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(sh != NULL, 0))
+        return &sh[slot % BUCKET_SHARDS].c;
+    if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_RELAXED) == slot && slot, 1))
+        return &b->counts;
+    return buckets_counts_slow(b, slot);
+}
+
+/* b's counters summed over its shards: the frees read before the
+ * allocations, so that in-use never goes below zero (a free is counted
+ * after its allocation, heap.c). */
+void bucket_read(const bucket_t *b, bucket_counts_t *out);
 
 uint32_t buckets_count(void);
 bucket_t *buckets_get(uint32_t index);

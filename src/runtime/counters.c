@@ -8,6 +8,13 @@
 static rt_lock_t lock = RT_LOCK_INIT;
 static counters_t *all_blocks;  /* append-only list, published with release */
 static counters_t *free_blocks; /* under lock */
+static uint32_t nblocks;        /* under lock */
+/* The bound (counters.h), on a line of its own: written once per
+ * COUNTERS_BATCH bytes a thread's heap moves, read at every sample. */
+static struct {
+    uint64_t net;    /* sum of the blocks' published (wraps like them) */
+    uint64_t in_use; /* blocks held by threads */
+} __attribute__((aligned(64))) bound;
 static counters_sum_t orphan;   /* atomically updated */
 static pthread_key_t exit_key;
 static bool have_key;
@@ -23,6 +30,9 @@ static counters_sum_t kept;      /* frees of sampled blocks while paused */
 static void on_thread_exit(void *arg)
 {
     counters_t *s = arg;
+    /* Its whole delta in the sum: the block is no longer in in_use's slack. */
+    counters_publish_slow(s, s->alloc_bytes - s->free_bytes);
+    __atomic_sub_fetch(&bound.in_use, 1, __ATOMIC_RELEASE);
     rt_self.stats = rt_self.fast = NULL;
     rt_self.slow = 1;
     rt_self.exited = 1;
@@ -53,10 +63,13 @@ counters_t *counters_acquire(rt_thread_t *t)
     if (s) {
         free_blocks = s->next_free;
     } else if ((s = arena_alloc_aligned(sizeof(*s), _Alignof(counters_t)))) {
+        s->slot = ++nblocks;
         s->next_all = all_blocks;
         __atomic_store_n(&all_blocks, s, __ATOMIC_RELEASE);
     }
     rt_unlock(&lock);
+    if (s) /* before any count into it: its slack is in the bound */
+        __atomic_add_fetch(&bound.in_use, 1, __ATOMIC_ACQ_REL);
     /* pthread_setspecific may calloc (keys past the first 32): guarded. */
     if (s && have_key)
         pthread_setspecific(exit_key, s);
@@ -73,6 +86,34 @@ void counters_orphan_add(uint64_t mallocs, uint64_t frees, uint64_t ab, uint64_t
     __atomic_add_fetch(&orphan.frees, frees, __ATOMIC_RELAXED);
     __atomic_add_fetch(&orphan.alloc_bytes, ab, __ATOMIC_RELAXED);
     __atomic_add_fetch(&orphan.free_bytes, fb, __ATOMIC_RELAXED);
+}
+
+void counters_publish_slow(counters_t *s, uint64_t net)
+{
+    __atomic_add_fetch(&bound.net, net - s->published, __ATOMIC_RELEASE);
+    s->published = net;
+}
+
+uint64_t counters_live_bound(void)
+{
+    if (counters_ever_paused())
+        return UINT64_MAX;
+    uint64_t in_use = __atomic_load_n(&bound.in_use, __ATOMIC_ACQUIRE);
+    uint64_t net = __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE);
+    net += __atomic_load_n(&orphan.alloc_bytes, __ATOMIC_RELAXED) -
+           __atomic_load_n(&orphan.free_bytes, __ATOMIC_RELAXED);
+    uint64_t slack = in_use * COUNTERS_BATCH;
+    /* The sum wraps as the counters do: a net below zero (frees of
+     * blocks allocated before cprof attached) bounds nothing. */
+    if ((int64_t)net < 0 || net + slack < net)
+        return UINT64_MAX;
+    return net + slack;
+}
+
+void counters_fork_child_bound(void)
+{
+    for (counters_t *s = all_blocks; s; s = s->next_all)
+        counters_publish_slow(s, s->alloc_bytes - s->free_bytes);
 }
 
 static void raw_sum(counters_sum_t *out)

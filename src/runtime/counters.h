@@ -28,6 +28,12 @@ struct counters {
     uint64_t alloc_bytes, free_bytes; /* usable sizes, bytes */
     struct counters *next_all;          /* every block, for summing */
     struct counters *next_free;         /* blocks of exited threads */
+    uint64_t published;                 /* alloc_bytes - free_bytes when
+                                         * last added to the bound's sum;
+                                         * the holder's alone */
+    uint32_t slot;                      /* 1, 2, ... in order of creation: the
+                                         * holder's shard of a bucket's
+                                         * counters (buckets.h) */
 } __attribute__((aligned(64)));
 
 typedef struct {
@@ -47,6 +53,13 @@ static inline counters_t *counters_block(rt_thread_t *t)
 {
     counters_t *s = t->stats;
     return RT_LIKELY(s != NULL) ? s : counters_acquire(t);
+}
+
+/* The thread's slot (buckets.h), 0 without a block. Blocks go back on a
+ * thread's exit, so the threads alive at once hold distinct slots. */
+static inline uint32_t counters_slot(const rt_thread_t *t)
+{
+    return t->stats ? t->stats->slot : 0;
 }
 
 /* Counts into a block the caller holds (the hooks' fast path, which has
@@ -85,6 +98,34 @@ static inline void counters_free(rt_thread_t *t, uint64_t count, uint64_t bytes)
 }
 
 void counters_sum(counters_sum_t *out);
+
+/* A bound on the live bytes that reads no other thread's block, for the
+ * peak (peak.h), after the percpu_counter_compare of Linux: each thread
+ * adds its net bytes (allocated minus freed) to one shared sum whenever
+ * they moved by more than COUNTERS_BATCH since it last did
+ * (counters_publish, at its sampled allocations; in full when it exits),
+ * so the live bytes are at most that sum plus COUNTERS_BATCH per block
+ * held by a thread. At rate 1 every allocation is followed by its thread's
+ * publish, so the bound holds but for allocations racing with the reader;
+ * at other rates a thread's growth between samples is not in it.
+ * UINT64_MAX once a pause began (its exclusions are not in the sum). */
+#define COUNTERS_BATCH (32u << 10)
+uint64_t counters_live_bound(void);
+void counters_publish_slow(counters_t *s, uint64_t net);
+
+static inline void counters_publish(const rt_thread_t *t)
+{
+    counters_t *s = t->stats;
+    if (RT_UNLIKELY(!s))
+        return;
+    uint64_t net = s->alloc_bytes - s->free_bytes;
+    if (net - s->published + COUNTERS_BATCH > 2 * (uint64_t)COUNTERS_BATCH)
+        counters_publish_slow(s, net);
+}
+
+/* fork child: the parent's other threads are gone mid-publish; their
+ * blocks' deltas go into the sum (single-threaded). */
+void counters_fork_child_bound(void);
 
 /* Live objects and bytes of a sum; 0 where the frees exceed the
  * allocations, as after cprof attach, which counts the frees of blocks

@@ -28,10 +28,10 @@ static uint64_t dropped; /* samples lost to a full live map, or taken in a
 
 static void credit_free(uint32_t index, uint64_t size)
 {
-    bucket_t *b = buckets_get(index);
-    peak_touch(b);
-    __atomic_add_fetch(&b->free_objects, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&b->free_bytes, size, __ATOMIC_RELAXED);
+    bucket_counts_t *c = bucket_counts(buckets_get(index), counters_slot(&rt_self));
+    peak_touch(c);
+    __atomic_add_fetch(&c->free_objects, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->free_bytes, size, __ATOMIC_RELAXED);
 }
 
 static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const void *frame);
@@ -116,14 +116,15 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const vo
         /* Allocation counted after the live entry exists: a snapshot never
          * sees more frees than allocations for a bucket. The exact live
          * bytes already include this block, so a new high is set first:
-         * then b's values at the high are its values after the add below,
-         * and b need not be saved (peak.h). On a growing heap at rate 1
+         * then c's values at the high are its values after the add below,
+         * and c need not be saved (peak.h). On a growing heap at rate 1
          * that is nearly every allocation. */
-        if (!peak_check())
-            peak_touch(b);
-        __atomic_add_fetch(&b->alloc_objects, 1, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&b->alloc_bytes, size, __ATOMIC_RELAXED);
         rt_thread_t *t = &rt_self;
+        bucket_counts_t *c = bucket_counts(b, counters_slot(t));
+        if (!peak_check())
+            peak_touch(c);
+        __atomic_add_fetch(&c->alloc_objects, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&c->alloc_bytes, size, __ATOMIC_RELAXED);
         if (!(key & LIVEMAP_CUSTOM))
             usdt_alloc(p, size, rt_self.taken_rate);
         if (t->stats) {
@@ -155,9 +156,9 @@ __attribute__((noinline)) void heap_record_free(const void *p, heap_freed_t *out
         rt_thread_t *t = &rt_self;
         if (is_free && t->temp_cand == ~(uintptr_t)p && t->stats &&
             t->stats->mallocs == t->temp_mark) {
-            bucket_t *b = buckets_get(out->bucket);
-            __atomic_add_fetch(&b->temp_objects, 1, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&b->temp_bytes, out->size, __ATOMIC_RELAXED);
+            bucket_counts_t *c = bucket_counts(buckets_get(out->bucket), counters_slot(t));
+            __atomic_add_fetch(&c->temp_objects, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&c->temp_bytes, out->size, __ATOMIC_RELAXED);
         }
     }
 }
@@ -169,10 +170,10 @@ void heap_undo_free(void *p, const heap_freed_t *f)
         return;
     if (RT_UNLIKELY(counters_paused()))
         counters_kept_free((uint64_t)-1, -f->usable);
-    bucket_t *b = buckets_get(f->bucket);
-    peak_touch(b);
-    __atomic_sub_fetch(&b->free_objects, 1, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&b->free_bytes, f->size, __ATOMIC_RELAXED);
+    bucket_counts_t *c = bucket_counts(buckets_get(f->bucket), counters_slot(&rt_self));
+    peak_touch(c);
+    __atomic_sub_fetch(&c->free_objects, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&c->free_bytes, f->size, __ATOMIC_RELAXED);
     uint32_t ob;
     uint64_t os;
     if (livemap_insert(p, f->bucket, f->size, &ob, &os) < 0)
@@ -199,9 +200,10 @@ void heap_stats(cprof_stats_t *st)
     st->rate = __atomic_load_n(&sampler_rate, __ATOMIC_RELAXED);
     uint32_t n = buckets_count();
     for (uint32_t i = 0; i < n; i++) {
-        bucket_t *b = buckets_get(i);
-        st->sampled_allocs += __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
-        st->sampled_frees += __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
+        bucket_counts_t c;
+        bucket_read(buckets_get(i), &c);
+        st->sampled_allocs += c.alloc_objects;
+        st->sampled_frees += c.free_objects;
     }
     st->stack_buckets = n > 0 ? n - 1 : 0; /* not the overflow bucket */
     st->dropped_samples = heap_dropped();

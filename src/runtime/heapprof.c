@@ -58,16 +58,14 @@ int heap_snapshot(heap_snapshot_t *s)
     for (size_t i = 0; i < s->n; i++) {
         bucket_t *b = buckets_get((uint32_t)i);
         heap_record_t *r = &s->recs[i];
-        /* Frees first: every free counted was preceded by its allocation's
-         * count (heap.c), so in-use never goes negative. */
-        int64_t fo = (int64_t)__atomic_load_n(&b->free_objects, __ATOMIC_ACQUIRE);
-        int64_t fb = (int64_t)__atomic_load_n(&b->free_bytes, __ATOMIC_ACQUIRE);
-        r->alloc_objects = (int64_t)__atomic_load_n(&b->alloc_objects, __ATOMIC_ACQUIRE);
-        r->alloc_bytes = (int64_t)__atomic_load_n(&b->alloc_bytes, __ATOMIC_ACQUIRE);
-        r->inuse_objects = r->alloc_objects - fo;
-        r->inuse_bytes = r->alloc_bytes - fb;
-        r->temp_objects = (int64_t)__atomic_load_n(&b->temp_objects, __ATOMIC_RELAXED);
-        r->temp_bytes = (int64_t)__atomic_load_n(&b->temp_bytes, __ATOMIC_RELAXED);
+        bucket_counts_t c; /* frees read first: in-use never negative */
+        bucket_read(b, &c);
+        r->alloc_objects = (int64_t)c.alloc_objects;
+        r->alloc_bytes = (int64_t)c.alloc_bytes;
+        r->inuse_objects = r->alloc_objects - (int64_t)c.free_objects;
+        r->inuse_bytes = r->alloc_bytes - (int64_t)c.free_bytes;
+        r->temp_objects = (int64_t)c.temp_objects;
+        r->temp_bytes = (int64_t)c.temp_bytes;
         heap_record_site(r, b);
     }
     measure_resident(s);

@@ -27,7 +27,7 @@ static void relax(unsigned spins)
         sched_yield();
 }
 
-void peak_save(bucket_t *b, uint64_t now)
+void peak_save(bucket_counts_t *b, uint64_t now)
 {
     for (unsigned spins = 0;; spins++) {
         uint64_t s = __atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE);
@@ -41,10 +41,10 @@ void peak_save(bucket_t *b, uint64_t now)
         }
         /* Read before the claim: a change by another thread that sees the
          * claim comes after it, so after these reads (peak.h). */
-        uint64_t ao = __atomic_load_n(&b->alloc_objects, __ATOMIC_RELAXED);
-        uint64_t ab = __atomic_load_n(&b->alloc_bytes, __ATOMIC_RELAXED);
-        uint64_t fo = __atomic_load_n(&b->free_objects, __ATOMIC_RELAXED);
-        uint64_t fb = __atomic_load_n(&b->free_bytes, __ATOMIC_RELAXED);
+        uint64_t fo = __atomic_load_n(&b->free_objects, __ATOMIC_ACQUIRE);
+        uint64_t fb = __atomic_load_n(&b->free_bytes, __ATOMIC_ACQUIRE);
+        uint64_t ao = __atomic_load_n(&b->alloc_objects, __ATOMIC_ACQUIRE);
+        uint64_t ab = __atomic_load_n(&b->alloc_bytes, __ATOMIC_ACQUIRE);
         rt_self.locks++; /* a handler on this thread must not wait for it */
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         bool won = __atomic_compare_exchange_n(&b->peak_epoch, &s, now | PEAK_BUSY, false,
@@ -93,6 +93,16 @@ static void raise_live(uint64_t live)
 
 bool peak_check(void)
 {
+    /* At rate 1, no new high and no dump step within the bound: not a
+     * line of another thread's read (counters.h). Other rates sum: a
+     * sample is rare, and the bound misses the growth between samples. */
+    counters_publish(&rt_self);
+    if (rt_self.taken_rate == 1) {
+        uint64_t bound = counters_live_bound();
+        if (bound <= __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED) &&
+            bound < __atomic_load_n(&dump_inuse_next, __ATOMIC_RELAXED))
+            return false;
+    }
     uint64_t live = live_now();
     dump_check_inuse(live); /* CPROF_DUMP_INUSE's steps, on the same sum */
     uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
@@ -123,8 +133,8 @@ void peak_reset(void)
     rt_unlock(&snap_lock);
 }
 
-/* b's values at the high of epoch now (the epoch word frozen). */
-static void bucket_at(bucket_t *b, uint64_t now, heap_record_t *r, int64_t *fo, int64_t *fb)
+/* Adds c's values at the high of epoch now (the epoch word frozen). */
+static void set_at(bucket_counts_t *b, uint64_t now, heap_record_t *r, int64_t *fo, int64_t *fb)
 {
     for (unsigned spins = 0;; spins++) {
         uint64_t s = __atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE);
@@ -137,16 +147,31 @@ static void bucket_at(bucket_t *b, uint64_t now, heap_record_t *r, int64_t *fo, 
         uint64_t *ab = saved ? &b->peak_alloc_bytes : &b->alloc_bytes;
         uint64_t *fro = saved ? &b->peak_free_objects : &b->free_objects;
         uint64_t *frb = saved ? &b->peak_free_bytes : &b->free_bytes;
-        r->alloc_objects = (int64_t)__atomic_load_n(ao, __ATOMIC_RELAXED);
-        r->alloc_bytes = (int64_t)__atomic_load_n(ab, __ATOMIC_RELAXED);
-        *fo = (int64_t)__atomic_load_n(fro, __ATOMIC_RELAXED);
-        *fb = (int64_t)__atomic_load_n(frb, __ATOMIC_RELAXED);
+        int64_t o = (int64_t)__atomic_load_n(fro, __ATOMIC_ACQUIRE);
+        int64_t y = (int64_t)__atomic_load_n(frb, __ATOMIC_ACQUIRE);
+        int64_t x = (int64_t)__atomic_load_n(ao, __ATOMIC_ACQUIRE);
+        int64_t z = (int64_t)__atomic_load_n(ab, __ATOMIC_ACQUIRE);
         /* Unchanged since the high unless a save began meanwhile (a
          * change claims first): then read again. */
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&b->peak_epoch, __ATOMIC_RELAXED) == s)
+        if (__atomic_load_n(&b->peak_epoch, __ATOMIC_RELAXED) == s) {
+            r->alloc_objects += x;
+            r->alloc_bytes += z;
+            *fo += o;
+            *fb += y;
             return;
+        }
     }
+}
+
+/* b's values at the high: the sum of its sets'. */
+static void bucket_at(bucket_t *b, uint64_t now, heap_record_t *r, int64_t *fo, int64_t *fb)
+{
+    r->alloc_objects = r->alloc_bytes = *fo = *fb = 0;
+    set_at(&b->counts, now, r, fo, fb);
+    bucket_shard_t *sh = __atomic_load_n(&b->shards, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; sh && i < BUCKET_SHARDS; i++)
+        set_at(&sh[i].c, now, r, fo, fb);
 }
 
 int peak_snapshot(heap_snapshot_t *s)
@@ -203,8 +228,12 @@ void peak_fork_child(void)
     uint32_t n = buckets_count();
     for (uint32_t i = 0; i < n; i++) {
         bucket_t *b = buckets_get(i);
-        if (b->peak_epoch & PEAK_BUSY)
-            b->peak_epoch = 0;
+        if (b->counts.peak_epoch & PEAK_BUSY)
+            b->counts.peak_epoch = 0;
+        for (unsigned k = 0; b->shards && k < BUCKET_SHARDS; k++)
+            if (b->shards[k].c.peak_epoch & PEAK_BUSY)
+                b->shards[k].c.peak_epoch = 0;
     }
+    counters_fork_child_bound();
     rt_unlock(&snap_lock);
 }

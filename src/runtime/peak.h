@@ -5,11 +5,15 @@
  * Nothing is copied when a new high is set — a growing heap sets one at
  * every sampled allocation. A high only starts a new epoch; each bucket
  * saves its counters lazily, the first time they change in an epoch
- * (peak_touch, before the change). At the peak, a bucket's values are its
- * saved ones if it changed since, else its current ones.
+ * (peak_touch, before the change); each of a bucket's sets of counters
+ * (buckets.h) on its own, so a thread saves on its own shard's lines. At
+ * the peak, a set's values are its saved ones if it changed since, else
+ * its current ones; a bucket's are the sum of its sets'.
  *
  * Highs are looked for at each sampled allocation (frees only lower the
- * heap), with the exact live bytes summed over the threads' counters.
+ * heap), with the exact live bytes summed over the threads' counters; at
+ * rate 1 only where the bound on them (counters_live_bound, which reads
+ * no other thread's counters) says a high or a dump step may be reached.
  * At rate 1 in a single thread that is every allocation, so the peak is
  * exact. At the default rate the heap may grow past the last high by up
  * to what each thread allocates between two samples (about one rate)
@@ -61,19 +65,20 @@ typedef struct {
 
 extern peak_high_t peak_high __attribute__((visibility("hidden")));
 
-void peak_save(bucket_t *b, uint64_t now);
+void peak_save(bucket_counts_t *c, uint64_t now);
 
-/* Before any change to b's counters. */
-static inline void peak_touch(bucket_t *b)
+/* Before any change to c, one of a bucket's sets of counters
+ * (bucket_counts): each set is saved on its own, as a bucket was. */
+static inline void peak_touch(bucket_counts_t *c)
 {
     uint64_t now = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & ~PEAK_FROZEN;
-    if (__atomic_load_n(&b->peak_epoch, __ATOMIC_ACQUIRE) != now)
-        peak_save(b, now);
+    if (__atomic_load_n(&c->peak_epoch, __ATOMIC_ACQUIRE) != now)
+        peak_save(c, now);
 }
 
 /* When a sampled allocation is in the exact counters, before it is in its
  * bucket's: sets a new high if it is one, and says so. The caller then
- * adds to the bucket without peak_touch: the high counts the allocation. */
+ * adds to its counters without peak_touch: the high counts the allocation. */
 bool peak_check(void);
 
 /* The heap profile at the peak (since the start or the last reset), with

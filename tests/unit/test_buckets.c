@@ -1,4 +1,4 @@
-// links: src/runtime/buckets.c src/runtime/arena.c src/runtime/rt.c
+// links: src/runtime/buckets.c src/runtime/arena.c src/runtime/rt.c -lpthread
 /* test_buckets.c — the heap profile's bucket table: one bucket per distinct
  * (stack, size), so that each size is scaled by its own probability, and
  * one copy of each stack. */
@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "base/hash.h"
 #include "runtime/buckets.h"
@@ -99,6 +101,100 @@ static void test_labels(void **state)
     assert_ptr_equal(a->pcs, none->pcs);
 }
 
+/* The first thread to change a bucket owns its counters; a second one
+ * gives it shards, one per slot modulo BUCKET_SHARDS; a thread without a
+ * block (slot 0) shares; reads sum them all. */
+static void test_counts_shards(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uintptr_t pcs[2] = {0x5000, 0x6000};
+    bucket_t *b = intern(pcs, 2, 32);
+    assert_ptr_equal(bucket_counts(b, 0), &b->counts); /* no owner taken */
+    assert_int_equal(b->owner, 0);
+    assert_ptr_equal(bucket_counts(b, 3), &b->counts);
+    assert_int_equal(b->owner, 3);
+    assert_null(b->shards);
+    bucket_counts(b, 3)->alloc_objects += 2;
+    bucket_counts(b, 3)->alloc_bytes += 64;
+    bucket_counts_t *c5 = bucket_counts(b, 5);
+    assert_non_null(b->shards);
+    assert_ptr_equal(c5, &b->shards[5 % BUCKET_SHARDS].c);
+    assert_ptr_equal(bucket_counts(b, 3), &b->shards[3 % BUCKET_SHARDS].c);
+    assert_ptr_equal(bucket_counts(b, 0), &b->shards[0].c);
+    c5->alloc_objects += 1;
+    c5->alloc_bytes += 32;
+    c5->free_objects += 1;
+    c5->free_bytes += 32;
+    bucket_counts(b, 3)->temp_objects += 1;
+    bucket_counts(b, 3)->temp_bytes += 32;
+    bucket_counts_t r;
+    bucket_read(b, &r);
+    assert_int_equal(r.alloc_objects, 3);
+    assert_int_equal(r.alloc_bytes, 96);
+    assert_int_equal(r.free_objects, 1);
+    assert_int_equal(r.free_bytes, 32);
+    assert_int_equal(r.temp_objects, 1);
+    assert_int_equal(r.temp_bytes, 32);
+}
+
+/* Threads of distinct slots race to add to fresh buckets: in each round
+ * they meet on a new bucket, so the owner's claim and the publication of
+ * its shards happen under the race, round after round; the totals are
+ * exact and every bucket got its shards. Waits count arrivals. */
+enum { RACERS = 3, ROUNDS = 3000, ADDS = 64 };
+static bucket_t *raced[ROUNDS];
+static unsigned arrived[ROUNDS];
+
+static void *racer(void *arg)
+{
+    uint32_t slot = (uint32_t)(uintptr_t)arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        __atomic_add_fetch(&arrived[r], 1, __ATOMIC_ACQ_REL);
+        for (unsigned spins = 0; __atomic_load_n(&arrived[r], __ATOMIC_ACQUIRE) < RACERS; spins++)
+            if (spins > 1000)
+                sched_yield();
+        for (int i = 0; i < ADDS; i++) {
+            bucket_counts_t *c = bucket_counts(raced[r], slot);
+            __atomic_add_fetch(&c->alloc_objects, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&c->alloc_bytes, slot, __ATOMIC_RELAXED);
+            if (i % 2)
+                __atomic_add_fetch(&bucket_counts(raced[r], slot)->free_objects, 1,
+                                   __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
+}
+
+static void test_counts_race(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    for (uintptr_t r = 0; r < ROUNDS; r++) {
+        uintptr_t pcs[2] = {0x7000 + r, 0x8000};
+        raced[r] = intern(pcs, 2, 48);
+    }
+    pthread_t th[RACERS];
+    uint64_t bytes = 0;
+    for (uintptr_t i = 0; i < RACERS; i++) {
+        assert_int_equal(pthread_create(&th[i], NULL, racer, (void *)(i + 1)), 0);
+        bytes += (i + 1) * ADDS;
+    }
+    for (int i = 0; i < RACERS; i++)
+        pthread_join(th[i], NULL);
+    int bad = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        bucket_counts_t c;
+        bucket_read(raced[r], &c);
+        if (c.alloc_objects != (uint64_t)RACERS * ADDS || c.alloc_bytes != bytes ||
+            c.free_objects != (uint64_t)RACERS * ADDS / 2 || !raced[r]->shards)
+            bad++;
+    }
+    if (bad)
+        print_error("%d of %d buckets with wrong totals\n", bad, ROUNDS);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -106,6 +202,8 @@ int main(void)
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_rate_1_one_bucket),
         cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_counts_shards),
+        cmocka_unit_test(test_counts_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,9 +18,10 @@
 /* What peak.c uses from modules this test does not link. */
 int64_t sampler_rate = 1;
 uint64_t dump_inuse_next = UINT64_MAX;
+static uint64_t crossed_at; /* the live bytes of the last step crossed */
 void dump_inuse_crossed(uint64_t live)
 {
-    (void)live;
+    crossed_at = live;
 }
 void heap_record_site(heap_record_t *r, const struct bucket *b)
 {
@@ -50,31 +51,31 @@ static void test_claim(void **state)
 {
     (void)state;
     bucket_t *b = bucket(0x1000);
-    b->alloc_objects = 5;
-    b->alloc_bytes = 50;
-    peak_touch(b); /* never saved: saves */
+    b->counts.alloc_objects = 5;
+    b->counts.alloc_bytes = 50;
+    peak_touch(&b->counts); /* never saved: saves */
     uint64_t now = epoch_now();
-    assert_int_equal(b->peak_epoch, now);
-    assert_int_equal(b->peak_alloc_objects, 5);
-    assert_int_equal(b->peak_alloc_bytes, 50);
+    assert_int_equal(b->counts.peak_epoch, now);
+    assert_int_equal(b->counts.peak_alloc_objects, 5);
+    assert_int_equal(b->counts.peak_alloc_bytes, 50);
     assert_int_equal(rt_self.locks, 0);
-    b->alloc_objects = 7;
-    peak_touch(b); /* saved in this epoch: nothing */
-    assert_int_equal(b->peak_alloc_objects, 5);
+    b->counts.alloc_objects = 7;
+    peak_touch(&b->counts); /* saved in this epoch: nothing */
+    assert_int_equal(b->counts.peak_alloc_objects, 5);
     /* Another thread's claim in this epoch, its values not written yet:
      * it read them before claiming, so this change goes on at once,
      * neither waiting nor writing. */
-    b->peak_epoch = now | PEAK_BUSY;
-    b->peak_alloc_objects = 99;
-    peak_touch(b);
-    assert_int_equal(b->peak_epoch, now | PEAK_BUSY);
-    assert_int_equal(b->peak_alloc_objects, 99);
+    b->counts.peak_epoch = now | PEAK_BUSY;
+    b->counts.peak_alloc_objects = 99;
+    peak_touch(&b->counts);
+    assert_int_equal(b->counts.peak_epoch, now | PEAK_BUSY);
+    assert_int_equal(b->counts.peak_alloc_objects, 99);
     /* A new high: the next change saves the values of then. */
-    b->peak_epoch = now;
+    b->counts.peak_epoch = now;
     next_epoch();
-    peak_touch(b);
-    assert_int_equal(b->peak_epoch, now + 2);
-    assert_int_equal(b->peak_alloc_objects, 7);
+    peak_touch(&b->counts);
+    assert_int_equal(b->counts.peak_epoch, now + 2);
+    assert_int_equal(b->counts.peak_alloc_objects, 7);
 }
 
 /* The snapshot reads saved values where a bucket changed since the high,
@@ -84,13 +85,13 @@ static void test_snapshot(void **state)
     (void)state;
     bucket_t *changed = bucket(0x2000), *still = bucket(0x3000);
     next_epoch();
-    changed->alloc_objects = 3;
-    changed->alloc_bytes = 300;
-    still->alloc_objects = 4;
-    still->alloc_bytes = 400;
-    peak_touch(changed);
-    changed->free_objects = 2;
-    changed->free_bytes = 200;
+    changed->counts.alloc_objects = 3;
+    changed->counts.alloc_bytes = 300;
+    still->counts.alloc_objects = 4;
+    still->counts.alloc_bytes = 400;
+    peak_touch(&changed->counts);
+    changed->counts.free_objects = 2;
+    changed->counts.free_bytes = 200;
     heap_snapshot_t s;
     assert_int_equal(peak_snapshot(&s), 0);
     assert_int_equal(s.recs[changed->index].inuse_objects, 3);
@@ -105,6 +106,108 @@ static void test_snapshot(void **state)
     assert_true(peak_check());
     assert_int_equal(epoch_now(), e + 2);
     assert_false(peak_check());
+}
+
+/* At rate 1 a sample reads the bound (counters.h), not every block: it
+ * must still see a high made of another thread's unpublished bytes (the
+ * slack of a held block) and of an exited thread's (published on exit),
+ * and a lower heap must be no high. */
+static int hold_phase;
+
+static void *holder(void *arg)
+{
+    counters_alloc(&rt_self, (uint64_t)(uintptr_t)arg); /* never checked */
+    __atomic_store_n(&hold_phase, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&hold_phase, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+    return NULL;
+}
+
+static void *leaver(void *arg)
+{
+    counters_alloc(&rt_self, (uint64_t)(uintptr_t)arg); /* never checked */
+    return NULL;
+}
+
+static void test_bound(void **state)
+{
+    (void)state;
+    counters_init(); /* blocks of exited threads go back */
+    rt_self.taken_rate = 1;
+    counters_alloc(&rt_self, 4 << 20);
+    assert_true(peak_check()); /* 4 MiB more than any high so far */
+    uint64_t high = peak_high.live;
+    counters_free(&rt_self, 1, 2 << 20);
+    assert_false(peak_check());
+    /* A CPROF_DUMP_INUSE step under the high is crossed all the same. */
+    counters_sum_t t;
+    counters_sum(&t);
+    dump_inuse_next = counters_live_bytes(&t) - 1;
+    assert_false(peak_check());
+    assert_int_equal(crossed_at, counters_live_bytes(&t));
+    dump_inuse_next = UINT64_MAX;
+    counters_alloc(&rt_self, (2 << 20) - COUNTERS_BATCH / 2);
+    assert_false(peak_check()); /* BATCH/2 below the high */
+    /* Another thread's bytes under the batch, held: in the slack. */
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, holder, (void *)(uintptr_t)COUNTERS_BATCH), 0);
+    while (__atomic_load_n(&hold_phase, __ATOMIC_ACQUIRE) != 1)
+        sched_yield();
+    assert_true(peak_check());
+    assert_int_equal(peak_high.live, high + COUNTERS_BATCH / 2);
+    __atomic_store_n(&hold_phase, 2, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    /* An exited thread's bytes: in the sum, not the slack, which goes
+     * with its block. The heap 1 MiB under the high, then 1 MiB + 1 more. */
+    high = peak_high.live;
+    counters_free(&rt_self, 1, 1 << 20);
+    assert_false(peak_check());
+    assert_int_equal(pthread_create(&th, NULL, leaver, (void *)(uintptr_t)((1 << 20) + 1)), 0);
+    pthread_join(th, NULL);
+    assert_true(peak_check());
+    assert_int_equal(peak_high.live, high + 1);
+    /* A fork child: a parent's thread was between an allocation and its
+     * publish (more than the batch unpublished); its block's bytes go
+     * into the sum, or the child's bound would stay under its heap. */
+    hold_phase = 0;
+    assert_int_equal(pthread_create(&th, NULL, holder, (void *)(uintptr_t)(4 * COUNTERS_BATCH)), 0);
+    while (__atomic_load_n(&hold_phase, __ATOMIC_ACQUIRE) != 1)
+        sched_yield();
+    peak_fork_prepare();
+    peak_fork_child();
+    counters_sum(&t);
+    assert_true(counters_live_bound() >= counters_live_bytes(&t));
+    __atomic_store_n(&hold_phase, 2, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    rt_self.taken_rate = 0;
+}
+
+/* A bucket changed by several threads: each set of counters (the
+ * owner's, then a shard per slot) is saved on its own, and the peak is
+ * the sum of each set's values at the high. */
+static void test_snapshot_shards(void **state)
+{
+    (void)state;
+    bucket_t *b = bucket(0x5000);
+    bucket_counts_t *own = bucket_counts(b, 1);
+    own->alloc_objects = 1, own->alloc_bytes = 10;
+    bucket_counts_t *c2 = bucket_counts(b, 2), *c1 = bucket_counts(b, 1);
+    assert_ptr_not_equal(c1, own);
+    assert_ptr_not_equal(c1, c2);
+    c2->alloc_objects = 2, c2->alloc_bytes = 20;
+    c1->alloc_objects = 4, c1->alloc_bytes = 40;
+    next_epoch(); /* the high: 7 objects, 70 bytes */
+    peak_touch(c1);
+    c1->free_objects = 4, c1->free_bytes = 40;
+    peak_touch(c2);
+    c2->alloc_objects += 8, c2->alloc_bytes += 80;
+    assert_int_equal(own->peak_epoch, 0); /* untouched: read as it is */
+    heap_snapshot_t s;
+    assert_int_equal(peak_snapshot(&s), 0);
+    assert_int_equal(s.recs[b->index].inuse_objects, 7);
+    assert_int_equal(s.recs[b->index].inuse_bytes, 70);
+    assert_int_equal(s.recs[b->index].alloc_objects, 7);
+    free(s.recs);
 }
 
 /* Threads change one bucket in every epoch while one more sets highs.
@@ -129,9 +232,9 @@ static void *worker(void *arg)
             sched_yield();
             continue;
         }
-        if (__atomic_load_n(&shared->peak_epoch, __ATOMIC_ACQUIRE) != now)
-            peak_save(shared, now); /* peak_touch, with the epoch it saw */
-        uint64_t v = __atomic_fetch_add(&shared->alloc_objects, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&shared->counts.peak_epoch, __ATOMIC_ACQUIRE) != now)
+            peak_save(&shared->counts, now); /* peak_touch, with the epoch it saw */
+        uint64_t v = __atomic_fetch_add(&shared->counts.alloc_objects, 1, __ATOMIC_RELAXED);
         if (__atomic_load_n(&first_seen[w], __ATOMIC_RELAXED) != now) {
             __atomic_store_n(&first_value[w], v, __ATOMIC_RELAXED);
             __atomic_store_n(&first_seen[w], now, __ATOMIC_RELEASE);
@@ -154,7 +257,7 @@ static void test_racing_saves(void **state)
         assert_int_equal(pthread_create(&th[w], NULL, worker, (void *)(intptr_t)w), 0);
     int bad = 0;
     for (int i = 0; i < EPOCHS && !bad; i++) {
-        uint64_t before = __atomic_load_n(&shared->alloc_objects, __ATOMIC_ACQUIRE);
+        uint64_t before = __atomic_load_n(&shared->counts.alloc_objects, __ATOMIC_ACQUIRE);
         next_epoch();
         uint64_t now = epoch_now(), least = UINT64_MAX;
         for (int w = 0; w < WORKERS; w++) {
@@ -163,8 +266,8 @@ static void test_racing_saves(void **state)
             uint64_t v = __atomic_load_n(&first_value[w], __ATOMIC_RELAXED);
             least = v < least ? v : least;
         }
-        uint64_t stamp = __atomic_load_n(&shared->peak_epoch, __ATOMIC_ACQUIRE);
-        uint64_t saved = __atomic_load_n(&shared->peak_alloc_objects, __ATOMIC_RELAXED);
+        uint64_t stamp = __atomic_load_n(&shared->counts.peak_epoch, __ATOMIC_ACQUIRE);
+        uint64_t saved = __atomic_load_n(&shared->counts.peak_alloc_objects, __ATOMIC_RELAXED);
         if (stamp != now || saved < before || saved > least) {
             print_error("epoch %d: stamp %llu (want %llu), saved %llu, not in [%llu, %llu]\n", i,
                         (unsigned long long)stamp, (unsigned long long)now,
@@ -184,7 +287,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_claim),
         cmocka_unit_test(test_snapshot),
+        cmocka_unit_test(test_snapshot_shards),
         cmocka_unit_test(test_racing_saves),
+        cmocka_unit_test(test_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
