@@ -631,6 +631,42 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
     return 0;
 }
 
+/* Starts loading the source locations of a sample and their slots in
+ * loc_out (the ids of dense profiles, the common case), which map_location
+ * reads one after the other: a large profile's samples name locations all
+ * over its arrays, a cache miss each. */
+static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id < src->n_loc_index && src->loc_index[id]) {
+            __builtin_prefetch(&src->locations[src->loc_index[id] - 1]);
+            __builtin_prefetch(&m->loc_out[src->loc_index[id] - 1]);
+        }
+    }
+}
+
+/* The next step for a sample whose locations were prefetched: the
+ * functions of those not mapped yet, and their slots in fn_out. */
+static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
+            continue;
+        const profile_location_t *l = &src->locations[src->loc_index[id] - 1];
+        for (uint32_t k = 0; k < l->n_lines; k++) {
+            uint64_t f = l->lines[k].function_id;
+            if (f < src->n_fn_index && src->fn_index[f]) {
+                __builtin_prefetch(&src->functions[src->fn_index[f] - 1]);
+                __builtin_prefetch(&m->fn_out[src->fn_index[f] - 1]);
+            }
+        }
+    }
+}
+
 /* Merges src's samples (adopted: out's array that holds them) into m. */
 static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
 {
@@ -638,9 +674,16 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
     if (rc == 0 && m->out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(m, 0) < 0)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
-    for (size_t j = 0; rc == 0 && j < src->n_samples; j++)
+    for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
+        /* two samples ahead, their locations load while this one is
+         * mapped; one ahead, the functions of those locations */
+        if (j + 2 < src->n_samples)
+            prefetch_locations(m, &ss[j + 2]);
+        if (j + 1 < src->n_samples)
+            prefetch_functions(m, &ss[j + 1]);
         if (!is_zero(src, &ss[j]))
             rc = map_sample(m, &ss[j]);
+    }
     return rc;
 }
 
