@@ -548,6 +548,26 @@ static void merger_free(merger_t *m)
 }
 
 /* combineHeaders */
+/* The header's sums over srcs: earliest time, summed duration, largest
+ * period. */
+static void header_sums(profile_t *out, profile_t *const *srcs, size_t n)
+{
+    int64_t tn = 0, dn = 0, period = 0;
+    for (size_t i = 0; i < n; i++) {
+        const profile_t *s = srcs[i];
+        /* Quirk kept from merge.go: a zero time_nanos after a nonzero one
+         * resets it. */
+        if (tn == 0 || s->time_nanos < tn)
+            tn = s->time_nanos;
+        dn = (int64_t)((uint64_t)dn + (uint64_t)s->duration_nanos);
+        if (period == 0 || period < s->period)
+            period = s->period;
+    }
+    out->time_nanos = tn;
+    out->duration_nanos = dn;
+    out->period = period;
+}
+
 static int headers(profile_t *out, profile_t **srcs, size_t n)
 {
     const profile_t *s0 = srcs[0];
@@ -562,7 +582,6 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
     if (out->drop_frames < 0 || out->keep_frames < 0 || out->period_type.type < 0 ||
         out->period_type.unit < 0)
         return -ENOMEM;
-    int64_t tn = 0, dn = 0, period = 0;
     const char *dflt = "";
     /* Comments are deduplicated by their interned index, which is below
      * the current table size plus one new string per comment. */
@@ -574,13 +593,6 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const profile_t *s = srcs[i];
-        /* Quirk kept from merge.go: a zero time_nanos after a nonzero one
-         * resets it. */
-        if (tn == 0 || s->time_nanos < tn)
-            tn = s->time_nanos;
-        dn = (int64_t)((uint64_t)dn + (uint64_t)s->duration_nanos);
-        if (period == 0 || period < s->period)
-            period = s->period;
         for (size_t c = 0; c < s->n_comments; c++) {
             int64_t k = profile_intern(out, S(s, s->comments[c]));
             if (k < 0) {
@@ -601,9 +613,7 @@ static int headers(profile_t *out, profile_t **srcs, size_t n)
             dflt = S(s, s->default_sample_type);
     }
     free(seen);
-    out->time_nanos = tn;
-    out->duration_nanos = dn;
-    out->period = period;
+    header_sums(out, srcs, n);
     out->default_sample_type = profile_intern(out, dflt);
     return out->default_sample_type < 0 ? -ENOMEM : 0;
 }
@@ -618,6 +628,88 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
     (void)err;
     (void)errlen;
     *p = ((profile_t **)ctx)[i];
+    return 0;
+}
+
+/* Starts loading the source locations of a sample and their slots in
+ * loc_out (the ids of dense profiles, the common case), which map_location
+ * reads one after the other: a large profile's samples name locations all
+ * over its arrays, a cache miss each. */
+static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id < src->n_loc_index && src->loc_index[id]) {
+            __builtin_prefetch(&src->locations[src->loc_index[id] - 1]);
+            __builtin_prefetch(&m->loc_out[src->loc_index[id] - 1]);
+        }
+    }
+}
+
+/* The next step for a sample whose locations were prefetched: the
+ * functions of those not mapped yet, and their slots in fn_out. */
+static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
+            continue;
+        const profile_location_t *l = &src->locations[src->loc_index[id] - 1];
+        for (uint32_t k = 0; k < l->n_lines; k++) {
+            uint64_t f = l->lines[k].function_id;
+            if (f < src->n_fn_index && src->fn_index[f]) {
+                __builtin_prefetch(&src->functions[src->fn_index[f] - 1]);
+                __builtin_prefetch(&m->fn_out[src->fn_index[f] - 1]);
+            }
+        }
+    }
+}
+
+/* Merges src's samples (adopted: out's array that holds them) into m. */
+static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
+{
+    int rc = merger_set_src(m, src);
+    if (rc == 0 && m->out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(m, 0) < 0)
+        rc = -ENOMEM;
+    profile_sample_t *ss = adopted ? adopted : src->samples;
+    for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
+        /* two samples ahead, their locations load while this one is
+         * mapped; one ahead, the functions of those locations */
+        if (j + 2 < src->n_samples)
+            prefetch_locations(m, &ss[j + 2]);
+        if (j + 1 < src->n_samples)
+            prefetch_functions(m, &ss[j + 1]);
+        if (!is_zero(src, &ss[j]))
+            rc = map_sample(m, &ss[j]);
+    }
+    return rc;
+}
+
+static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn next, void *ctx,
+                      profile_t **out, char *err, size_t errlen);
+
+/* The end of a merge whose samples are all in p (taken) and whose status is
+ * rc (src_err: a source's own message stands): indexes p, merges it again
+ * when values cancelled out. */
+static int merge_done(profile_t *p, int rc, bool src_err, profile_t **out, char *err,
+                      size_t errlen)
+{
+    if (rc == 0)
+        rc = profile_index(p);
+    if (rc < 0) {
+        profile_free(p);
+        return src_err ? rc : err_fmt(err, errlen, rc, "out of memory while merging profiles");
+    }
+    for (size_t i = 0; i < p->n_samples; i++) {
+        if (is_zero(p, &p->samples[i])) {
+            /* Values cancelled out: merge again to drop the zero samples
+             * and what only they referenced. */
+            return merge_from(&p, 1, true, false, from_array, &p, out, err, errlen);
+        }
+    }
+    *out = p;
     return 0;
 }
 
@@ -663,13 +755,7 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
             src_err = true;
             break;
         }
-        rc = merger_set_src(&m, src);
-        if (rc == 0 && m.out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(&m, 0) < 0)
-            rc = -ENOMEM;
-        profile_sample_t *ss = adopted ? adopted : src->samples;
-        for (size_t j = 0; rc == 0 && j < src->n_samples; j++)
-            if (!is_zero(src, &ss[j]))
-                rc = map_sample(&m, &ss[j]);
+        rc = merge_src(&m, src, adopted);
         if (stream) {
             merger_free_src(&m);
             profile_free(src);
@@ -682,21 +768,7 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
     merger_free(&m);
     for (size_t i = 0; own && i < n; i++)
         profile_free(heads[i]);
-    if (rc == 0)
-        rc = profile_index(p);
-    if (rc < 0) {
-        profile_free(p);
-        return src_err ? rc : err_fmt(err, errlen, rc, "out of memory while merging profiles");
-    }
-    for (size_t i = 0; i < p->n_samples; i++) {
-        if (is_zero(p, &p->samples[i])) {
-            /* Values cancelled out: merge again to drop the zero samples
-             * and what only they referenced. */
-            return merge_from(&p, 1, true, false, from_array, &p, out, err, errlen);
-        }
-    }
-    *out = p;
-    return 0;
+    return merge_done(p, rc, src_err, out, err, errlen);
 }
 
 static int merge(profile_t **srcs, size_t n, bool own, profile_t **out, char *err, size_t errlen)
@@ -718,6 +790,72 @@ int profile_merge_stream(profile_t **heads, size_t n, profile_source_fn next, vo
                          profile_t **out, char *err, size_t errlen)
 {
     return merge_from(heads, n, true, true, next, ctx, out, err, errlen);
+}
+
+/* --- merging as the sources come ------------------------------------------------ */
+
+struct profile_merger {
+    merger_t m;
+};
+
+int profile_merger_new(profile_t *head, profile_merger_t **out)
+{
+    *out = NULL;
+    profile_merger_t *pm = calloc(1, sizeof(*pm));
+    if (!pm)
+        return -ENOMEM;
+    pm->m.out = profile_new();
+    if (!pm->m.out || headers(pm->m.out, &head, 1) < 0) {
+        profile_merger_free(pm);
+        return -ENOMEM;
+    }
+    *out = pm;
+    return 0;
+}
+
+int profile_merger_add(profile_merger_t *pm, profile_t *src)
+{
+    int rc = merge_src(&pm->m, src, NULL);
+    merger_free_src(&pm->m);
+    profile_free(src);
+    return rc;
+}
+
+bool profile_merger_same_header(const profile_t *first, const profile_t *h)
+{
+    char e[8];
+    if (profile_compatible(first, h, e, sizeof(e)) < 0)
+        return false;
+    if (S(h, h->default_sample_type)[0] && !S(first, first->default_sample_type)[0])
+        return false;
+    for (size_t c = 0; c < h->n_comments; c++) {
+        size_t k = 0;
+        while (k < first->n_comments &&
+               strcmp(S(first, first->comments[k]), S(h, h->comments[c])) != 0)
+            k++;
+        if (k == first->n_comments)
+            return false;
+    }
+    return true;
+}
+
+int profile_merger_end(profile_merger_t *pm, profile_t *const *heads, size_t n, profile_t **out,
+                       char *err, size_t errlen)
+{
+    profile_t *p = pm->m.out;
+    pm->m.out = NULL;
+    header_sums(p, heads, n);
+    profile_merger_free(pm);
+    return merge_done(p, 0, false, out, err, errlen);
+}
+
+void profile_merger_free(profile_merger_t *pm)
+{
+    if (!pm)
+        return;
+    profile_free(pm->m.out);
+    merger_free(&pm->m);
+    free(pm);
 }
 
 int profile_header_copy(const profile_t *p, profile_t **out)

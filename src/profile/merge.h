@@ -48,6 +48,25 @@ typedef int (*profile_source_fn)(void *ctx, size_t i, profile_t **p, char *err, 
 int profile_merge_stream(profile_t **heads, size_t n, profile_source_fn next, void *ctx,
                          profile_t **out, char *err, size_t errlen);
 
+/* profile_merge_stream as the sources come, for a caller that reads each
+ * source once: the merge begins with the first source's header
+ * (profile_merger_new), takes each source in turn (profile_merger_add: src
+ * freed, on failure too) and ends with the header's sums over all heads
+ * (profile_merger_end: the merger freed, heads not). The output is
+ * profile_merge_stream's when every later head h passed
+ * profile_merger_same_header(first, h): it has the first's sample and period
+ * types and units (so it is compatible) and brings no header string the
+ * first lacks (comments, a default sample type), which the merge would
+ * have put before the samples' strings. 0 or -ENOMEM (with a message from
+ * _end). */
+typedef struct profile_merger profile_merger_t;
+int profile_merger_new(profile_t *head, profile_merger_t **out);
+int profile_merger_add(profile_merger_t *m, profile_t *src);
+bool profile_merger_same_header(const profile_t *first, const profile_t *h);
+int profile_merger_end(profile_merger_t *m, profile_t *const *heads, size_t n, profile_t **out,
+                       char *err, size_t errlen);
+void profile_merger_free(profile_merger_t *m);
+
 /* A new profile with only p's header (sample and period types, period,
  * times, comments, default sample type, drop/keep frames): what a merge
  * reads from a source before its samples. 0 or -ENOMEM. */

@@ -430,6 +430,15 @@ static int series_next(void *ctx, size_t i, profile_t **p, char *err, size_t err
     return *p ? 0 : -ENOMEM;
 }
 
+/* The sources of a streamed merge from a list (taken one by one). */
+static int from_list(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    *p = (*(profile_t ***)ctx)[i];
+    return 0;
+}
+
 static int series_fail(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
 {
     return i == 2 ? (snprintf(err, errlen, "source 2 is gone"), -ENOENT)
@@ -480,6 +489,89 @@ static void test_merge_stream(void **state)
         assert_null(n);
         assert_string_equal(err, "source 2 is gone");
     }
+}
+
+/* A series source with its own header sums, and comments from {a, b}. */
+static profile_t *series_source(const profgen_opts_t *o, size_t i)
+{
+    profile_t *p = profgen_make(o);
+    assert_non_null(p);
+    p->time_nanos = 1000 - (int64_t)i * 7;
+    p->duration_nanos = 10 + (int64_t)i;
+    p->period = 3 + (int64_t)(i % 3);
+    if (i % 2 == 0)
+        assert_int_equal(profile_add_comment(p, "b"), 0);
+    if (i == 0)
+        assert_int_equal(profile_add_comment(p, "a"), 0);
+    return p;
+}
+
+/* profile_merger_*, each source merged as it comes, gives what
+ * profile_merge_stream gives, byte for byte, when every header is the
+ * first's (profile_merger_same_header); a header with another unit, a new
+ * comment or a default sample type the first lacks is not the same. */
+static void test_merger(void **state)
+{
+    (void)state;
+    char err[128], why[256];
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        profgen_opts_t o[4];
+        profile_t *heads[4], *heads2[4], *m, *n;
+        for (size_t i = 0; i < 4; i++) {
+            random_opts(&o[i], seed);
+            o[i].sample_seed = i + 1;
+        }
+        profile_merger_t *pm = NULL;
+        for (size_t i = 0; i < 4; i++) {
+            profile_t *src = series_source(&o[i], i);
+            assert_int_equal(profile_header_copy(src, &heads[i]), 0);
+            assert_int_equal(profile_header_copy(src, &heads2[i]), 0);
+            if (i == 0)
+                assert_int_equal(profile_merger_new(heads[0], &pm), 0);
+            else
+                assert_true(profile_merger_same_header(heads[0], heads[i]));
+            assert_int_equal(profile_merger_add(pm, src), 0);
+        }
+        assert_int_equal(profile_merger_end(pm, heads, 4, &m, err, sizeof(err)), 0);
+        for (size_t i = 0; i < 4; i++) {
+            profile_free(heads[i]);
+            heads[i] = series_source(&o[i], i);
+        }
+        /* the reference: heads2 and sources made anew */
+        profile_t **src = heads;
+        assert_int_equal(profile_merge_stream(heads2, 4, from_list, &src, &n, err, sizeof(err)), 0);
+        if (!profgen_equal(m, n, why, sizeof(why)))
+            fail_msg("seed %llu: merged as they came differs: %s", (unsigned long long)seed, why);
+        assert_int_equal(m->time_nanos, 1000 - 21);
+        assert_int_equal(m->duration_nanos, 10 + 11 + 12 + 13);
+        assert_int_equal(m->period, 5);
+        assert_int_equal(m->n_comments, 3); /* profgen's, b, a */
+        pbuf_t x = {0}, y = {0};
+        assert_int_equal(profile_encode(m, &x), 0);
+        assert_int_equal(profile_encode(n, &y), 0);
+        assert_int_equal(x.len, y.len);
+        assert_memory_equal(x.data, y.data, x.len);
+        pbuf_free(&x);
+        pbuf_free(&y);
+        profile_free(m);
+        profile_free(n);
+    }
+    profgen_opts_t o;
+    random_opts(&o, 3);
+    profile_t *a = series_source(&o, 0), *b = series_source(&o, 1);
+    assert_true(profile_merger_same_header(a, b));
+    assert_int_equal(profile_add_comment(b, "c"), 0);
+    assert_false(profile_merger_same_header(a, b));
+    profile_free(b);
+    b = series_source(&o, 1);
+    b->default_sample_type = profile_intern(b, "space");
+    assert_false(profile_merger_same_header(a, b));
+    profile_free(b);
+    b = series_source(&o, 1);
+    b->sample_types[1].unit = profile_intern(b, "kilobytes");
+    assert_false(profile_merger_same_header(a, b));
+    profile_free(a);
+    profile_free(b);
 }
 
 /* profile_drop_stacks after a decode and an owned merge (which takes the
@@ -568,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_merge_owned),
         cmocka_unit_test(test_drop_stacks),
         cmocka_unit_test(test_merge_stream),
+        cmocka_unit_test(test_merger),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -529,14 +529,17 @@ typedef struct {
     bool remote;
 } fetched_t;
 
-/* A group of local files merged as they are read a second time, one at a
- * time (combine_stream): the group's profiles are then header copies. */
+/* A group of local files merged as they are read (combine_eager), or,
+ * when their headers differ, as they are read a second time, one at a time
+ * (combine_stream): the group's profiles are then header copies. */
 typedef struct {
     const char *const *names;
     const size_t *which; /* group position -> index in names */
     const source_opts_t *s;
     profile_t *first;      /* the first source as read: the merge's first, not read again */
     char sums_err[ERRLEN]; /* the first source whose sums fail, as read */
+    combine_eager_t *eager; /* the sources merged as read; NULL once a header differs */
+    bool no_eager;          /* a header differed: combine_stream reads them again */
 } stream_t;
 
 /* Reads the i-th file of a streamed group again (the first: hands it over). */
@@ -586,6 +589,9 @@ static profile_t *combine_group(profile_t **ps, size_t got, size_t n, bool base,
             profile_free(ps[i]);
         snprintf(err, sizeof(err), "%s", st->sums_err);
         rc = -1;
+    } else if (st && st->eager) {
+        rc = combine_eager_end(st->eager, ps, got, &out, err, sizeof(err));
+        st->eager = NULL;
     } else if (st) {
         rc = combine_stream(ps, got, refetch, st, &out, err, sizeof(err));
     } else {
@@ -594,6 +600,8 @@ static profile_t *combine_group(profile_t **ps, size_t got, size_t n, bool base,
     if (st) { /* the first source is left when the merge did not reach it */
         profile_free(st->first);
         st->first = NULL;
+        combine_eager_free(st->eager);
+        st->eager = NULL;
     }
     if (rc < 0) {
         driver_msg("%s", err);
@@ -639,9 +647,10 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     fetch_get_all(urls, nu, bodies);
     /* Several local sources (a series of snapshots, say) are streamed:
      * holding every decoded source until the merge cost ~10 MB for each
-     * 50,000-location snapshot. The first read keeps each one's header
-     * and checks its sums, the merge reads it again. */
-    stream_t st = {names, which, s, NULL, ""};
+     * 50,000-location snapshot. Each is merged as it is read while the
+     * headers agree; else the first read keeps each one's header and
+     * checks its sums, and the merge reads it again. */
+    stream_t st = {names, which, s, NULL, "", NULL, false};
     bool stream = s->n_sources > 1;
     for (size_t i = 0; i < s->n_sources; i++)
         stream = stream && !is_url[i];
@@ -689,7 +698,20 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
                 profile_free(p);
                 continue;
             }
-            if (got_src == 0)
+            if (!st.no_eager && !st.sums_err[0]) {
+                int erc = combine_eager_add(&st.eager, h, p);
+                p = NULL;
+                if (erc != 0) { /* read them again: combine_stream */
+                    combine_eager_free(st.eager);
+                    st.eager = NULL;
+                    st.no_eager = true;
+                }
+            } else if (st.eager) { /* a sum failed: nothing is merged */
+                combine_eager_free(st.eager);
+                st.eager = NULL;
+                st.no_eager = true;
+            }
+            if (got_src == 0 && p)
                 st.first = p;
             else
                 profile_free(p);

@@ -203,6 +203,73 @@ int combine_stream(profile_t **heads, size_t n, profile_source_fn next, void *ct
     return rc;
 }
 
+/* The sources merged as they are read. plan: ScaleProfiles' plan of a
+ * series whose every header is the first's (that of [first, first]), which
+ * profile_merger_same_header makes the whole series'. */
+struct combine_eager {
+    profile_t *first; /* the first source's header */
+    scale_plan_t plan;
+    profile_merger_t *m;
+};
+
+void combine_eager_free(combine_eager_t *e)
+{
+    if (!e)
+        return;
+    profile_merger_free(e->m);
+    profile_free(e->first);
+    plan_free(&e->plan);
+    free(e);
+}
+
+int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *src)
+{
+    combine_eager_t *e = *ep;
+    char err[8];
+    int rc = 0;
+    if (!e) {
+        if (!(e = calloc(1, sizeof(*e))) || profile_header_copy(head, &e->first) < 0) {
+            free(e);
+            profile_free(src);
+            return -ENOMEM;
+        }
+        profile_t *two[2] = {e->first, e->first};
+        if ((rc = plan_scale(two, 2, &e->plan, err, sizeof(err))) < 0 ||
+            (rc = apply_scale(e->first, &e->plan)) < 0 || (rc = profile_merger_new(e->first, &e->m)) < 0) {
+            combine_eager_free(e);
+            profile_free(src);
+            return rc;
+        }
+        *ep = e;
+    } else if (!profile_merger_same_header(e->first, head)) {
+        profile_free(src);
+        return 1;
+    }
+    if ((rc = apply_scale(src, &e->plan)) < 0) {
+        profile_free(src);
+        return rc;
+    }
+    return profile_merger_add(e->m, src);
+}
+
+int combine_eager_end(combine_eager_t *e, profile_t **heads, size_t n, profile_t **out, char *err,
+                      size_t errlen)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = apply_scale(heads[i], &e->plan);
+    if (rc == 0) {
+        rc = profile_merger_end(e->m, heads, n, out, err, errlen);
+        e->m = NULL;
+    } else {
+        snprintf(err, errlen, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        profile_free(heads[i]);
+    combine_eager_free(e);
+    return rc;
+}
+
 static int set_base_label(profile_t *p)
 {
     int64_t key = profile_intern(p, "pprof::base"), val = profile_intern(p, "true");

@@ -21,6 +21,20 @@ int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_
 int combine_stream(profile_t **heads, size_t n, profile_source_fn next, void *ctx,
                    profile_t **out, char *err, size_t errlen);
 
+/* combine_stream as the sources are read, so that a series is decoded once:
+ * combine_eager_add merges src (taken) whose header is head, the first
+ * making *e; 1 when head differs from the first's in what the merge reads
+ * before the samples (types, units, comments: profile_merger_same_header),
+ * and then the caller frees *e and merges with combine_stream instead;
+ * 0, or -ENOMEM (*e is then to be freed, too). combine_eager_end (e and
+ * heads taken) gives combine_stream's result for the sources added, whose
+ * header copies heads are. */
+typedef struct combine_eager combine_eager_t;
+int combine_eager_add(combine_eager_t **e, const profile_t *head, profile_t *src);
+int combine_eager_end(combine_eager_t *e, profile_t **heads, size_t n, profile_t **out, char *err,
+                      size_t errlen);
+void combine_eager_free(combine_eager_t *e);
+
 /* Subtracts base from p (both consumed): diff marks base samples with the
  * label pprof::base=true, normalize scales p to base's totals first. */
 int combine_base(profile_t *p, profile_t *base, bool diff, bool normalize, profile_t **out,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tool/graph/measure.h"
+#include "tool/graph/pairtab.h"
 #include "base/err.h"
 #include "base/hash.h"
 #include "base/path.h"
@@ -140,12 +141,6 @@ void graph_free(graph_t *g)
     free(g);
 }
 
-static inline uint64_t pair_hash(uint32_t a, uint32_t b)
-{
-    uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-}
-
 /* pprof's newTree: the samples' frames, from the root, as paths in a tree
  * whose children are distinct by NodeInfo (the node made of the same
  * line by graph_new). */
@@ -179,7 +174,7 @@ static int build_tree(graph_t *g)
             uint32_t first = g->loc_first[s->locs[i]], cnt = g->loc_first[s->locs[i] + 1] - first;
             for (uint32_t li = cnt; li-- > 0;) {
                 uint32_t base = g->loc_nodes[first + li];
-                size_t h = pair_hash(parent, base) & mask;
+                size_t h = pairtab_hash(parent, base) & mask;
                 for (; slots[h]; h = (h + 1) & mask)
                     if (parent_of[slots[h] - 1] == parent && base_of[slots[h] - 1] == base)
                         break;
@@ -283,7 +278,7 @@ oom:
 
 static uint64_t edge_hash_at(const graph_t *g, size_t i)
 {
-    return pair_hash(g->edges[i].src, g->edges[i].dst);
+    return pairtab_hash(g->edges[i].src, g->edges[i].dst);
 }
 
 static int edge_rehash(graph_t *g, size_t nslots)
@@ -295,7 +290,7 @@ static gedge_t *find_or_add_edge(graph_t *g, uint32_t src, uint32_t dst, bool *c
 {
     if ((g->n_edges + 1) * 2 > g->edge_mask + 1 && edge_rehash(g, (g->edge_mask + 1) * 2) < 0)
         return NULL;
-    size_t h = pair_hash(src, dst) & g->edge_mask;
+    size_t h = pairtab_hash(src, dst) & g->edge_mask;
     for (; g->edge_slots[h]; h = (h + 1) & g->edge_mask) {
         gedge_t *e = &g->edges[g->edge_slots[h] - 1];
         if (e->src == src && e->dst == dst) {
@@ -666,7 +661,7 @@ static uint64_t *edge_bounds(const graph_t *g, const bool *kept)
                 if (kept && !kept[n])
                     continue;
                 if (parent >= 0 && (uint32_t)parent != n) {
-                    uint64_t *c = &b[pair_hash((uint32_t)parent, n) & mask];
+                    uint64_t *c = &b[pairtab_hash((uint32_t)parent, n) & mask];
                     *c = *c > UINT64_MAX - a ? UINT64_MAX : *c + a;
                 }
                 parent = n;
@@ -690,7 +685,7 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
     }
     if (k->edges && k->parent >= 0 && (uint32_t)k->parent != n &&
         (!k->bound ||
-         k->bound[pair_hash((uint32_t)k->parent, n) & (((size_t)1 << BOUND_BITS) - 1)] >=
+         k->bound[pairtab_hash((uint32_t)k->parent, n) & (((size_t)1 << BOUND_BITS) - 1)] >=
              k->floor)) {
         bool created;
         gedge_t *e = find_or_add_edge(g, (uint32_t)k->parent, n, &created);
@@ -1055,29 +1050,36 @@ static void pview_free(pview_t *v)
     free(v->part);
 }
 
+/* A pass's buffer of one sample's pairs (PASS_IN / PASS_OUT): looked up
+ * after the walk, each prefetched PAIR_AHEAD pairs ahead, so that the
+ * table's cache misses overlap. */
+#define PAIR_AHEAD 8
+
+typedef struct {
+    uint32_t (*p)[2]; /* (src, dst) */
+    size_t n, cap;
+} pairbuf_t;
+
 /* Adds the pair (parent, n) to the walk: PASS_COUNT sets its bit in bits;
- * PASS_IN / PASS_OUT add it to g's edges when its callee / caller is in
- * part `part`. */
-static inline __attribute__((always_inline)) int pair_add(graph_t *g, const pview_t *v, int mode,
+ * PASS_IN / PASS_OUT append it to buf when its callee / caller is in part
+ * `part`. */
+static inline __attribute__((always_inline)) int pair_add(const pview_t *v, int mode,
                                                          uint32_t part, uint64_t *bits,
-                                                         int64_t *parent, uint32_t n,
-                                                         uint32_t stamp, int64_t val)
+                                                         pairbuf_t *buf, int64_t *parent,
+                                                         uint32_t n)
 {
     const size_t bmask = ((size_t)1 << EST_BITS) - 1;
     if (*parent >= 0 && (uint32_t)*parent != n) {
         uint32_t src = (uint32_t)*parent;
         if (mode == PASS_COUNT) {
-            size_t h = pair_hash(src, n) & bmask;
+            size_t h = pairtab_hash(src, n) & bmask;
             bits[h >> 6] |= (uint64_t)1 << (h & 63);
         } else if (v->part[mode == PASS_IN ? n : src] == part) {
-            bool created;
-            gedge_t *e = find_or_add_edge(g, src, n, &created);
-            if (!e)
+            if (buf->n == buf->cap &&
+                err_grow((void **)&buf->p, &buf->cap, buf->n + 1, sizeof(*buf->p)) < 0)
                 return -ENOMEM;
-            if (e->stamp != stamp) {
-                e->stamp = stamp;
-                e->weight += val;
-            }
+            buf->p[buf->n][0] = src;
+            buf->p[buf->n++][1] = n;
         }
     }
     *parent = n;
@@ -1085,12 +1087,15 @@ static inline __attribute__((always_inline)) int pair_add(graph_t *g, const pvie
 }
 
 /* One walk over the kept graph's (caller, callee) pairs, as graph_build
- * visits them. 0 or -ENOMEM. */
+ * visits them: PASS_COUNT into bits, PASS_IN / PASS_OUT into t. 0 or
+ * -ENOMEM. */
 static int pairs_pass(graph_t *g, const pview_t *v, const bool *kept, int mode, uint32_t part,
-                      uint64_t *bits)
+                      uint64_t *bits, pairtab_t *t)
 {
     const work_t *w = g->w;
-    for (size_t si = 0; si < w->n_samples; si++) {
+    pairbuf_t buf = {NULL, 0, 0};
+    int rc = 0;
+    for (size_t si = 0; rc == 0 && si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
         int64_t val = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
@@ -1098,22 +1103,30 @@ static int pairs_pass(graph_t *g, const pview_t *v, const bool *kept, int mode, 
             continue;
         uint32_t stamp = ++g->stamp;
         int64_t parent = -1;
-        for (uint32_t i = s->n_locs; i-- > 0;) {
+        buf.n = 0;
+        for (uint32_t i = s->n_locs; rc == 0 && i-- > 0;) {
             uint32_t loc = s->locs[i], one = v->loc1[loc];
             if (one != MULTI) {
-                if (one && pair_add(g, v, mode, part, bits, &parent, one - 1, stamp, val) < 0)
-                    return -ENOMEM;
+                if (one)
+                    rc = pair_add(v, mode, part, bits, &buf, &parent, one - 1);
                 continue;
             }
-            for (uint32_t ni = g->loc_first[loc + 1]; ni-- > g->loc_first[loc];) {
+            for (uint32_t ni = g->loc_first[loc + 1]; rc == 0 && ni-- > g->loc_first[loc];) {
                 uint32_t n = g->loc_nodes[ni];
-                if ((!kept || kept[n]) &&
-                    pair_add(g, v, mode, part, bits, &parent, n, stamp, val) < 0)
-                    return -ENOMEM;
+                if (!kept || kept[n])
+                    rc = pair_add(v, mode, part, bits, &buf, &parent, n);
             }
         }
+        for (size_t i = 0; i < buf.n && i < PAIR_AHEAD; i++)
+            pairtab_prefetch(t, buf.p[i][0], buf.p[i][1]);
+        for (size_t i = 0; rc == 0 && i < buf.n; i++) {
+            if (i + PAIR_AHEAD < buf.n)
+                pairtab_prefetch(t, buf.p[i + PAIR_AHEAD][0], buf.p[i + PAIR_AHEAD][1]);
+            rc = pairtab_add(t, buf.p[i][0], buf.p[i][1], stamp, val);
+        }
     }
-    return 0;
+    free(buf.p);
+    return rc;
 }
 
 /* The parts the kept graph's edges need (1: few enough to build whole),
@@ -1133,7 +1146,7 @@ static uint32_t entropy_parts(graph_t *g, const bool *kept)
     pview_t v = {NULL, NULL};
     int rc = bits ? pview_init(&v, g, kept, 1) : -ENOMEM;
     if (rc == 0)
-        rc = pairs_pass(g, &v, kept, PASS_COUNT, 0, bits);
+        rc = pairs_pass(g, &v, kept, PASS_COUNT, 0, bits, NULL);
     pview_free(&v);
     if (rc < 0) {
         free(bits);
@@ -1150,38 +1163,114 @@ static uint32_t entropy_parts(graph_t *g, const bool *kept)
     return parts <= 1 ? 1 : parts > 4096 ? 4096 : (uint32_t)parts; /* a part fits 16 bits */
 }
 
+/* edge_entropy of a node's pair weights w[0..n) (in the order the pairs
+ * came, as the graph's edges are): the same terms, summed in the same
+ * order. */
+static double pair_entropy(const int64_t *w, uint32_t n, int64_t self)
+{
+    double score = 0;
+    int64_t total = self;
+    for (uint32_t i = 0; i < n; i++)
+        if (w[i] > 0)
+            total += abs64(w[i]);
+    if (total != 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            double frac = (double)abs64(w[i]) / (double)total;
+            score += -frac * log2(frac);
+        }
+        if (self > 0) {
+            double frac = (double)abs64(self) / (double)total;
+            score += -frac * log2(frac);
+        }
+    }
+    return score;
+}
+
+/* Scratch of part_terms, as large as the table's pairs. */
+typedef struct {
+    uint32_t *node; /* per pair, in the order they came: its node in the part */
+    int64_t *w;     /* its weight, then (sorted) the weights grouped by node */
+    int64_t *ws;
+    size_t cap;
+} pscratch_t;
+
+/* The entropy terms (s[node]) of one pass's nodes from its table: the
+ * pairs grouped by their node in `part` (callee: PASS_IN, caller:
+ * PASS_OUT), in the order they came, with first[] (n_nodes + 1) as scratch.
+ * The table is read once, in the pairs' order, prefetched ahead; the rest
+ * is sequential or in arrays much smaller than the table. 0 or -ENOMEM. */
+static int part_terms(graph_t *g, const pview_t *v, const pairtab_t *t, int mode, uint32_t part,
+                      uint32_t *first, pscratch_t *x, double *s)
+{
+    if (t->n > x->cap) {
+        free(x->node);
+        free(x->w);
+        free(x->ws);
+        x->node = malloc(t->n * sizeof(*x->node));
+        x->w = malloc(t->n * sizeof(*x->w));
+        x->ws = malloc(t->n * sizeof(*x->ws));
+        x->cap = t->n;
+        if (!x->node || !x->w || !x->ws) {
+            x->cap = 0;
+            return -ENOMEM;
+        }
+    }
+    memset(first, 0, (g->n_nodes + 1) * sizeof(*first));
+    for (size_t i = 0; i < t->n; i++) {
+        if (i + PAIR_AHEAD < t->n)
+            __builtin_prefetch(&t->slots[t->order[i + PAIR_AHEAD]]);
+        const pairslot_t *p = &t->slots[t->order[i]];
+        uint32_t n = mode == PASS_IN ? pairtab_dst(p) : pairtab_src(p);
+        x->node[i] = n;
+        x->w[i] = p->weight;
+        first[n + 1]++;
+    }
+    for (size_t n = 0; n < g->n_nodes; n++)
+        first[n + 1] += first[n];
+    /* first[n] counts up to its node's end as the weights are placed */
+    for (size_t i = 0; i < t->n; i++)
+        x->ws[first[x->node[i]]++] = x->w[i];
+    for (size_t i = 0; i < g->n_sel; i++) {
+        uint32_t ni = g->sel[i];
+        if (v->part[ni] != part)
+            continue;
+        /* the pairs of ni end at first[ni] and begin at its predecessor's end */
+        uint32_t end = first[ni], begin = ni ? first[ni - 1] : 0;
+        /* the terms of graph_sort_entropy: 1 for no edges */
+        s[ni] = end == begin ? 1
+                             : pair_entropy(&x->ws[begin], end - begin,
+                                            mode == PASS_IN ? 0 : g->nodes[ni].flat);
+    }
+    return 0;
+}
+
 /* graph_sort_entropy of the kept graph (whose node values are built, with
  * no edges) in 2 * nparts passes; leaves the graph without edges. */
 static int sort_entropy_parts(graph_t *g, const bool *kept, uint32_t nparts)
 {
     double *sin = malloc((g->n_nodes + 1) * sizeof(*sin));
     double *sout = malloc((g->n_nodes + 1) * sizeof(*sout));
+    uint32_t *first = malloc((g->n_nodes + 1) * sizeof(*first));
+    pscratch_t x = {NULL, NULL, NULL, 0};
     free(g->score);
     g->score = malloc((g->n_nodes + 1) * sizeof(*g->score));
     pview_t v = {NULL, NULL};
-    int rc = sin && sout && g->score ? pview_init(&v, g, kept, nparts) : -ENOMEM;
+    pairtab_t t = {0};
+    int rc = sin && sout && first && g->score ? pview_init(&v, g, kept, nparts) : -ENOMEM;
+    if (rc == 0)
+        rc = pairtab_init(&t, g->part_edges ? g->part_edges : ENTROPY_PART_EDGES);
     for (int mode = PASS_IN; rc == 0 && mode <= PASS_OUT; mode++) {
         for (uint32_t part = 0; rc == 0 && part < nparts; part++) {
-            g->n_edges = 0;
-            memset(g->edge_slots, 0, (g->edge_mask + 1) * sizeof(*g->edge_slots));
-            if ((rc = pairs_pass(g, &v, kept, mode, part, NULL)) < 0 ||
-                (rc = build_adjacency(g)) < 0)
-                break;
-            for (size_t i = 0; i < g->n_sel; i++) {
-                uint32_t ni = g->sel[i];
-                const gnode_t *n = &g->nodes[ni];
-                if (v.part[ni] != part)
-                    continue;
-                /* the terms of graph_sort_entropy: 1 for no edges */
-                if (mode == PASS_IN)
-                    sin[ni] = n->in_n == 0 ? 1 : edge_entropy(g, &g->in_refs[n->in_start], n->in_n, 0);
-                else
-                    sout[ni] = n->out_n == 0 ? 1
-                                             : edge_entropy(g, &g->out_refs[n->out_start], n->out_n,
-                                                            n->flat);
-            }
+            pairtab_clear(&t);
+            if ((rc = pairs_pass(g, &v, kept, mode, part, NULL, &t)) == 0)
+                rc = part_terms(g, &v, &t, mode, part, first, &x, mode == PASS_IN ? sin : sout);
         }
     }
+    pairtab_free(&t);
+    free(x.node);
+    free(x.w);
+    free(x.ws);
+    free(first);
     if (rc == 0) {
         for (size_t i = 0; i < g->n_sel; i++) {
             uint32_t ni = g->sel[i];
