@@ -365,6 +365,18 @@ static void test_random_properties(void **state)
  * its arrays in place, gives what profile_merge gives, byte for byte:
  * random ids, zero samples, duplicate stacks, labels out of order, and the
  * second merge after values cancel out. */
+/* m and n encode to the same bytes. */
+static void assert_same_encoding(const profile_t *m, const profile_t *n)
+{
+    pbuf_t x = {0}, y = {0};
+    assert_int_equal(profile_encode(m, &x), 0);
+    assert_int_equal(profile_encode(n, &y), 0);
+    assert_int_equal(x.len, y.len);
+    assert_memory_equal(x.data, y.data, x.len);
+    pbuf_free(&x);
+    pbuf_free(&y);
+}
+
 static void test_merge_owned(void **state)
 {
     (void)state;
@@ -389,13 +401,7 @@ static void test_merge_owned(void **state)
         assert_int_equal(profile_merge_owned(&own, 1, &n, err, sizeof(err)), 0);
         if (!profgen_equal(m, n, why, sizeof(why)))
             fail_msg("seed %llu: owned merge differs: %s", (unsigned long long)seed, why);
-        pbuf_t x = {0}, y = {0};
-        assert_int_equal(profile_encode(m, &x), 0);
-        assert_int_equal(profile_encode(n, &y), 0);
-        assert_int_equal(x.len, y.len);
-        assert_memory_equal(x.data, y.data, x.len);
-        pbuf_free(&x);
-        pbuf_free(&y);
+        assert_same_encoding(m, n);
         profile_free(a);
         profile_free(m);
         profile_free(n);
@@ -469,13 +475,7 @@ static void test_merge_stream(void **state)
         assert_int_equal(s.given, 4);
         if (!profgen_equal(m, n, why, sizeof(why)))
             fail_msg("seed %llu: streamed merge differs: %s", (unsigned long long)seed, why);
-        pbuf_t x = {0}, y = {0};
-        assert_int_equal(profile_encode(m, &x), 0);
-        assert_int_equal(profile_encode(n, &y), 0);
-        assert_int_equal(x.len, y.len);
-        assert_memory_equal(x.data, y.data, x.len);
-        pbuf_free(&x);
-        pbuf_free(&y);
+        assert_same_encoding(m, n);
         profile_free(m);
         profile_free(n);
         s.given = 0;
@@ -546,13 +546,7 @@ static void test_merger(void **state)
         assert_int_equal(m->duration_nanos, 10 + 11 + 12 + 13);
         assert_int_equal(m->period, 5);
         assert_int_equal(m->n_comments, 3); /* profgen's, b, a */
-        pbuf_t x = {0}, y = {0};
-        assert_int_equal(profile_encode(m, &x), 0);
-        assert_int_equal(profile_encode(n, &y), 0);
-        assert_int_equal(x.len, y.len);
-        assert_memory_equal(x.data, y.data, x.len);
-        pbuf_free(&x);
-        pbuf_free(&y);
+        assert_same_encoding(m, n);
         profile_free(m);
         profile_free(n);
     }
