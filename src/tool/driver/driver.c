@@ -14,6 +14,7 @@
 
 #include "profile/merge.h"
 #include "tool/driver/browser.h"
+#include "tool/fetch/ahead.h"
 #include "tool/fetch/combine.h"
 #include "tool/report/commands.h"
 #include "tool/fetch/fetch.h"
@@ -570,6 +571,49 @@ static int refetch(void *ctx, size_t i, profile_t **p, char *err, size_t errlen)
     return 0;
 }
 
+/* A local source as read ahead of the merge (read_ahead, on the worker):
+ * what grab's loop would otherwise compute when it reaches it. */
+typedef struct {
+    profile_t *p;     /* NULL when rc < 0 or oom */
+    int rc;           /* fetch_file's */
+    bool oom;         /* override_mappings failed */
+    int sums_rc;      /* profile_check_sums' */
+    char err[ERRLEN]; /* fetch_file's message, or else the sums' */
+} loaded_t;
+
+typedef struct {
+    const char *const *names;
+    const source_opts_t *s;
+} ahead_ctx_t;
+
+/* At most this many decoded sources wait for the merge (~10 MB each for a
+ * 50,000-location snapshot): one keeps both cores busy, two absorb the
+ * unevenness of a loaded machine. */
+#define READ_AHEAD 2
+
+/* Reads, decodes and checks source i: nothing here touches what the main
+ * thread does meanwhile (the decoder has no global state). */
+static void read_ahead(void *ctx, size_t i, void *slot)
+{
+    const ahead_ctx_t *c = ctx;
+    loaded_t *l = slot;
+    memset(l, 0, sizeof(*l));
+    if ((l->rc = fetch_file(c->names[i], &l->p, l->err, sizeof(l->err))) < 0)
+        return;
+    if (override_mappings(l->p, c->s) < 0) {
+        profile_free(l->p);
+        l->p = NULL;
+        l->oom = true;
+        return;
+    }
+    l->sums_rc = profile_check_sums(l->p, l->err, sizeof(l->err));
+}
+
+static void drop_loaded(void *slot)
+{
+    profile_free(((loaded_t *)slot)->p);
+}
+
 /* Merges the profiles of one group (sources or bases); NULL (after
  * messages) if none could be fetched. ps are consumed; st: the group is
  * streamed. */
@@ -654,12 +698,30 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     bool stream = s->n_sources > 1;
     for (size_t i = 0; i < s->n_sources; i++)
         stream = stream && !is_url[i];
+    /* A streamed series is read and decoded on a second thread while this
+     * one merges: in order, so the result and the messages are the same. */
+    ahead_ctx_t actx = {names, s};
+    ahead_t *ra = NULL;
+    if (stream && ahead_start(&ra, s->n_sources, sizeof(loaded_t), READ_AHEAD,
+                              sysconf(_SC_NPROCESSORS_ONLN) > 1, read_ahead, &actx) < 0) {
+        driver_msg("out of memory");
+        goto out;
+    }
     size_t got_src = 0, got_base = 0;
     for (size_t i = 0, u = 0; i < n; i++) {
         char err[ERRLEN];
         profile_t *p = NULL;
-        int frc;
-        if (is_url[i]) {
+        int frc, sums_rc = 0;
+        bool ahead = ra && i < s->n_sources, oom = false; /* ahead: read_ahead's work is done */
+        if (ahead) {
+            loaded_t l;
+            ahead_take(ra, &l);
+            p = l.p;
+            frc = l.rc;
+            oom = l.oom;
+            sums_rc = l.sums_rc;
+            memcpy(err, l.err, sizeof(err));
+        } else if (is_url[i]) {
             fetch_body_t *b = &bodies[u++];
             frc = b->rc;
             if (frc < 0)
@@ -678,7 +740,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
             driver_msg("%s: %s", names[i], err);
             continue;
         }
-        if (override_mappings(p, s) < 0 ||
+        if (oom || (!ahead && override_mappings(p, s) < 0) ||
             (is_url[i] && symbolz_collect(p, tg[i].url, tg[i].timeout_ms, &f->zs) < 0)) {
             driver_msg("out of memory");
             profile_free(p);
@@ -691,7 +753,9 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
         }
         if (stream) {
             profile_t *h;
-            if (!st.sums_err[0] && profile_check_sums(p, err, sizeof(err)) < 0)
+            if (!ahead)
+                sums_rc = profile_check_sums(p, err, sizeof(err));
+            if (!st.sums_err[0] && sums_rc < 0)
                 snprintf(st.sums_err, sizeof(st.sums_err), "%s", err);
             if (profile_header_copy(p, &h) < 0) {
                 driver_msg("out of memory");
@@ -720,6 +784,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
         }
         ps[got_src++] = p;
     }
+    ahead_end(ra, drop_loaded);
     /* sources first, then the base group (at index n_sources) */
     *src = combine_group(ps, got_src, s->n_sources, false, stream ? &st : NULL);
     profile_t **bps = ps + s->n_sources;

@@ -1,0 +1,32 @@
+/* ahead.h — work done ahead of its use, in order: one worker thread runs
+ * fn(ctx, i, slot) for i = 0, 1, ..., n-1 while the caller takes the
+ * results in the same order (the driver reads and decodes the next files
+ * of a series while it merges the current one).
+ *
+ * Bounded: at most depth results are done and not yet taken (the worker
+ * waits), so the memory they hold is bounded. Threads: one caller thread
+ * takes and ends; fn runs on the worker with every signal blocked, and
+ * must touch only ctx's read-only data and its slot. No lock is held while
+ * fn runs. Without a thread (threaded false, or pthread_create failed)
+ * ahead_take runs fn itself: the results are the same. */
+#ifndef CPROF_TOOL_AHEAD_H
+#define CPROF_TOOL_AHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef void (*ahead_fn)(void *ctx, size_t i, void *slot);
+typedef struct ahead ahead_t;
+
+/* A queue of n jobs whose results are slot_size bytes each. 0 or -ENOMEM. */
+int ahead_start(ahead_t **a, size_t n, size_t slot_size, size_t depth, bool threaded, ahead_fn fn,
+                void *ctx);
+
+/* Copies the next result into slot, waiting for it. -ENOENT after n. */
+int ahead_take(ahead_t *a, void *slot);
+
+/* Stops the worker after its current job, gives each result done and not
+ * taken to drop (on the caller's thread), joins and frees. a may be NULL. */
+void ahead_end(ahead_t *a, void (*drop)(void *slot));
+
+#endif
