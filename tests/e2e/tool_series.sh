@@ -1,9 +1,11 @@
 #!/bin/sh
 # timeout: 300
 # A series of snapshots given together (cprof -top p1 ... pN): cprof merges
-# them as go tool pprof does, holding one decoded snapshot at a time.
+# them as go tool pprof does, holding a few decoded snapshots at a time (the
+# one merged and up to three read ahead of it on a second thread).
 # - The merged reports (-raw, -top, -traces) are byte for byte go's.
-# - A source that cannot be read is left out with go's messages.
+# - A source that cannot be read is left out with go's messages, in their
+#   place although the next sources are read ahead (also under ASan).
 # - Each snapshot is read once when the headers agree; when they do not,
 #   the merge is still go's.
 # - Peak memory: 30 snapshots of 50,000 locations each (~10 MB decoded
