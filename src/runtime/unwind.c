@@ -19,8 +19,6 @@
 #include <libunwind.h>
 #endif
 
-#define SKIP_SLACK UNWIND_SLACK
-
 typedef struct {
     uintptr_t lo, hi;
 } range_t;
@@ -111,7 +109,7 @@ void unwind_init(int which, int depth, bool check_each)
 {
     unwinder = which;
     if (which == UNWIND_CFI)
-        cfi_init(depth + SKIP_SLACK);
+        cfi_init(depth + UNWIND_SLACK);
     max_depth = depth;
     check = check_each;
     static bool learned;
@@ -189,16 +187,22 @@ int unwind_fp_context_sigsafe(const void *ctx, uintptr_t *pcs, int max)
     return stackbounds_get(t) ? 1 + fp_chain(t, fp, pcs + 1, max - 1) : 1;
 }
 
-/* Drops cprof's own frames from the top of a raw stack (*top of them) and
- * keeps up to max_depth of the rest. */
-static int trim(const uintptr_t *buf, int n, uintptr_t *out, int *top)
+/* How many of a raw stack's top frames (of n, 0 if n < 0) are cprof's.
+ * Inlined: on every sampled allocation's path. */
+static inline __attribute__((always_inline)) int own_frames(const uintptr_t *buf, int n)
 {
     int i = 0;
     while (i < n && skipped(buf[i]))
         i++;
-    *top = i;
-    int depth = n - i < max_depth ? n - i : max_depth;
-    memcpy(out, buf + i, (size_t)depth * sizeof(*out));
+    return i;
+}
+
+/* Copies a raw stack of n frames, less its top cprof frames, into out, up
+ * to max_depth of them. */
+static int trim(const uintptr_t *buf, int n, int top, uintptr_t *out)
+{
+    int depth = n - top < max_depth ? n - top : max_depth;
+    memcpy(out, buf + top, (size_t)depth * sizeof(*out));
     return depth;
 }
 
@@ -238,15 +242,15 @@ static void warn_stack(const char *what, const uintptr_t *pcs, int depth)
  * unwind from the same frame. */
 static void check_stack(const uintptr_t *got, int depth, const uint64_t *hash)
 {
-    uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK], want[UNWIND_MAX_DEPTH];
+    uintptr_t buf[UNWIND_MAX_DEPTH + UNWIND_SLACK], want[UNWIND_MAX_DEPTH];
     rt_self.unwinding = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int top, raw = unwfds_ok_sigsafe() ? slow_walk(buf, max_depth + SKIP_SLACK) : -1;
+    int raw = unwfds_ok_sigsafe() ? slow_walk(buf, max_depth + UNWIND_SLACK) : -1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     rt_self.unwinding = 0;
     if (raw < 0)
         return; /* no reference to compare with */
-    int n = trim(buf, raw, want, &top);
+    int n = trim(buf, raw, own_frames(buf, raw), want);
     __atomic_fetch_add(&checked, 1, __ATOMIC_RELAXED);
     if (depth <= n && memcmp(want, got, (size_t)depth * sizeof(*got)) == 0 &&
         (!hash || *hash == hash_pcs(got, (size_t)depth))) {
@@ -278,7 +282,7 @@ __attribute__((destructor)) static void check_report(void)
                 (unsigned long long)__atomic_load_n(&cfi_reused, __ATOMIC_RELAXED));
 }
 
-/* The stack into buf (room for max_depth + SKIP_SLACK frames), cprof's
+/* The stack into buf (room for max_depth + UNWIND_SLACK frames), cprof's
  * frames (*top of them) still on top: the raw walk; the hash of the
  * stack from frame *top out into *hash if the walk gave it (not if the
  * depth cut the stack), else *hash is left alone. With a frame
@@ -287,8 +291,8 @@ __attribute__((destructor)) static void check_report(void)
 static inline __attribute__((always_inline)) int walk_raw(const void *frame, uintptr_t *buf,
                                                           int *top, uint64_t *hash, bool *hashed)
 {
-    uint64_t hashes[UNWIND_MAX_DEPTH + SKIP_SLACK];
-    int want = max_depth + SKIP_SLACK, n = -1, reused = 0;
+    uint64_t hashes[UNWIND_MAX_DEPTH + UNWIND_SLACK];
+    int want = max_depth + UNWIND_SLACK, n = -1, reused = 0;
     *hashed = false;
     rt_thread_t *t = &rt_self;
     if (unwinder == UNWIND_FP) {
@@ -306,10 +310,7 @@ static inline __attribute__((always_inline)) int walk_raw(const void *frame, uin
                 __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
         }
         if (walked) {
-            int i = 0;
-            while (i < n && skipped(buf[i]))
-                i++;
-            *top = i;
+            int i = *top = own_frames(buf, n);
             /* The walk's hashes run to the stack's end: the one at the
              * first frame kept is the stack's unless the depth cuts it
              * (or no frame is kept). */
@@ -335,21 +336,17 @@ static inline __attribute__((always_inline)) int walk_raw(const void *frame, uin
 #endif
         }
     }
-    int i = 0;
-    while (i < n && skipped(buf[i]))
-        i++;
-    *top = i;
+    *top = own_frames(buf, n);
     return n < 0 ? 0 : n;
 }
 
 __attribute__((noinline)) int unwind_capture(uintptr_t *out)
 {
-    uintptr_t buf[UNWIND_MAX_DEPTH + SKIP_SLACK];
+    uintptr_t buf[UNWIND_MAX_DEPTH + UNWIND_SLACK];
     uint64_t hash;
     bool hashed;
     int top, n = walk_raw(NULL, buf, &top, &hash, &hashed);
-    int depth = n - top < max_depth ? n - top : max_depth;
-    memcpy(out, buf + top, (size_t)depth * sizeof(*out));
+    int depth = trim(buf, n, top, out);
     if (RT_UNLIKELY(check))
         check_stack(out, depth, NULL);
     return depth;
