@@ -713,15 +713,17 @@ static rule_t lookup(uintptr_t pc, uint64_t state)
     return r;
 }
 
-/* lookup through the thread's own few rules */
-static rule_t lookup_near(slot_t *s, uintptr_t pc, uint64_t state)
+/* lookup through the thread's own few rules. The rule is read where it
+ * lies: GCC takes a copy's bit-fields apart in some 35 instructions a
+ * frame, where a field read from memory is a load and a mask. */
+static const rule_t *lookup_near(slot_t *s, uintptr_t pc, uint64_t state)
 {
     near_t *e = &s->near[hash_pc(pc, NEAR_BITS)];
     if (e->pc != pc) {
         e->rule = lookup(pc, state);
         e->pc = pc;
     }
-    return e->rule;
+    return &e->rule;
 }
 
 /* In a child after fork only the forking thread lives: the other threads'
@@ -940,8 +942,9 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         f->sp = sp;
         f->bp = bp;
         n++;
-        rule_t r = s ? lookup_near(s, pc, state) : lookup(pc, state);
-        if (r.kind == RULE_LAST) {
+        rule_t one;
+        const rule_t *r = s ? lookup_near(s, pc, state) : (one = lookup(pc, state), &one);
+        if (r->kind == RULE_LAST) {
             f->ra_at = f->bp_at = (uintptr_t)&zero_word;
             f->ra_val = f->bp_val = 0;
             break;
@@ -950,16 +953,16 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
          * wrong rule must not fault the host. Below CFA: cfa <= hi does;
          * above sp: compute's rules relative to sp, checked here those
          * relative to fp. */
-        uintptr_t cfa = (r.cfa_fp ? bp : sp) + r.cfa_off;
-        if (r.kind != RULE_STEP || cfa <= sp || cfa > hi ||
-            (r.cfa_fp && (cfa - sp < (uintptr_t)-r.ra_off ||
-                           cfa - sp < (uintptr_t)-(intptr_t)r.fp_off)))
+        uintptr_t cfa = (r->cfa_fp ? bp : sp) + r->cfa_off;
+        if (r->kind != RULE_STEP || cfa <= sp || cfa > hi ||
+            (r->cfa_fp && (cfa - sp < (uintptr_t)-r->ra_off ||
+                           cfa - sp < (uintptr_t)-(intptr_t)r->fp_off)))
             goto give_up;
-        f->ra_at = cfa + (intptr_t)r.ra_off;
+        f->ra_at = cfa + (intptr_t)r->ra_off;
         f->ra_val = *(const uintptr_t *)f->ra_at;
         pc = strip_pac(f->ra_val);
-        if (r.fp_off) {
-            f->bp_at = cfa + (intptr_t)r.fp_off;
+        if (r->fp_off) {
+            f->bp_at = cfa + (intptr_t)r->fp_off;
             bp = f->bp_val = *(const uintptr_t *)f->bp_at;
         } else {
             f->bp_at = f->ra_at;
