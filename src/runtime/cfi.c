@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -91,7 +92,13 @@ static int (*next_dlclose)(void *);
 
 /* One frame of a walk: its state (with its pc, kept apart), and the stack
  * words its rule read (the caller's return address and, if saved, fp)
- * with their values. */
+ * with their values.
+ *
+ * fp matters to a walk only where a rule takes the CFA from it. In code
+ * built without frame pointers it is a general register, and the fp a
+ * frame saved changes with its caller's variables: when no frame from
+ * one out takes its CFA from fp, a walk joins the last one there whatever
+ * its fp, and checks only the return addresses. */
 typedef struct {
     uintptr_t sp, bp;
     /* Each points at a word: fp not read, bp_at is ra_at; nothing read
@@ -117,6 +124,10 @@ typedef struct {
     unsigned walks; /* every SUBS_EVERY-th looks for unloads cprof missed */
     int n;          /* frames of the last walk, 0: none */
     bool whole;     /* it ended at the stack's end (not at max, not given up) */
+    int fp_hi;      /* fp matters in the last walk's frames up to this index
+                     * (of the kept arrays): the outermost whose rule takes
+                     * the CFA from fp, max_frames if it was cut or took
+                     * frames from the walk before it, -1 if none */
     uint64_t state; /* the loader_state it was walked under */
     uintptr_t next[3]; /* not whole: the state (pc, sp, fp) of the frame
                         * after the last, where a walk that reuses this
@@ -182,12 +193,18 @@ static inline slot_t *thread_slot(void)
 }
 
 /* Whether the stack words the last walk read from its frame at index i
- * (of the kept arrays) out still hold what they held: then a walk that
- * reaches frame i's state goes the same way. */
-static bool unchanged(const slot_t *s, int i)
+ * (of the kept arrays) out still hold what they held, the fp values read
+ * only if fp is wanted: then a walk that reaches frame i's state (its fp
+ * too if wanted) goes the same way. */
+static bool unchanged(const slot_t *s, int i, bool fp)
 {
     const frame_t *f = s->kf;
     uintptr_t diff = 0; /* nearly always 0: no test per word */
+    if (!fp) {
+        for (; i < max_frames; i++)
+            diff |= *(const uintptr_t *)f[i].ra_at ^ f[i].ra_val;
+        return diff == 0;
+    }
     for (; i < max_frames; i++)
         diff |= (*(const uintptr_t *)f[i].ra_at ^ f[i].ra_val) |
                 (*(const uintptr_t *)f[i].bp_at ^ f[i].bp_val);
@@ -713,15 +730,17 @@ static rule_t lookup(uintptr_t pc, uint64_t state)
     return r;
 }
 
-/* lookup through the thread's own few rules */
-static rule_t lookup_near(slot_t *s, uintptr_t pc, uint64_t state)
+/* lookup through the thread's own few rules. The rule is read where it
+ * lies: GCC takes a copy's bit-fields apart in some 35 instructions a
+ * frame, where a field read from memory is a load and a mask. */
+static const rule_t *lookup_near(slot_t *s, uintptr_t pc, uint64_t state)
 {
     near_t *e = &s->near[hash_pc(pc, NEAR_BITS)];
     if (e->pc != pc) {
         e->rule = lookup(pc, state);
         e->pc = pc;
     }
-    return e->rule;
+    return &e->rule;
 }
 
 /* In a child after fork only the forking thread lives: the other threads'
@@ -889,6 +908,9 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     const frame_t *kf = s ? s->kf : &end_frame;
     int n = 0, j = s && s->n && s->state == state ? end - s->n : end;
     int joined = -1; /* the kf index the walk joined */
+    /* the outermost frame walked whose CFA is fp's (its index in pcs),
+     * INT_MAX once frames were taken from the last walk by copy */
+    int fp_new = -1;
     bool whole = true;
     uintptr_t next[3] = {0, 0, 0};
     if (state & CLOSING_MASK)
@@ -906,9 +928,17 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
          * where the rest of the last walk can be taken as it is. */
         while (kf[j].sp < sp)
             j++;
-        if (kf[j].sp == sp && s->kpcs[j] == pc && kf[j].bp == bp && unchanged(s, j)) {
+        bool to_end = false, fp = true;
+        if (kf[j].sp == sp && s->kpcs[j] == pc) {
+            /* A walk that goes on from the last one's cut (below) needs
+             * all of its state as it was, fp included. */
+            to_end = end - j <= max - n && s->whole;
+            fp = !to_end || j <= s->fp_hi;
+        }
+        if (kf[j].sp == sp && s->kpcs[j] == pc && (!fp || kf[j].bp == bp) &&
+            unchanged(s, j, fp)) {
             int k = end - j;
-            if (k <= max - n && s->whole) {
+            if (to_end) {
                 /* Joined to the end: its frames stay where they are. */
                 joined = j;
                 *reused = k;
@@ -926,6 +956,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
             memcpy(s->fresh + n, kf + j, (size_t)k * sizeof(*kf));
             *reused = k;
             n += k;
+            fp_new = INT_MAX; /* the frames copied are not known */
             const uintptr_t *after =
                 j + k < end ? (const uintptr_t[3]){s->kpcs[j + k], kf[j + k].sp, kf[j + k].bp}
                             : s->next;
@@ -940,8 +971,9 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         f->sp = sp;
         f->bp = bp;
         n++;
-        rule_t r = s ? lookup_near(s, pc, state) : lookup(pc, state);
-        if (r.kind == RULE_LAST) {
+        rule_t one;
+        const rule_t *r = s ? lookup_near(s, pc, state) : (one = lookup(pc, state), &one);
+        if (r->kind == RULE_LAST) {
             f->ra_at = f->bp_at = (uintptr_t)&zero_word;
             f->ra_val = f->bp_val = 0;
             break;
@@ -950,16 +982,18 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
          * wrong rule must not fault the host. Below CFA: cfa <= hi does;
          * above sp: compute's rules relative to sp, checked here those
          * relative to fp. */
-        uintptr_t cfa = (r.cfa_fp ? bp : sp) + r.cfa_off;
-        if (r.kind != RULE_STEP || cfa <= sp || cfa > hi ||
-            (r.cfa_fp && (cfa - sp < (uintptr_t)-r.ra_off ||
-                           cfa - sp < (uintptr_t)-(intptr_t)r.fp_off)))
+        uintptr_t cfa = (r->cfa_fp ? bp : sp) + r->cfa_off;
+        if (r->cfa_fp)
+            fp_new = n - 1;
+        if (r->kind != RULE_STEP || cfa <= sp || cfa > hi ||
+            (r->cfa_fp && (cfa - sp < (uintptr_t)-r->ra_off ||
+                           cfa - sp < (uintptr_t)-(intptr_t)r->fp_off)))
             goto give_up;
-        f->ra_at = cfa + (intptr_t)r.ra_off;
+        f->ra_at = cfa + (intptr_t)r->ra_off;
         f->ra_val = *(const uintptr_t *)f->ra_at;
         pc = strip_pac(f->ra_val);
-        if (r.fp_off) {
-            f->bp_at = cfa + (intptr_t)r.fp_off;
+        if (r->fp_off) {
+            f->bp_at = cfa + (intptr_t)r->fp_off;
             bp = f->bp_val = *(const uintptr_t *)f->bp_at;
         } else {
             f->bp_at = f->ra_at;
@@ -989,11 +1023,16 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         if (joined >= 0) {
             /* Only the new frames, just before the ones joined. */
             int at = joined - walked;
+            if (s->fp_hi < joined)
+                s->fp_hi = fp_new >= 0 ? at + fp_new : -1;
             memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
             memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
             memcpy(s->khash + at, hashes, (size_t)walked * sizeof(*hashes));
         } else {
             keep(s, pcs, hashes, n);
+            s->fp_hi = !whole || fp_new == INT_MAX ? max_frames
+                       : fp_new >= 0             ? max_frames - n + fp_new
+                                                 : -1;
         }
         s->n = n;
         s->whole = whole;

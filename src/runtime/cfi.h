@@ -16,7 +16,9 @@
  * rules and its last walk: a frame whose pc, sp and fp are those of a
  * frame of the last walk, with every stack word the last walk read from
  * there on unchanged, has the same callers, which are copied with their
- * hashes instead of walked: the last walk lies at the end of the thread's
+ * hashes instead of walked (fp and the fp words read are left out where
+ * no rule from that frame out takes the CFA from fp, as in code built
+ * without frame pointers): the last walk lies at the end of the thread's
  * arrays, leaf first, so a walk that joins it there writes only its own
  * new frames before that part, and copies nothing of the rest but the
  * pcs and hashes it returns (a last walk cut at its max, a stack deeper

@@ -289,6 +289,96 @@ static void test_from_frame(void **state)
                                     stack_hi, &reused), -1);
 }
 
+/* --- a frame's fp where no rule takes the CFA from it ------------------
+ *
+ * with_bp(p, fn, bp) calls fn(p) with rbp set to bp (saved and restored
+ * as a callee-saved register, the CFA from rsp), from a thread whose
+ * frames take no CFA from rbp either: code built without frame pointers.
+ * Two calls from one site with another bp each: the frame fn runs in has
+ * the same pc and sp in both walks and another fp, which no outer rule
+ * reads, so the second walk joins the first there. */
+#if defined(__x86_64__) && !defined(__clang__)
+#define NO_FP __attribute__((noinline, optimize("omit-frame-pointer")))
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type with_bp, @function\n"
+        "with_bp:\n"
+        ".cfi_startproc\n"
+        "  pushq %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "  movq %rdx, %rbp\n"
+        "  call *%rsi\n"
+        "  popq %rbp\n"
+        ".cfi_def_cfa_offset 8\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size with_bp, .-with_bp\n");
+void with_bp(probe_t *p, void (*fn)(probe_t *), uintptr_t bp);
+
+static uintptr_t thread_lo, thread_hi;
+
+/* cfi_walk (its CFA from rbp: cfi.c is built with frame pointers) saves
+ * the bp with_bp set: the first frame whose fp no rule reads is this. */
+static NO_FP void fp_middle(probe_t *p)
+{
+    p->n = cfi_walk(p->pcs, p->hashes, MAX, thread_lo, thread_hi, &p->reused);
+    p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
+    __asm__ volatile("" ::: "memory");
+}
+
+static NO_FP void fp_probe(probe_t *p)
+{
+    fp_middle(p);
+    __asm__ volatile("" ::: "memory");
+}
+
+static NO_FP void *fp_thread(void *arg)
+{
+    probe_t *p = arg;
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return NULL;
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    thread_lo = (uintptr_t)addr;
+    thread_hi = thread_lo + size;
+    /* One call site: a bound not known, so the loop is not unrolled. */
+    static volatile int rounds = 3;
+    for (int i = 0; i < rounds; i++)
+        with_bp(&p[i], fp_probe, 0x1000 * (uintptr_t)(i + 1));
+    return arg;
+}
+#endif
+
+static void test_dead_fp(void **state)
+{
+    (void)state;
+#if defined(__x86_64__) && !defined(__clang__)
+    probe_t p[3];
+    pthread_t th;
+    void *ret = NULL;
+    assert_int_equal(pthread_create(&th, NULL, fp_thread, p), 0);
+    assert_int_equal(pthread_join(th, &ret), 0);
+    assert_ptr_equal(ret, p);
+    for (int i = 0; i < 3; i++) {
+        /* cfi_walk, fp_middle, fp_probe, with_bp, fp_thread, ... */
+        check(&p[i]);
+        assert_true(p[i].n > 5);
+        if (i) {
+            /* joined at fp_middle's frame (index 1: its fp is the bp
+             * given), not only at fp_thread's (4), where fp is restored */
+            assert_memory_equal(p[i].pcs, p[0].pcs, (size_t)p[0].n * sizeof(uintptr_t));
+            assert_int_equal(p[i].reused, p[i].n - 1);
+        }
+    }
+#else
+    skip(); /* the frames without frame pointers need GCC on x86-64 */
+#endif
+}
+
 int main(void)
 {
     pthread_attr_t attr;
@@ -309,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_cut_reuse),
         cmocka_unit_test(test_join_depths),
         cmocka_unit_test(test_changed_word),
+        cmocka_unit_test(test_dead_fp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
