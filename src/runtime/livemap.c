@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #define STRIPE_BITS 6
 #define NSTRIPES (1 << STRIPE_BITS)
@@ -158,6 +159,17 @@ static bool rehash_locked(const stripe_t *s, slot_t *slots, uint64_t n, uint64_t
     return true;
 }
 
+/* Maps every page of a new table written, as a write to each would. */
+static void populate(slot_t *slots, size_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(slots, size, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    for (size_t off = 0; off < size; off += 4096)
+        ((volatile char *)slots)[off] = 0;
+}
+
 /* Remakes the stripe's slots for span and shift and a margin past the last
  * window of at least spare, twice that if a run would reach the end. Lock
  * held. The
@@ -176,9 +188,9 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t s
          * replaces it, which flushes the TLB of every CPU running another of
          * the program's threads (an interrupt each: 12% of a two-thread
          * program's run at rate 1, perf, bench/workloads/mtindex.c). Slots
-         * spread over the whole table, so every page is soon used anyway. */
-        for (size_t off = 0; off < n * sizeof(slot_t); off += 4096)
-            ((volatile char *)slots)[off] = 0;
+         * spread over the whole table, so every page is soon used anyway.
+         * One system call for all of them where the kernel has it (5.14). */
+        populate(slots, n * sizeof(slot_t));
         if (!rehash_locked(s, slots, n, span, shift)) {
             arena_unmap(slots, n * sizeof(slot_t));
             continue;
