@@ -16,12 +16,13 @@
 /* A page's objects take the slots of its window in the order of their
  * offsets in the page, in units of 2^shift bytes: its window is 4096 >>
  * shift slots. Each stripe picks its unit (below, grow_locked). */
-#define SHIFT_MIN 3 /* 8 bytes: a window of 512 slots */
-#define SHIFT_MAX 5 /* 32 bytes, glibc's smallest block: 128 slots */
+#define SHIFT_MIN 3   /* 8 bytes: a window of 512 slots */
+#define SHIFT_FIRST 4 /* 16 bytes, malloc's alignment: 256 slots */
+#define SHIFT_MAX 5   /* 32 bytes, glibc's smallest block: 128 slots */
 #define WINDOW(shift) (4096u >> (shift))
-/* Smaller tables keep SHIFT_MAX: they stay in the cache, and the probes in
- * a table a few windows long say little about a larger one (xmllint at
- * SHIFT_MAX: up to 6.3 probes an insert at 1024 slots, at most 3.9 from
+/* Smaller tables keep SHIFT_FIRST: they stay in the cache, and the probes
+ * in a table a few windows long say little about a larger one (xmllint at
+ * 32 bytes: up to 6.3 probes an insert at 1024 slots, at most 3.9 from
  * 2048 on). */
 #define ADAPT_SPAN 2048
 
@@ -212,14 +213,14 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t s
  * page, in any order (three in four of xmllint's), find their slots in
  * lines the last frees loaded less often; and the windows of pages dense
  * with small objects (python3's) overlap into long runs more often. So a
- * stripe starts at the largest unit and halves it when its inserts passed
- * more than 6 full slots each since the last growth (random hashing's
- * average over a growth, 7/16 to 7/8 full, is 6.6), doubling it back
- * below 2. Measured at rate 1, bench/'s inputs at scale 1: xmllint keeps
- * 32 bytes (1.3 to 3.9 probes an insert per growth and stripe), where 16
- * gave livemap_remove 43% more misses of a 1 MiB cache (callgrind, scale
- * 0.2) and the run 8% more CPU time (median of 9); python3, 10 to 28
- * probes at 32 bytes, goes to 16 (3.5 to 5.5) or 8, its time unchanged. */
+ * stripe starts at 16 bytes, doubles the unit when its inserts passed
+ * fewer than 2 full slots each since the last growth, and halves it above
+ * 6 (random hashing's average over a growth, 7/16 to 7/8 full, is 6.6).
+ * Measured at rate 1, bench/'s inputs at scale 1, per stripe and growth:
+ * xmllint, 1.4 to 1.8 probes an insert at 16 bytes, goes to 32 (1.3 to
+ * 3.9 there), where 16 gave livemap_remove 43% more misses of a 1 MiB
+ * cache (callgrind, scale 0.2) and the run 8% more CPU time (median of
+ * 9); python3 stays at 16 (3 to 11) or goes to 8 (2.5 to 4.7). */
 static uint32_t next_shift(const stripe_t *s)
 {
     if (s->span < ADAPT_SPAN)
@@ -242,7 +243,7 @@ static uint32_t next_shift(const stripe_t *s)
 static bool grow_locked(stripe_t *s)
 {
     if (!s->slots)
-        return resize_locked(s, INITIAL_SPAN, SHIFT_MAX, SPARE);
+        return resize_locked(s, INITIAL_SPAN, SHIFT_FIRST, SPARE);
     if (!resize_locked(s, s->span * 2, next_shift(s), SPARE))
         return false;
     s->inserts = s->probes = 0;

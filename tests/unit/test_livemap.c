@@ -489,7 +489,7 @@ static void test_first_write(void **state)
 
 /* Each stripe picks the unit of offsets in its windows from the probes of
  * its inserts (livemap.c next_shift): pages full of 16-byte objects, whose
- * windows overlap into long runs at 32-byte units, take the stripes down to
+ * windows overlap into long runs at 16-byte units, take the stripes down to
  * 8 as they grow, and a later heap of sparse objects takes them back up.
  * Every entry comes back exact through each relayout. Run first, in a
  * child, so that the tables start empty and stay so for the next test. */
