@@ -3,7 +3,8 @@
  * growth and backward-shift deletion, keys adjacent and far apart, the
  * leak scan's copy, the filter's saturation, and its behaviour when full;
  * exact sizes of every width and keys too wide for a slot, the memory a
- * live object costs, and threads racing on the same stripes. */
+ * live object costs, threads racing on the same stripes, and the window
+ * unit each stripe picks from its probes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
