@@ -173,10 +173,9 @@ static void populate(slot_t *slots, size_t size)
 
 /* Remakes the stripe's slots for span and shift and a margin past the last
  * window of at least spare, twice that if a run would reach the end. Lock
- * held. The
- * margin, not the span, grows for a long run at the end: windows crowded
- * there (pages that happen to hash alike) keep their place in the table at
- * any span, and doubling it for them would be without bound. */
+ * held. The margin, not the span, grows for a long run at the end: windows
+ * crowded there (pages that happen to hash alike) keep their place in the
+ * table at any span, and doubling it for them would be without bound. */
 static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t spare)
 {
     for (;; spare *= 2) {
@@ -406,7 +405,8 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
     stripe_t *s = &stripes[h >> (64 - STRIPE_BITS)];
     /* The home slot's line (a miss in most of this function's time on
      * xmllint at rate 1) loads while the lock is taken; the home holds if
-     * the span did not change meanwhile. */
+     * the span and the unit did not change meanwhile (both are checked:
+     * a growth stores one after the other). */
     uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
     uint64_t span = __atomic_load_n(&s->span, __ATOMIC_RELAXED);
     uint32_t shift = __atomic_load_n(&s->shift, __ATOMIC_RELAXED);
