@@ -6,12 +6,25 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #define STRIPE_BITS 6
 #define NSTRIPES (1 << STRIPE_BITS)
-#define WINDOW 256        /* slots a page's window spans: 4096 / 16 */
 #define SPARE 64          /* at first, slots past the last window's end */
 #define INITIAL_SPAN 256
+
+/* A page's objects take the slots of its window in the order of their
+ * offsets in the page, in units of 2^shift bytes: its window is 4096 >>
+ * shift slots. Each stripe picks its unit (below, grow_locked). */
+#define SHIFT_MIN 3   /* 8 bytes: a window of 512 slots */
+#define SHIFT_FIRST 4 /* 16 bytes, malloc's alignment: 256 slots */
+#define SHIFT_MAX 5   /* 32 bytes, glibc's smallest block: 128 slots */
+#define WINDOW(shift) (4096u >> (shift))
+/* Smaller tables keep SHIFT_FIRST: they stay in the cache, and the probes
+ * in a table a few windows long say little about a larger one (xmllint at
+ * 32 bytes: up to 6.3 probes an insert at 1024 slots, at most 3.9 from
+ * 2048 on). */
+#define ADAPT_SPAN 2048
 
 /* A slot, 12 bytes: the key (48 address bits, which is all user space on
  * x86-64 and arm64, and LIVEMAP_CUSTOM) with the size's high 15 bits in
@@ -48,11 +61,14 @@ typedef struct {
 
 typedef struct {
     rt_lock_t lock;
+    uint32_t shift;  /* the unit of offsets in a window, log2 bytes */
     slot_t *slots;
     uint64_t span;   /* where windows start: fastrange over [0, span) */
-    uint64_t nslots; /* span + WINDOW + a margin; the last stays empty */
+    uint64_t nslots; /* span + WINDOW(shift) + a margin; the last stays empty */
     uint64_t limit;  /* entries the slots take before they grow: 7/8 span */
     uint64_t count;  /* live objects, in the slots and the wide list */
+    uint64_t inserts; /* new slots taken since the last growth */
+    uint64_t probes;  /* full slots those inserts passed on their way */
     wide_t *wide;
     uint32_t nwide, wide_cap;
 } __attribute__((aligned(64))) stripe_t;
@@ -79,7 +95,7 @@ static bool narrow_key(uintptr_t key)
 /* Where a key lives. The product of its 4 KiB page number and 2^64/phi
  * (Fibonacci hashing) gives, in its top bits, the stripe and then the start
  * of the page's window in the stripe's table; the offset in the page, in
- * 16-byte units, gives the place in the window. Objects of one page, which
+ * the stripe's unit, gives the place in the window. Objects of one page, which
  * a program mostly allocates and frees together, then sit in neighbouring
  * slots: a run of inserts or removes touches a few cache lines and one TLB
  * page of the table, where hashing each pointer missed both on nearly
@@ -98,7 +114,7 @@ static uint64_t page_hash(uintptr_t key)
 /* The window starts at the hash's bits below the stripe's scaled to span
  * (fastrange: a multiply, not a mask), so a table can grow by any step, and
  * keeps the order of the hashes: a grown table fills from the old one
- * front to back. Runs do not wrap around: the table has WINDOW slots and a
+ * front to back. Runs do not wrap around: the table has a window's slots and a
  * margin (SPARE at first) past span, and its last slot stays empty and
  * stops every probe, so the loops need no bound and deletion compares
  * homes without wrapping. The windows' starts must cover the whole span:
@@ -109,24 +125,24 @@ static uint64_t window_of(uint64_t hash, uint64_t span)
     return (uint64_t)(((unsigned __int128)(hash << STRIPE_BITS) * span) >> 64);
 }
 
-static uint64_t home_of(uint64_t hash, uintptr_t key, uint64_t span)
+static uint64_t home_of(uint64_t hash, uintptr_t key, uint64_t span, uint32_t shift)
 {
-    return window_of(hash, span) + ((key & 0xfff) >> 4);
+    return window_of(hash, span) + ((key & 0xfff) >> shift);
 }
 
 /* Computed again for each slot a rehash or a deletion reads: caching the
  * window of the last page read took more instructions than it saved
  * (callgrind, python3 at rate 1: deletion +32%), neighbouring slots are
  * seldom of one page. */
-static uint64_t slot_home(uint64_t kw, uint64_t span)
+static uint64_t slot_home(uint64_t kw, uint64_t span, uint32_t shift)
 {
-    return home_of(page_hash(kw & KEY_MASK), kw, span);
+    return home_of(page_hash(kw & KEY_MASK), kw, span, shift);
 }
 
 /* Where a grown table puts e; false when its run reaches the last slot. */
-static bool put(slot_t *slots, uint64_t n, uint64_t span, slot_t e)
+static bool put(slot_t *slots, uint64_t n, uint64_t span, uint32_t shift, slot_t e)
 {
-    uint64_t i = slot_home(e.kw, span);
+    uint64_t i = slot_home(e.kw, span, shift);
     while (slots[i].kw)
         i++;
     slots[i] = e;
@@ -135,23 +151,35 @@ static bool put(slot_t *slots, uint64_t n, uint64_t span, slot_t e)
 
 /* Moves the stripe's entries into slots; false when a run reaches the
  * last slot (rare: SPARE slots of margin or more). */
-static bool rehash_locked(const stripe_t *s, slot_t *slots, uint64_t n, uint64_t span)
+static bool rehash_locked(const stripe_t *s, slot_t *slots, uint64_t n, uint64_t span,
+                          uint32_t shift)
 {
     for (uint64_t i = 0; s->slots && i < s->nslots; i++)
-        if (s->slots[i].kw && !put(slots, n, span, s->slots[i]))
+        if (s->slots[i].kw && !put(slots, n, span, shift, s->slots[i]))
             return false;
     return true;
 }
 
-/* Remakes the stripe's slots for span and a margin past the last window of
- * at least spare, twice that if a run would reach the end. Lock held. The
- * margin, not the span, grows for a long run at the end: windows crowded
- * there (pages that happen to hash alike) keep their place in the table at
- * any span, and doubling it for them would be without bound. */
-static bool resize_locked(stripe_t *s, uint64_t span, uint64_t spare)
+/* Maps every page of a new table written, as a write to each would. */
+static void populate(slot_t *slots, size_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(slots, size, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    for (size_t off = 0; off < size; off += 4096)
+        ((volatile char *)slots)[off] = 0;
+}
+
+/* Remakes the stripe's slots for span and shift and a margin past the last
+ * window of at least spare, twice that if a run would reach the end. Lock
+ * held. The margin, not the span, grows for a long run at the end: windows
+ * crowded there (pages that happen to hash alike) keep their place in the
+ * table at any span, and doubling it for them would be without bound. */
+static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t spare)
 {
     for (;; spare *= 2) {
-        uint64_t n = span + WINDOW + spare;
+        uint64_t n = span + WINDOW(shift) + spare;
         slot_t *slots = arena_map(n * sizeof(slot_t));
         if (!slots)
             return false;
@@ -160,10 +188,10 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint64_t spare)
          * replaces it, which flushes the TLB of every CPU running another of
          * the program's threads (an interrupt each: 12% of a two-thread
          * program's run at rate 1, perf, bench/workloads/mtindex.c). Slots
-         * spread over the whole table, so every page is soon used anyway. */
-        for (size_t off = 0; off < n * sizeof(slot_t); off += 4096)
-            ((volatile char *)slots)[off] = 0;
-        if (!rehash_locked(s, slots, n, span)) {
+         * spread over the whole table, so every page is soon used anyway.
+         * One system call for all of them where the kernel has it (5.14). */
+        populate(slots, n * sizeof(slot_t));
+        if (!rehash_locked(s, slots, n, span, shift)) {
             arena_unmap(slots, n * sizeof(slot_t));
             continue;
         }
@@ -172,10 +200,35 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint64_t spare)
         /* Atomic: livemap_prefetch reads them without the lock. */
         __atomic_store_n(&s->slots, slots, __ATOMIC_RELAXED);
         __atomic_store_n(&s->span, span, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->shift, shift, __ATOMIC_RELAXED);
         s->nslots = n;
         s->limit = span * 7 / 8;
         return true;
     }
+}
+
+/* The unit for the stripe's next table. The smaller the unit, the more
+ * table a page's objects spread over: frees one after another in the same
+ * page, in any order (three in four of xmllint's), find their slots in
+ * lines the last frees loaded less often; and the windows of pages dense
+ * with small objects (python3's) overlap into long runs more often. So a
+ * stripe starts at 16 bytes, doubles the unit when its inserts passed
+ * fewer than 2 full slots each since the last growth, and halves it above
+ * 6 (random hashing's average over a growth, 7/16 to 7/8 full, is 6.6).
+ * Measured at rate 1, bench/'s inputs at scale 1, per stripe and growth:
+ * xmllint, 1.4 to 1.8 probes an insert at 16 bytes, goes to 32 (1.3 to
+ * 3.9 there), where 16 gave livemap_remove 43% more misses of a 1 MiB
+ * cache (callgrind, scale 0.2) and the run 8% more CPU time (median of
+ * 9); python3 stays at 16 (3 to 11) or goes to 8 (2.5 to 4.7). */
+static uint32_t next_shift(const stripe_t *s)
+{
+    if (s->span < ADAPT_SPAN)
+        return s->shift;
+    if (s->probes > 6 * s->inserts && s->shift > SHIFT_MIN)
+        return s->shift - 1;
+    if (s->probes < 2 * s->inserts && s->shift < SHIFT_MAX)
+        return s->shift + 1;
+    return s->shift;
 }
 
 /* Doubles the stripe's slots (or makes the first ones). Lock held. Tried
@@ -188,7 +241,12 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint64_t spare)
  * bench/'s input, 268 and 183 against 152 and 127). */
 static bool grow_locked(stripe_t *s)
 {
-    return resize_locked(s, s->slots ? s->span * 2 : INITIAL_SPAN, SPARE);
+    if (!s->slots)
+        return resize_locked(s, INITIAL_SPAN, SHIFT_FIRST, SPARE);
+    if (!resize_locked(s, s->span * 2, next_shift(s), SPARE))
+        return false;
+    s->inserts = s->probes = 0;
+    return true;
 }
 
 void livemap_prefetch(const void *p)
@@ -197,8 +255,10 @@ void livemap_prefetch(const void *p)
     stripe_t *s = &stripes[h >> (64 - STRIPE_BITS)];
     uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
     uint64_t span = __atomic_load_n(&s->span, __ATOMIC_RELAXED);
+    uint32_t shift = __atomic_load_n(&s->shift, __ATOMIC_RELAXED);
     if (slots) /* a prefetch never faults, even if the table is gone */
-        __builtin_prefetch((const void *)(slots + home_of(h, (uintptr_t)p, span) * sizeof(slot_t)), 1);
+        __builtin_prefetch(
+            (const void *)(slots + home_of(h, (uintptr_t)p, span, shift) * sizeof(slot_t)), 1);
 }
 
 /* The slot holding key, from its home, or UINT64_MAX. */
@@ -226,7 +286,7 @@ static void delete_locked(stripe_t *s, uint64_t i)
     slot_t *slots = s->slots;
     uint64_t hole = i;
     for (uint64_t j = i + 1; slots[j].kw; j++) {
-        if (slot_home(slots[j].kw, s->span) <= hole) { /* its probe passes the hole */
+        if (slot_home(slots[j].kw, s->span, s->shift) <= hole) { /* its probe passes the hole */
             slots[hole] = slots[j];
             hole = j;
         }
@@ -274,7 +334,7 @@ static int insert_wide_locked(stripe_t *s, uint64_t h, uintptr_t key, uint32_t b
     int rc = 1;
     uint64_t i;
     if (narrow_key(key) && s->slots &&
-        (i = find_locked(s, home_of(h, key, s->span), key)) != UINT64_MAX) {
+        (i = find_locked(s, home_of(h, key, s->span, s->shift), key)) != UINT64_MAX) {
         read_slot(s->slots[i], old_bucket, old_size);
         delete_locked(s, i);
         rc = 0;
@@ -298,9 +358,9 @@ static int insert_slot_locked(stripe_t *s, uint64_t h, uintptr_t key, uint32_t b
         return -1;
     slot_t e = {key | (size >> SIZE_LO_BITS) << SIZE_HI_SHIFT,
                 bucket << SIZE_LO_BITS | (size & SIZE_LO_MASK)};
-    uint64_t i;
+    uint64_t home, i;
     for (;;) {
-        for (i = home_of(h, key, s->span); s->slots[i].kw; i++) {
+        for (i = home = home_of(h, key, s->span, s->shift); s->slots[i].kw; i++) {
             if ((s->slots[i].kw & KEY_MASK) == key) {
                 /* Freed behind cprof's back (an unhooked path): replace. */
                 read_slot(s->slots[i], old_bucket, old_size);
@@ -311,10 +371,12 @@ static int insert_slot_locked(stripe_t *s, uint64_t h, uintptr_t key, uint32_t b
         if (i < s->nslots - 1)
             break;
         /* The run reached the stop: a wider margin. */
-        if (!resize_locked(s, s->span, (s->nslots - s->span - WINDOW) * 2))
+        if (!resize_locked(s, s->span, s->shift, (s->nslots - s->span - WINDOW(s->shift)) * 2))
             return -1;
     }
     s->slots[i] = e;
+    s->inserts++;
+    s->probes += i - home;
     return s->nwide && wide_take_locked(s, key, old_bucket, old_size) ? 0 : 1;
 }
 
@@ -343,15 +405,17 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
     stripe_t *s = &stripes[h >> (64 - STRIPE_BITS)];
     /* The home slot's line (a miss in most of this function's time on
      * xmllint at rate 1) loads while the lock is taken; the home holds if
-     * the span did not change meanwhile. */
+     * the span and the unit did not change meanwhile (both are checked:
+     * a growth stores one after the other). */
     uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
     uint64_t span = __atomic_load_n(&s->span, __ATOMIC_RELAXED);
-    uint64_t i = home_of(h, key, span);
+    uint32_t shift = __atomic_load_n(&s->shift, __ATOMIC_RELAXED);
+    uint64_t i = home_of(h, key, span, shift);
     if (slots) /* a prefetch never faults, even if the table is gone */
         __builtin_prefetch((const void *)(slots + i * sizeof(slot_t)), 1);
     rt_lock(&s->lock);
-    if (RT_UNLIKELY(s->span != span))
-        i = home_of(h, key, s->span);
+    if (RT_UNLIKELY(s->span != span || s->shift != shift))
+        i = home_of(h, key, s->span, s->shift);
     bool found = false;
     if (narrow_key(key) && s->slots && (i = find_locked(s, i, key)) != UINT64_MAX) {
         read_slot(s->slots[i], bucket, size);
@@ -374,6 +438,15 @@ uint64_t livemap_count(void)
     for (int i = 0; i < NSTRIPES; i++)
         n += __atomic_load_n(&stripes[i].count, __ATOMIC_RELAXED);
     return n;
+}
+
+unsigned livemap_unit_shift(const void *p)
+{
+    stripe_t *s = &stripes[page_hash((uintptr_t)p) >> (64 - STRIPE_BITS)];
+    rt_lock(&s->lock);
+    unsigned shift = s->slots ? s->shift : 0;
+    rt_unlock(&s->lock);
+    return shift;
 }
 
 static livemap_entry_t entry(uintptr_t key, uint32_t bucket, uint64_t size)

@@ -89,6 +89,11 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size);
 
 uint64_t livemap_count(void);
 
+/* The unit, log2 bytes, in which p's offset in its page places it in its
+ * page's window in its stripe's table (livemap.c next_shift), 0 before the
+ * stripe has a table. For tests. */
+unsigned livemap_unit_shift(const void *p);
+
 /* Holds every stripe (around fork, and for the leak scan: no sampled
  * object is recorded or freed meanwhile), and lets go again. */
 void livemap_lock_all(void);

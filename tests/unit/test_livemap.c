@@ -3,7 +3,8 @@
  * growth and backward-shift deletion, keys adjacent and far apart, the
  * leak scan's copy, the filter's saturation, and its behaviour when full;
  * exact sizes of every width and keys too wide for a slot, the memory a
- * live object costs, and threads racing on the same stripes. */
+ * live object costs, threads racing on the same stripes, and the window
+ * unit each stripe picks from its probes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,10 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "runtime/arena.h"
 #include "runtime/livemap.h"
@@ -484,6 +488,75 @@ static void test_first_write(void **state)
         assert_true(livemap_remove((void *)(0x500000000000ull + i * 48), &bucket, &size));
 }
 
+/* Each stripe picks the unit of offsets in its windows from the probes of
+ * its inserts (livemap.c next_shift): pages full of 16-byte objects, whose
+ * windows overlap into long runs at 16-byte units, take the stripes down to
+ * 8 as they grow, and a later heap of sparse objects takes them back up.
+ * Every entry comes back exact through each relayout. Run first, in a
+ * child, so that the tables start empty and stay so for the next test. */
+static unsigned unit_range(uintptr_t base, uintptr_t step, uintptr_t n, unsigned *hi)
+{
+    unsigned lo = 99;
+    *hi = 0;
+    for (uintptr_t i = 0; i < n; i += 997) {
+        unsigned u = livemap_unit_shift((void *)(base + i * step));
+        lo = u < lo ? u : lo;
+        *hi = u > *hi ? u : *hi;
+    }
+    return lo;
+}
+
+/* Inserts n keys, or removes them checking their values; false on a miss. */
+static bool fill_check(uintptr_t base, uintptr_t step, uintptr_t n, bool insert)
+{
+    uint32_t ob, bucket;
+    uint64_t os, size;
+    for (uintptr_t i = 0; i < n; i++) {
+        void *p = (void *)(base + i * step);
+        if (insert ? livemap_insert(p, (uint32_t)(i % 1000003), i * 3, &ob, &os) != 1
+                   : !livemap_remove(p, &bucket, &size) || bucket != i % 1000003 || size != i * 3)
+            return false;
+    }
+    return true;
+}
+
+static int unit_adapts_child(void)
+{
+    enum { DENSE = 1200000, SPARSE = 2000000 };
+    const uintptr_t a = 0x3a0000000000ull, b = 0x3b0000000000ull;
+    unsigned lo, hi;
+    if (livemap_init() || livemap_count() || !fill_check(a, 16, DENSE, true))
+        return 1;
+    lo = unit_range(a, 16, DENSE, &hi);
+    printf("dense: units of 2^%u to 2^%u bytes\n", lo, hi);
+    if (hi != 3 || !fill_check(a, 16, DENSE, false))
+        return 2;
+    if (!fill_check(b, 160, SPARSE, true))
+        return 3;
+    lo = unit_range(b, 160, SPARSE, &hi);
+    printf("sparse: units of 2^%u to 2^%u bytes\n", lo, hi);
+    if (lo < 4 || !fill_check(b, 160, SPARSE, false) || livemap_count())
+        return 4;
+    return 0;
+}
+
+static void test_unit_adapts(void **state)
+{
+    (void)state;
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int rc = unit_adapts_child();
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Past the memory limit an insert fails cleanly instead of crashing. */
 static void test_full(void **state)
 {
@@ -502,7 +575,8 @@ static void test_full(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory_per_object), /* first: on empty tables */
+        cmocka_unit_test(test_unit_adapts),       /* first: on empty tables, in a child */
+        cmocka_unit_test(test_memory_per_object), /* on empty tables */
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_exact_sizes),
         cmocka_unit_test(test_remove_absent),
