@@ -63,13 +63,6 @@ void peak_save(bucket_counts_t *b, uint64_t now)
     }
 }
 
-static uint64_t live_now(void)
-{
-    counters_sum_t t;
-    counters_sum(&t);
-    return counters_live_bytes(&t);
-}
-
 /* Coarse (a few ms): a growing heap sets a new high at every sampled
  * allocation, and the precise clock was 3% of a run at rate 1. */
 static int64_t now_ns(void)
@@ -97,13 +90,17 @@ bool peak_check(void)
      * line of another thread's read (counters.h). Other rates sum: a
      * sample is rare, and the bound misses the growth between samples. */
     counters_publish(&rt_self);
+    bool exact = false;
+    uint64_t live = 0;
     if (rt_self.taken_rate == 1) {
-        uint64_t bound = counters_live_bound();
+        uint64_t bound = counters_live_bound(&exact);
         if (bound <= __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED) &&
             bound < __atomic_load_n(&dump_inuse_next, __ATOMIC_RELAXED))
             return false;
+        live = bound; /* the sum itself when exact: one thread holds a block */
     }
-    uint64_t live = live_now();
+    if (!exact)
+        live = counters_live_now();
     dump_check_inuse(live); /* CPROF_DUMP_INUSE's steps, on the same sum */
     uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
     for (;;) {
@@ -127,7 +124,7 @@ bool peak_check(void)
 void peak_reset(void)
 {
     rt_lock(&snap_lock);
-    __atomic_store_n(&peak_high.live, live_now(), __ATOMIC_RELAXED);
+    __atomic_store_n(&peak_high.live, counters_live_now(), __ATOMIC_RELAXED);
     __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
     __atomic_add_fetch(&peak_high.epoch, 2, __ATOMIC_ACQ_REL);
     rt_unlock(&snap_lock);

@@ -13,9 +13,10 @@
  * Highs are looked for at each sampled allocation (frees only lower the
  * heap), with the exact live bytes summed over the threads' counters; at
  * rate 1 only where the bound on them (counters_live_bound, which reads
- * no other thread's counters) says a high or a dump step may be reached.
- * At rate 1 in a single thread that is every allocation, so the peak is
- * exact. At the default rate the heap may grow past the last high by up
+ * no other thread's counters) says a high or a dump step may be reached;
+ * while the calling thread holds the only counter block the bound is the
+ * exact sum, read without a loop. At rate 1 in a single thread that is
+ * every allocation, so the peak is exact. At the default rate the heap may grow past the last high by up
  * to what each thread allocates between two samples (about one rate)
  * before the next check sees it; with threads, the counters are summed
  * while other threads run, and an allocation racing with a new high may

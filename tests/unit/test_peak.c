@@ -176,10 +176,51 @@ static void test_bound(void **state)
     peak_fork_prepare();
     peak_fork_child();
     counters_sum(&t);
-    assert_true(counters_live_bound() >= counters_live_bytes(&t));
+    bool exact;
+    assert_true(counters_live_bound(&exact) >= counters_live_bytes(&t));
     __atomic_store_n(&hold_phase, 2, __ATOMIC_RELEASE);
     pthread_join(th, NULL);
     rt_self.taken_rate = 0;
+}
+
+/* The live bytes without the objects' counts (counters_live_now) and the
+ * bound that is exact while this thread holds the only block: both equal
+ * counters_sum's live bytes, with another thread's block held (its bytes
+ * unpublished: the bound then is no sum) and after it exited. */
+static void expect_live(bool want_exact)
+{
+    counters_sum_t t;
+    counters_sum(&t);
+    bool exact;
+    uint64_t bound = counters_live_bound(&exact);
+    assert_int_equal(exact, want_exact);
+    if (exact)
+        assert_int_equal(bound, counters_live_bytes(&t));
+    else
+        assert_true(bound >= counters_live_bytes(&t));
+    assert_int_equal(counters_live_now(), counters_live_bytes(&t));
+}
+
+static void test_live_exact(void **state)
+{
+    (void)state;
+    counters_init();
+    counters_alloc(&rt_self, 3 * COUNTERS_BATCH + 5); /* unpublished */
+    expect_live(true);
+    counters_publish(&rt_self);
+    counters_free(&rt_self, 1, 7);
+    expect_live(true);
+    hold_phase = 0;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, holder, (void *)(uintptr_t)(COUNTERS_BATCH - 3)), 0);
+    while (__atomic_load_n(&hold_phase, __ATOMIC_ACQUIRE) != 1)
+        sched_yield();
+    expect_live(false);
+    __atomic_store_n(&hold_phase, 2, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    expect_live(true);
+    counters_orphan_add(1, 0, 11, 0);
+    expect_live(true);
 }
 
 /* A bucket changed by several threads: each set of counters (the
@@ -290,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_shards),
         cmocka_unit_test(test_racing_saves),
         cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_live_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
