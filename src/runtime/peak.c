@@ -72,16 +72,21 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Raises the high's bytes to live (they never go down but at a reset). */
-static void raise_live(uint64_t live)
+/* Raises the high's bytes to live (they never go down but at a reset);
+ * sole: the caller holds the only counter block, so no other hook writes
+ * them and a store does (a compare-and-swap was a tenth of peak_check). */
+static void raise_live(uint64_t live, bool sole)
 {
     uint64_t cur = __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED);
-    while (live > cur)
-        if (__atomic_compare_exchange_n(&peak_high.live, &cur, live, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-            __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
-            return;
-        }
+    if (sole && live > cur)
+        __atomic_store_n(&peak_high.live, live, __ATOMIC_RELAXED);
+    else
+        while (live > cur &&
+               !__atomic_compare_exchange_n(&peak_high.live, &cur, live, true, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+            ;
+    if (live > cur)
+        __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
 }
 
 bool peak_check(void)
@@ -117,7 +122,7 @@ bool peak_check(void)
                                         __ATOMIC_RELAXED))
             break;
     }
-    raise_live(live);
+    raise_live(live, exact);
     return true;
 }
 
