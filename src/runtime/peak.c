@@ -12,7 +12,7 @@
 #include <time.h>
 
 /* Buckets start at stamp 0: saved on their first change. */
-peak_high_t peak_high = {.epoch = 2};
+peak_high_t peak_high = {.epoch = PEAK_STEP};
 
 /* Snapshots, resets and fork, one at a time; never taken by a hook. */
 static rt_lock_t snap_lock = RT_LOCK_INIT;
@@ -73,8 +73,7 @@ static int64_t now_ns(void)
 }
 
 /* Raises the high's bytes to live (they never go down but at a reset);
- * sole: the caller holds the only counter block, so no other hook writes
- * them and a store does (a compare-and-swap was a tenth of peak_check). */
+ * sole: the caller holds the only counter block, no other hook writes. */
 static void raise_live(uint64_t live, bool sole)
 {
     uint64_t cur = __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED);
@@ -87,6 +86,27 @@ static void raise_live(uint64_t live, bool sole)
             ;
     if (live > cur)
         __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
+}
+
+/* A snapshot reads: wait for it to unfreeze the epoch word. */
+static void wait_thaw(void)
+{
+    uint32_t t = __atomic_load_n(&peak_high.thaw, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & PEAK_FROZEN)
+        rt_futex_wait(&peak_high.thaw, t, -1);
+}
+
+uint64_t peak_close(void)
+{
+    uint64_t w = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
+    /* Never frozen while open (peak_snapshot closes as it freezes). */
+    while (w & PEAK_OPEN) {
+        uint64_t next = (w & ~PEAK_OPEN) + PEAK_STEP;
+        if (__atomic_compare_exchange_n(&peak_high.epoch, &w, next, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return next;
+    }
+    return w;
 }
 
 bool peak_check(void)
@@ -107,19 +127,19 @@ bool peak_check(void)
     if (!exact)
         live = counters_live_now();
     dump_check_inuse(live); /* CPROF_DUMP_INUSE's steps, on the same sum */
-    uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
+    uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
     for (;;) {
         if (live <= __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED))
             return false;
-        if (RT_UNLIKELY(e & PEAK_FROZEN)) { /* a snapshot reads: wait for it */
-            uint32_t t = __atomic_load_n(&peak_high.thaw, __ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & PEAK_FROZEN)
-                rt_futex_wait(&peak_high.thaw, t, -1);
-            e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
+        if (e & PEAK_OPEN) /* a run of highs: the word stays as it is */
+            break;
+        if (RT_UNLIKELY(e & PEAK_FROZEN)) {
+            wait_thaw();
+            e = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
             continue;
         }
-        if (__atomic_compare_exchange_n(&peak_high.epoch, &e, e + 2, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(&peak_high.epoch, &e, e | PEAK_OPEN, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }
     raise_live(live, exact);
@@ -131,7 +151,8 @@ void peak_reset(void)
     rt_lock(&snap_lock);
     __atomic_store_n(&peak_high.live, counters_live_now(), __ATOMIC_RELAXED);
     __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
-    __atomic_add_fetch(&peak_high.epoch, 2, __ATOMIC_ACQ_REL);
+    /* The heap now is the peak: open (never frozen: the lock is ours). */
+    __atomic_fetch_or(&peak_high.epoch, PEAK_OPEN, __ATOMIC_ACQ_REL);
     rt_unlock(&snap_lock);
 }
 
@@ -186,7 +207,14 @@ int peak_snapshot(heap_snapshot_t *s)
     if (!s->recs)
         return -ENOMEM;
     rt_lock(&snap_lock);
-    uint64_t now = __atomic_fetch_or(&peak_high.epoch, PEAK_FROZEN, __ATOMIC_ACQ_REL);
+    /* Frozen, and closed if open: the counters as they are now are the
+     * high's, and the changes that follow save them as after any close. */
+    uint64_t now = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE), frozen;
+    do
+        frozen = ((now & PEAK_OPEN) ? (now & ~PEAK_OPEN) + PEAK_STEP : now) | PEAK_FROZEN;
+    while (!__atomic_compare_exchange_n(&peak_high.epoch, &now, frozen, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE));
+    now = frozen & ~PEAK_FROZEN;
     for (size_t i = 0; i < s->n; i++) {
         heap_record_t *r = &s->recs[i];
         int64_t fo, fb;
