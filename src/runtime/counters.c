@@ -30,12 +30,15 @@ static counters_sum_t kept;      /* frees of sampled blocks while paused */
 static void on_thread_exit(void *arg)
 {
     counters_t *s = arg;
-    /* Its whole delta in the sum: the block is no longer in in_use's slack. */
-    counters_publish_slow(s, s->alloc_bytes - s->free_bytes);
-    __atomic_sub_fetch(&bound.in_use, 1, __ATOMIC_RELEASE);
+    /* Off the block first: a signal handler's allocation after the publish
+     * would count in it unpublished, outside the sole holder's exact sum. */
     rt_self.stats = rt_self.fast = NULL;
     rt_self.slow = 1;
     rt_self.exited = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    /* Its whole delta in the sum: the block is no longer in in_use's slack. */
+    counters_publish_slow(s, s->alloc_bytes - s->free_bytes);
+    __atomic_sub_fetch(&bound.in_use, 1, __ATOMIC_RELEASE);
     rt_lock(&lock);
     s->next_free = free_blocks;
     free_blocks = s;

@@ -72,20 +72,19 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Raises the high's bytes to live (they never go down but at a reset);
- * sole: the caller holds the only counter block, no other hook writes. */
-static void raise_live(uint64_t live, bool sole)
+/* Raises the high's bytes to live (they never go down but at a reset).
+ * A compare-and-swap even when the caller holds the only counter block:
+ * a thread without one (an exited thread's destructors) or a reset may
+ * raise them between its read and its write. */
+static void raise_live(uint64_t live)
 {
     uint64_t cur = __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED);
-    if (sole && live > cur)
-        __atomic_store_n(&peak_high.live, live, __ATOMIC_RELAXED);
-    else
-        while (live > cur &&
-               !__atomic_compare_exchange_n(&peak_high.live, &cur, live, true, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED))
-            ;
-    if (live > cur)
-        __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
+    while (live > cur)
+        if (__atomic_compare_exchange_n(&peak_high.live, &cur, live, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
+            return;
+        }
 }
 
 /* A snapshot reads: wait for it to unfreeze the epoch word. */
@@ -142,7 +141,7 @@ bool peak_check(void)
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }
-    raise_live(live, exact);
+    raise_live(live);
     return true;
 }
 

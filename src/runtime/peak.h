@@ -32,8 +32,7 @@
  * the epoch word, a close claims the next epoch, each with a
  * compare-and-swap on it; the high's bytes and time sit on a line of
  * their own, so the word's line stays shared while threads set highs. A
- * thread holding the only counter block (counters.h) stores the high's
- * bytes without a compare-and-swap: no other hook writes them. A bucket's save
+ * bucket's save
  * reads its counters, then claims the bucket with a compare-and-swap of its
  * stamp (to the epoch, PEAK_BUSY set), writes the saved values and clears
  * PEAK_BUSY. The first to claim in an epoch saves; the others change the
