@@ -43,16 +43,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Atomically updated; bytes are the sizes the program asked for. */
+/* Atomically updated; bytes are the sizes the program asked for. What
+ * every change touches comes first: the counters and the peak's stamp. */
 typedef struct {
     uint64_t alloc_objects, alloc_bytes, free_objects, free_bytes;
-    /* freed by the allocating thread before it allocated again (heap.c) */
-    uint64_t temp_objects, temp_bytes;
     /* the four alloc/free counters as they were at the heap's last high,
      * valid when peak_epoch is the current epoch; PEAK_BUSY set in it
      * while they are written (peak.h). Each set of a bucket saves its own,
      * so a thread saves on its own shard's lines. */
     uint64_t peak_epoch;
+    /* freed by the allocating thread before it allocated again (heap.c) */
+    uint64_t temp_objects, temp_bytes;
     uint64_t peak_alloc_objects, peak_alloc_bytes, peak_free_objects, peak_free_bytes;
 } bucket_counts_t;
 
@@ -63,8 +64,14 @@ typedef struct {
 } __attribute__((aligned(64))) bucket_shard_t;
 
 typedef struct bucket {
-    bucket_counts_t counts;  /* the owner's, and all until shards exist */
-    bucket_shard_t *shards;  /* BUCKET_SHARDS, or NULL; published once */
+    /* What a change reads (shards, owner) sits before the counters it
+     * writes, then the counters' hot fields: a free credited to a cold
+     * bucket missed on three lines (perf, sqlite3 at rate 1). */
+    bucket_shard_t *shards;     /* BUCKET_SHARDS, or NULL; published once */
+    uint32_t owner;             /* slot of the first thread to change counts,
+                                 * 0 while none has (set once) */
+    uint32_t index;             /* position in the table, for the live map */
+    bucket_counts_t counts;     /* the owner's, and all until shards exist */
     struct bucket *chain;       /* next in the (stack, size, rate) hash chain */
     struct bucket *stack_chain; /* next stack's first bucket (insert lock) */
     const uintptr_t *pcs;       /* return addresses, leaf first: own_pcs of
@@ -74,11 +81,8 @@ typedef struct bucket {
                                  * at rate <= 1 (any sizes) */
     int64_t rate;               /* bytes; the sampling rate of its samples, 0
                                  * for the overflow bucket (any rate) */
-    uint32_t index;             /* position in the table, for the live map */
     uint32_t labels;            /* label set id (labels.h), 0: none */
     uint32_t depth;
-    uint32_t owner;             /* slot of the first thread to change counts,
-                                 * 0 while none has (set once) */
     uintptr_t own_pcs[];        /* the stack's first bucket only */
 } bucket_t;
 

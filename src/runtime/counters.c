@@ -30,12 +30,15 @@ static counters_sum_t kept;      /* frees of sampled blocks while paused */
 static void on_thread_exit(void *arg)
 {
     counters_t *s = arg;
-    /* Its whole delta in the sum: the block is no longer in in_use's slack. */
-    counters_publish_slow(s, s->alloc_bytes - s->free_bytes);
-    __atomic_sub_fetch(&bound.in_use, 1, __ATOMIC_RELEASE);
+    /* Off the block first: a signal handler's allocation after the publish
+     * would count in it unpublished, outside the sole holder's exact sum. */
     rt_self.stats = rt_self.fast = NULL;
     rt_self.slow = 1;
     rt_self.exited = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    /* Its whole delta in the sum: the block is no longer in in_use's slack. */
+    counters_publish_slow(s, s->alloc_bytes - s->free_bytes);
+    __atomic_sub_fetch(&bound.in_use, 1, __ATOMIC_RELEASE);
     rt_lock(&lock);
     s->next_free = free_blocks;
     free_blocks = s;
@@ -94,19 +97,47 @@ void counters_publish_slow(counters_t *s, uint64_t net)
     s->published = net;
 }
 
-uint64_t counters_live_bound(void)
+/* The orphans' net bytes and, with the caller's block the only one held,
+ * the caller's exact share of the bound's sum: the sum counts its block
+ * as published, the block itself says how far it moved since. */
+static uint64_t orphan_net(void)
 {
+    return __atomic_load_n(&orphan.alloc_bytes, __ATOMIC_RELAXED) -
+           __atomic_load_n(&orphan.free_bytes, __ATOMIC_RELAXED);
+}
+
+static bool sole_holder(const counters_t *s)
+{
+    /* Acquire: an exited thread's full publish precedes its block's
+     * release (on_thread_exit). */
+    return s && __atomic_load_n(&bound.in_use, __ATOMIC_ACQUIRE) == 1;
+}
+
+static uint64_t own_unpublished(const counters_t *s)
+{
+    return s->alloc_bytes - s->free_bytes - s->published;
+}
+
+uint64_t counters_live_bound(bool *exact)
+{
+    *exact = false;
     if (counters_ever_paused())
         return UINT64_MAX;
+    const counters_t *s = rt_self.stats;
     uint64_t in_use = __atomic_load_n(&bound.in_use, __ATOMIC_ACQUIRE);
-    uint64_t net = __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE);
-    net += __atomic_load_n(&orphan.alloc_bytes, __ATOMIC_RELAXED) -
-           __atomic_load_n(&orphan.free_bytes, __ATOMIC_RELAXED);
+    uint64_t net = __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE) + orphan_net();
     uint64_t slack = in_use * COUNTERS_BATCH;
+    if (s && in_use == 1) {
+        net += own_unpublished(s);
+        slack = 0;
+        *exact = true;
+    }
     /* The sum wraps as the counters do: a net below zero (frees of
      * blocks allocated before cprof attached) bounds nothing. */
-    if ((int64_t)net < 0 || net + slack < net)
+    if ((int64_t)net < 0 || net + slack < net) {
+        *exact = false;
         return UINT64_MAX;
+    }
     return net + slack;
 }
 
@@ -128,6 +159,25 @@ static void raw_sum(counters_sum_t *out)
         out->alloc_bytes += __atomic_load_n(&s->alloc_bytes, __ATOMIC_RELAXED);
         out->free_bytes += __atomic_load_n(&s->free_bytes, __ATOMIC_RELAXED);
     }
+}
+
+uint64_t counters_live_now(void)
+{
+    if (counters_ever_paused()) { /* the pauses' corrections: the full sum */
+        counters_sum_t t;
+        counters_sum(&t);
+        return counters_live_bytes(&t);
+    }
+    const counters_t *own = rt_self.stats;
+    uint64_t net = orphan_net();
+    if (sole_holder(own)) {
+        net += __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE) + own_unpublished(own);
+    } else {
+        for (counters_t *s = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE); s; s = s->next_all)
+            net += __atomic_load_n(&s->alloc_bytes, __ATOMIC_RELAXED) -
+                   __atomic_load_n(&s->free_bytes, __ATOMIC_RELAXED);
+    }
+    return (int64_t)net > 0 ? net : 0;
 }
 
 static void sub(counters_sum_t *a, const counters_sum_t *b)

@@ -21,6 +21,7 @@
 
 #include "rt.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct counters {
@@ -99,6 +100,9 @@ static inline void counters_free(rt_thread_t *t, uint64_t count, uint64_t bytes)
 
 void counters_sum(counters_sum_t *out);
 
+/* counters_live_bytes of counters_sum, summing the bytes alone. */
+uint64_t counters_live_now(void);
+
 /* A bound on the live bytes that reads no other thread's block, for the
  * peak (peak.h), after the percpu_counter_compare of Linux: each thread
  * adds its net bytes (allocated minus freed) to one shared sum whenever
@@ -108,9 +112,12 @@ void counters_sum(counters_sum_t *out);
  * held by a thread. At rate 1 every allocation is followed by its thread's
  * publish, so the bound holds but for allocations racing with the reader;
  * at other rates a thread's growth between samples is not in it.
- * UINT64_MAX once a pause began (its exclusions are not in the sum). */
+ * UINT64_MAX once a pause began (its exclusions are not in the sum).
+ * When the calling thread holds the only block, every other block is
+ * published in full (on its thread's exit), so the sum with the caller's
+ * own unpublished bytes is the exact live bytes: then *exact is set. */
 #define COUNTERS_BATCH (32u << 10)
-uint64_t counters_live_bound(void);
+uint64_t counters_live_bound(bool *exact);
 void counters_publish_slow(counters_t *s, uint64_t net);
 
 static inline void counters_publish(const rt_thread_t *t)

@@ -12,7 +12,7 @@
 #include <time.h>
 
 /* Buckets start at stamp 0: saved on their first change. */
-peak_high_t peak_high = {.epoch = 2};
+peak_high_t peak_high = {.epoch = PEAK_STEP};
 
 /* Snapshots, resets and fork, one at a time; never taken by a hook. */
 static rt_lock_t snap_lock = RT_LOCK_INIT;
@@ -63,13 +63,6 @@ void peak_save(bucket_counts_t *b, uint64_t now)
     }
 }
 
-static uint64_t live_now(void)
-{
-    counters_sum_t t;
-    counters_sum(&t);
-    return counters_live_bytes(&t);
-}
-
 /* Coarse (a few ms): a growing heap sets a new high at every sampled
  * allocation, and the precise clock was 3% of a run at rate 1. */
 static int64_t now_ns(void)
@@ -79,7 +72,10 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Raises the high's bytes to live (they never go down but at a reset). */
+/* Raises the high's bytes to live (they never go down but at a reset).
+ * A compare-and-swap even when the caller holds the only counter block:
+ * a thread without one (an exited thread's destructors) or a reset may
+ * raise them between its read and its write. */
 static void raise_live(uint64_t live)
 {
     uint64_t cur = __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED);
@@ -91,33 +87,58 @@ static void raise_live(uint64_t live)
         }
 }
 
+/* A snapshot reads: wait for it to unfreeze the epoch word. */
+static void wait_thaw(void)
+{
+    uint32_t t = __atomic_load_n(&peak_high.thaw, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & PEAK_FROZEN)
+        rt_futex_wait(&peak_high.thaw, t, -1);
+}
+
+uint64_t peak_close(void)
+{
+    uint64_t w = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
+    /* Never frozen while open (peak_snapshot closes as it freezes). */
+    while (w & PEAK_OPEN) {
+        uint64_t next = (w & ~PEAK_OPEN) + PEAK_STEP;
+        if (__atomic_compare_exchange_n(&peak_high.epoch, &w, next, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return next;
+    }
+    return w;
+}
+
 bool peak_check(void)
 {
     /* At rate 1, no new high and no dump step within the bound: not a
      * line of another thread's read (counters.h). Other rates sum: a
      * sample is rare, and the bound misses the growth between samples. */
     counters_publish(&rt_self);
+    bool exact = false;
+    uint64_t live = 0;
     if (rt_self.taken_rate == 1) {
-        uint64_t bound = counters_live_bound();
+        uint64_t bound = counters_live_bound(&exact);
         if (bound <= __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED) &&
             bound < __atomic_load_n(&dump_inuse_next, __ATOMIC_RELAXED))
             return false;
+        live = bound; /* the sum itself when exact: one thread holds a block */
     }
-    uint64_t live = live_now();
+    if (!exact)
+        live = counters_live_now();
     dump_check_inuse(live); /* CPROF_DUMP_INUSE's steps, on the same sum */
-    uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
+    uint64_t e = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
     for (;;) {
         if (live <= __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED))
             return false;
-        if (RT_UNLIKELY(e & PEAK_FROZEN)) { /* a snapshot reads: wait for it */
-            uint32_t t = __atomic_load_n(&peak_high.thaw, __ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE) & PEAK_FROZEN)
-                rt_futex_wait(&peak_high.thaw, t, -1);
-            e = __atomic_load_n(&peak_high.epoch, __ATOMIC_RELAXED);
+        if (e & PEAK_OPEN) /* a run of highs: the word stays as it is */
+            break;
+        if (RT_UNLIKELY(e & PEAK_FROZEN)) {
+            wait_thaw();
+            e = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
             continue;
         }
-        if (__atomic_compare_exchange_n(&peak_high.epoch, &e, e + 2, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(&peak_high.epoch, &e, e | PEAK_OPEN, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             break;
     }
     raise_live(live);
@@ -127,9 +148,10 @@ bool peak_check(void)
 void peak_reset(void)
 {
     rt_lock(&snap_lock);
-    __atomic_store_n(&peak_high.live, live_now(), __ATOMIC_RELAXED);
+    __atomic_store_n(&peak_high.live, counters_live_now(), __ATOMIC_RELAXED);
     __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
-    __atomic_add_fetch(&peak_high.epoch, 2, __ATOMIC_ACQ_REL);
+    /* The heap now is the peak: open (never frozen: the lock is ours). */
+    __atomic_fetch_or(&peak_high.epoch, PEAK_OPEN, __ATOMIC_ACQ_REL);
     rt_unlock(&snap_lock);
 }
 
@@ -184,7 +206,14 @@ int peak_snapshot(heap_snapshot_t *s)
     if (!s->recs)
         return -ENOMEM;
     rt_lock(&snap_lock);
-    uint64_t now = __atomic_fetch_or(&peak_high.epoch, PEAK_FROZEN, __ATOMIC_ACQ_REL);
+    /* Frozen, and closed if open: the counters as they are now are the
+     * high's, and the changes that follow save them as after any close. */
+    uint64_t now = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE), frozen;
+    do
+        frozen = ((now & PEAK_OPEN) ? (now & ~PEAK_OPEN) + PEAK_STEP : now) | PEAK_FROZEN;
+    while (!__atomic_compare_exchange_n(&peak_high.epoch, &now, frozen, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE));
+    now = frozen & ~PEAK_FROZEN;
     for (size_t i = 0; i < s->n; i++) {
         heap_record_t *r = &s->recs[i];
         int64_t fo, fb;
