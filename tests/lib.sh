@@ -135,6 +135,19 @@ check_truth() {
   done
 }
 
+# check_peak OUT PEAK LABEL [BINARY]: the program's "PEAK name objects bytes"
+# lines in OUT against the peak profile's flat inuse objects and bytes.
+check_peak() {
+  out=$1; prof=$2; label=$3; shift 3
+  pprof_flat inuse_objects "$prof" "$@" > "$T/flat.o"
+  pprof_flat inuse_space "$prof" "$@" > "$T/flat.b"
+  awk -v label="$label" 'FILENAME ~ /flat.o$/ { o[$1] = $2; next }
+    FILENAME ~ /flat.b$/ { b[$1] = $2; next }
+    $1 == "PEAK" { go = ($2 in o) ? o[$2] : 0; gb = ($2 in b) ? b[$2] : 0
+      if (go != $3 || gb != $4) { printf "%s peak %s: profile %s objects %s B, truth %s / %s\n", label, $2, go, gb, $3, $4; bad = 1 } }
+    END { exit bad }' "$T/flat.o" "$T/flat.b" "$out" || fail "$label: the peak profile differs from the truth"
+}
+
 # raw_totals PROFILE: the first four sample values ("alloc_objects alloc_space
 # inuse_objects inuse_space" in a heap profile) summed over the samples of
 # go tool pprof -raw; fails if pprof cannot load it.

@@ -25,13 +25,7 @@ for unwind in cfi fp; do
       fail "$name: stdout '$(head -1 "$T/$name.out")'"
     [ "$(grep -c '^PEAK \|^TRUTH ' "$T/$name.out")" = 4 ] || fail "$name: PEAK and TRUTH lines missing"
     check_truth "$T/$name.out" "$T/$name.heap" "$T/peak"
-    pprof_flat inuse_objects "$T/$name.peak" "$T/peak" > "$T/flat.o"
-    pprof_flat inuse_space "$T/$name.peak" "$T/peak" > "$T/flat.b"
-    awk -v name="$name" 'FILENAME ~ /flat.o$/ { o[$1] = $2; next }
-      FILENAME ~ /flat.b$/ { b[$1] = $2; next }
-      $1 == "PEAK" { go = ($2 in o) ? o[$2] : 0; gb = ($2 in b) ? b[$2] : 0
-        if (go != $3 || gb != $4) { printf "%s peak %s: profile %s objects %s B, truth %s / %s\n", name, $2, go, gb, $3, $4; bad = 1 } }
-      END { exit bad }' "$T/flat.o" "$T/flat.b" "$T/$name.out" || fail "$name: the peak differs from the truth"
+    check_peak "$T/$name.out" "$T/$name.peak" "$name" "$T/peak"
   done
   note "$unwind: 5 runs, peak and totals exact ($(grep '^PEAK grab' "$T/$unwind.1.out"))"
 done

@@ -24,13 +24,7 @@ for i in 1 2 3; do
   peak=$(sed -n 's/.*cprof peak: \([0-9]*\) bytes live.*/\1/p' "$T/$i.comments" | head -1)
   [ -n "$live" ] && [ "$peak" = "$live" ] ||
     fail "run $i: the peak's bytes '$peak', cprof_stats at the highest point '$live'"
-  pprof_flat inuse_objects "$T/$i.peak" "$T/peak" > "$T/flat.o"
-  pprof_flat inuse_space "$T/$i.peak" "$T/peak" > "$T/flat.b"
-  awk -v run="$i" 'FILENAME ~ /flat.o$/ { o[$1] = $2; next }
-    FILENAME ~ /flat.b$/ { b[$1] = $2; next }
-    $1 == "PEAK" { go = ($2 in o) ? o[$2] : 0; gb = ($2 in b) ? b[$2] : 0
-      if (go != $3 || gb != $4) { printf "run %s peak %s: profile %s objects %s B, truth %s / %s\n", run, $2, go, gb, $3, $4; bad = 1 } }
-    END { exit bad }' "$T/flat.o" "$T/flat.b" "$T/$i.out" || fail "run $i: the peak profile differs from the truth"
+  check_peak "$T/$i.out" "$T/$i.peak" "run $i" "$T/peak"
 done
 note "3 runs: peak $peak bytes, as cprof_stats said; held 200, grow 150 objects at the peak"
 exit 0
