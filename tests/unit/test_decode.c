@@ -317,6 +317,43 @@ static void test_dangling_mapping_is_no_mapping(void **state)
 
 /* --- error messages -------------------------------------------------------------- */
 
+/* Varints of every length, each ending a nested message (a sample's
+ * value) and the whole input (the period): the ends where a reader's
+ * window stops, which the short-varint fast path must respect. */
+static void test_varint_lengths(void **state)
+{
+    (void)state;
+    for (unsigned len = 1; len <= 10; len++) {
+        /* the smallest and the largest value of len bytes */
+        uint64_t vs[2] = {len == 1 ? 0 : (uint64_t)1 << (7 * (len - 1)),
+                          len == 10 ? UINT64_MAX : ((uint64_t)1 << (7 * len)) - 1};
+        for (int j = 0; j < 2; j++) {
+            wb_t b, extra = {.n = 0}, m = {.n = 0};
+            wb_u(&m, 1, 1);
+            wb_u(&m, 2, vs[j]);
+            wb_msg(&extra, 2, &m);
+            minimal(&b, &extra);
+            wb_u(&b, 12, vs[j]);
+            profile_t *p = decode_ok(b.d, b.n);
+            assert_int_equal(p->n_samples, 2);
+            assert_int_equal((uint64_t)p->samples[1].values[0], vs[j]);
+            assert_int_equal((uint64_t)p->period, vs[j]);
+            profile_free(p);
+        }
+    }
+    /* A varint cut by its message's end, the bytes after it (the next
+     * field's) looking like its continuation: truncated, not read on. */
+    wb_t b, extra = {.n = 0}, m = {.n = 0};
+    wb_u(&m, 1, 1);
+    wb_key(&m, 2, 0);
+    m.d[m.n++] = 0x80;
+    wb_msg(&extra, 2, &m);
+    extra.d[extra.n++] = 0x01; /* a next field's key (1, varint)... */
+    extra.d[extra.n++] = 0x01;
+    minimal(&b, &extra);
+    decode_fails(b.d, b.n, "truncated varint");
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -746,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_strings_kept),
         cmocka_unit_test(test_label_semantics),
         cmocka_unit_test(test_dangling_mapping_is_no_mapping),
+        cmocka_unit_test(test_varint_lengths),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gzip_errors),
         cmocka_unit_test(test_read_file),
