@@ -69,45 +69,42 @@ int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t
 
 /* --- hash table of output positions -------------------------------------------- */
 
+/* Each slot holds an element's position + 1 (low half; 0: empty) and the
+ * low half of its hash (high half): a probe compares hashes without
+ * loading anything else, the element itself only on a match. A table has
+ * fewer than 2^32 slots, so the stored half also places the slot again
+ * when the table grows. */
 typedef struct {
-    uint32_t *slots;  /* position + 1; 0 empty */
-    uint32_t *hashes; /* hash of the element at each position (its low
-                       * half: slots are fewer than 2^32, keys compared) */
-    size_t mask, n, caph;
+    uint64_t *slots;
+    size_t mask, n;
 } htab_t;
 
 static void ht_free(htab_t *h)
 {
     free(h->slots);
-    free(h->hashes);
 }
 
 /* Makes room for one more element; -ENOMEM on failure. */
 static int ht_reserve(htab_t *h)
 {
-    if (h->n + 1 > h->caph) {
-        size_t nc = h->caph ? h->caph * 2 : 256;
-        uint32_t *nh = realloc(h->hashes, nc * sizeof(*nh));
-        if (!nh)
-            return -ENOMEM;
-        h->hashes = nh;
-        h->caph = nc;
+    size_t old = h->slots ? h->mask + 1 : 0;
+    if ((h->n + 1) * 2 <= old)
+        return 0;
+    size_t ns = old ? old * 2 : 512;
+    uint64_t *s = calloc(ns, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    for (size_t i = 0; i < old; i++) {
+        if (!h->slots[i])
+            continue;
+        size_t k = (h->slots[i] >> 32) & (ns - 1);
+        while (s[k])
+            k = (k + 1) & (ns - 1);
+        s[k] = h->slots[i];
     }
-    if ((h->n + 1) * 2 > (h->slots ? h->mask + 1 : 0)) {
-        size_t ns = h->slots ? (h->mask + 1) * 2 : 512;
-        uint32_t *s = calloc(ns, sizeof(*s));
-        if (!s)
-            return -ENOMEM;
-        for (size_t i = 0; i < h->n; i++) {
-            size_t k = h->hashes[i] & (ns - 1);
-            while (s[k])
-                k = (k + 1) & (ns - 1);
-            s[k] = (uint32_t)i + 1;
-        }
-        free(h->slots);
-        h->slots = s;
-        h->mask = ns - 1;
-    }
+    free(h->slots);
+    h->slots = s;
+    h->mask = ns - 1;
     return 0;
 }
 
@@ -117,8 +114,8 @@ static void ht_insert(htab_t *h, uint64_t hv)
     size_t k = hv & h->mask;
     while (h->slots[k])
         k = (k + 1) & h->mask;
-    h->slots[k] = (uint32_t)h->n + 1;
-    h->hashes[h->n++] = (uint32_t)hv;
+    h->slots[k] = (uint64_t)(uint32_t)hv << 32 | ((uint64_t)h->n + 1);
+    h->n++;
 }
 
 /* Iterates the candidates with hash hv: call with *k = SIZE_MAX first. */
@@ -126,12 +123,11 @@ static int64_t ht_next(const htab_t *h, uint64_t hv, size_t *k)
 {
     if (!h->slots)
         return -1;
+    const uint64_t tag = (uint64_t)(uint32_t)hv << 32;
     *k = *k == SIZE_MAX ? hv & h->mask : (*k + 1) & h->mask;
-    for (; h->slots[*k]; *k = (*k + 1) & h->mask) {
-        uint32_t pos = h->slots[*k] - 1;
-        if (h->hashes[pos] == (uint32_t)hv)
-            return pos;
-    }
+    for (uint64_t v; (v = h->slots[*k]); *k = (*k + 1) & h->mask)
+        if ((v & 0xffffffff00000000ull) == tag)
+            return (int64_t)(uint32_t)v - 1;
     return -1;
 }
 
