@@ -712,6 +712,38 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
     return 0;
 }
 
+/* A large profile's samples name locations all over the graph's arrays, a
+ * chain of three cache misses each (loc_first, loc_nodes, the node): they
+ * are loaded in stages while earlier samples are added, as merge.c's
+ * prefetch_locations (the call tree's paths are its s_path). */
+static void prefetch_sample(const graph_t *g, size_t si)
+{
+    const work_t *w = g->w;
+    if (g->o.call_tree) {
+        if (si + 1 < w->n_samples)
+            for (uint32_t i = g->s_path_first[si + 1]; i < g->s_path_first[si + 2]; i++)
+                __builtin_prefetch(&g->nodes[g->s_path[i]].stamp);
+        return;
+    }
+    if (si + 3 < w->n_samples) {
+        const wsample_t *s = &w->samples[si + 3];
+        for (uint32_t i = 0; i < s->n_locs; i++)
+            __builtin_prefetch(&g->loc_first[s->locs[i]]);
+    }
+    if (si + 2 < w->n_samples) {
+        const wsample_t *s = &w->samples[si + 2];
+        __builtin_prefetch(s->values);
+        for (uint32_t i = 0; i < s->n_locs; i++)
+            __builtin_prefetch(&g->loc_nodes[g->loc_first[s->locs[i]]]);
+    }
+    if (si + 1 < w->n_samples) {
+        const wsample_t *s = &w->samples[si + 1];
+        for (uint32_t i = 0; i < s->n_locs; i++)
+            for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++)
+                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]].stamp);
+    }
+}
+
 int graph_build(graph_t *g, const bool *kept)
 {
     work_t *w = g->w;
@@ -734,6 +766,7 @@ int graph_build(graph_t *g, const bool *kept)
 
     for (size_t si = 0; si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
+        prefetch_sample(g, si);
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
