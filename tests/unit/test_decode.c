@@ -319,7 +319,9 @@ static void test_dangling_mapping_is_no_mapping(void **state)
 
 /* Varints of every length, each ending a nested message (a sample's
  * value) and the whole input (the period): the ends where a reader's
- * window stops, which the short-varint fast path must respect. */
+ * window stops, which the short-varint fast paths must respect; and
+ * followed by more bytes (a sample's value before its locations, the
+ * period before the string table), where eight are read at once. */
 static void test_varint_lengths(void **state)
 {
     (void)state;
@@ -337,6 +339,20 @@ static void test_varint_lengths(void **state)
             profile_t *p = decode_ok(b.d, b.n);
             assert_int_equal(p->n_samples, 2);
             assert_int_equal((uint64_t)p->samples[1].values[0], vs[j]);
+            assert_int_equal((uint64_t)p->period, vs[j]);
+            profile_free(p);
+            /* the same values inside: value, then ten location ids */
+            extra.n = m.n = 0;
+            wb_u(&m, 2, vs[j]);
+            for (int k = 0; k < 10; k++)
+                wb_u(&m, 1, 1);
+            wb_msg(&extra, 2, &m);
+            wb_u(&extra, 12, vs[j]);
+            minimal(&b, &extra);
+            p = decode_ok(b.d, b.n);
+            assert_int_equal(p->n_samples, 2);
+            assert_int_equal((uint64_t)p->samples[1].values[0], vs[j]);
+            assert_int_equal(p->samples[1].n_location_ids, 10);
             assert_int_equal((uint64_t)p->period, vs[j]);
             profile_free(p);
         }
