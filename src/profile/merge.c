@@ -222,14 +222,28 @@ static int64_t map_mapping(merger_t *m, size_t pos)
     return (int64_t)m->out->n_mappings - 1;
 }
 
+/* The position of src's element id through its dense index (the common
+ * case, inlined: a sample's every frame is looked up), else by_id's; -1 if
+ * there is none. */
+#define SRC_POS(src, idx, nidx, arr, by_id, id)                                              \
+    ((id) < (src)->nidx && (src)->idx[id]                                                     \
+         ? (int64_t)(src)->idx[id] - 1                                                         \
+         : src_pos_slow((const void *)by_id(src, id), (const void *)(src)->arr, sizeof(*(src)->arr)))
+
+static int64_t src_pos_slow(const void *el, const void *base, size_t size)
+{
+    return el ? (int64_t)(((const char *)el - (const char *)base) / size) : -1;
+}
+
 static int64_t map_function(merger_t *m, uint64_t id)
 {
-    const profile_function_t *sf = profile_function_by_id(m->src, id);
-    if (!sf)
+    int64_t fp = SRC_POS(m->src, fn_index, n_fn_index, functions, profile_function_by_id, id);
+    if (fp < 0)
         return -1;
-    size_t pos = (size_t)(sf - m->src->functions);
+    size_t pos = (size_t)fp;
     if (m->fn_out[pos])
         return m->fn_out[pos] - 1;
+    const profile_function_t *sf = &m->src->functions[pos];
     profile_function_t key = *sf;
     key.name = str_out(m, sf->name);
     key.system_name = str_out(m, sf->system_name);
@@ -277,12 +291,13 @@ static uint64_t loc_hash(const profile_t *out, uint64_t addr, int64_t mpos,
 
 static int64_t map_location(merger_t *m, uint64_t id)
 {
-    const profile_location_t *sl = profile_location_by_id(m->src, id);
-    if (!sl)
+    int64_t lp = SRC_POS(m->src, loc_index, n_loc_index, locations, profile_location_by_id, id);
+    if (lp < 0)
         return -1;
-    size_t pos = (size_t)(sl - m->src->locations);
+    size_t pos = (size_t)lp;
     if (m->loc_out[pos])
         return m->loc_out[pos] - 1;
+    const profile_location_t *sl = &m->src->locations[pos];
     int64_t mpos = -1;
     int64_t off = 0;
     if (sl->mapping_id) {
