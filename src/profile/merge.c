@@ -140,6 +140,15 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* --- the merger ---------------------------------------------------------------- */
 
+/* A source location of the sample being mapped, its key computed. */
+typedef struct {
+    uint64_t hv;         /* its hash (loc_hash) */
+    uint64_t addr;       /* address, shifted to out's mapping */
+    uint64_t mid, rel;   /* out's mapping id (0: none), address relative to it */
+    uint32_t line0, nl;  /* its lines: m->lines[line0 .. line0 + nl) */
+    bool folded;
+} locpre_t;
+
 typedef struct {
     profile_t *out;
     bool adopt; /* out took the storage of its only source (merge_owned):
@@ -156,8 +165,10 @@ typedef struct {
     size_t cap_ids;
     profile_label_t *labels;
     size_t cap_labels;
-    profile_line_t *lines;
+    profile_line_t *lines; /* the lines of a sample's new locations */
     size_t cap_lines;
+    locpre_t *pre; /* a sample's new locations between loc_prepare and loc_finish */
+    size_t cap_pre;
 } merger_t;
 
 static int64_t str_out(merger_t *m, int64_t i)
@@ -289,14 +300,14 @@ static uint64_t loc_hash(const profile_t *out, uint64_t addr, int64_t mpos,
     return mix(h, n);
 }
 
-static int64_t map_location(merger_t *m, uint64_t id)
+/* A sample's locations are mapped in two passes, so that the probes of
+ * its new locations, a cache miss each in a table of every location,
+ * overlap: loc_prepare maps each one's mapping and functions (in the
+ * sample's order, which makes theirs and their strings' order), computes
+ * its key and hash and starts loading its slot; loc_finish then finds or
+ * creates each in the sample's order, which makes the locations'. */
+static int loc_prepare(merger_t *m, size_t pos, locpre_t *lp, size_t *nlines)
 {
-    int64_t lp = SRC_POS(m->src, loc_index, n_loc_index, locations, profile_location_by_id, id);
-    if (lp < 0)
-        return -1;
-    size_t pos = (size_t)lp;
-    if (m->loc_out[pos])
-        return m->loc_out[pos] - 1;
     const profile_location_t *sl = &m->src->locations[pos];
     int64_t mpos = -1;
     int64_t off = 0;
@@ -310,32 +321,55 @@ static int64_t map_location(merger_t *m, uint64_t id)
             off = m->map_off[spos];
         }
     }
-    if (err_grow((void **)&m->lines, &m->cap_lines, sl->n_lines + 1, sizeof(*m->lines)) < 0)
+    const uint32_t nl = sl->n_lines;
+    if (err_grow((void **)&m->lines, &m->cap_lines, *nlines + nl + 1, sizeof(*m->lines)) < 0)
         return -1;
-    for (uint32_t i = 0; i < sl->n_lines; i++) {
+    profile_line_t *lines = m->lines + *nlines;
+    for (uint32_t i = 0; i < nl; i++) {
         int64_t f = map_function(m, sl->lines[i].function_id);
         if (f < 0)
             return -1;
-        m->lines[i].function_id = m->out->functions[f].id;
-        m->lines[i].line = sl->lines[i].line;
+        lines[i].function_id = (uint64_t)f + 1; /* out's ids are positions + 1 */
+        lines[i].line = sl->lines[i].line;
     }
-    const uint32_t nl = sl->n_lines;
-    const bool folded = sl->is_folded;
-    uint64_t addr = (uint64_t)((int64_t)sl->address + off);
-    uint64_t hv = loc_hash(m->out, addr, mpos, m->lines, nl, folded);
-    uint64_t mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
-    uint64_t rel = mpos >= 0 ? addr - m->out->mappings[mpos].memory_start : addr;
+    lp->line0 = *nlines;
+    lp->nl = nl;
+    *nlines += nl;
+    lp->folded = sl->is_folded;
+    lp->addr = (uint64_t)((int64_t)sl->address + off);
+    lp->hv = loc_hash(m->out, lp->addr, mpos, lines, nl, lp->folded);
+    lp->mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
+    lp->rel = mpos >= 0 ? lp->addr - m->out->mappings[mpos].memory_start : lp->addr;
+    if (m->locs.slots)
+        __builtin_prefetch(&m->locs.slots[lp->hv & m->locs.mask]);
+    return 0;
+}
+
+/* The output position of the source location id prepared as lp. */
+static int64_t loc_finish(merger_t *m, uint64_t id, const locpre_t *lp)
+{
+    /* Found again: adopted, an earlier location's creation may have
+     * moved it (below), and an earlier one may have been the same id. */
+    int64_t sp = SRC_POS(m->src, loc_index, n_loc_index, locations, profile_location_by_id, id);
+    if (sp < 0)
+        return -1;
+    size_t pos = (size_t)sp;
+    if (m->loc_out[pos])
+        return m->loc_out[pos] - 1;
+    const profile_line_t *lines = m->lines + lp->line0;
+    const uint32_t nl = lp->nl;
     size_t k = SIZE_MAX;
-    for (int64_t c; (c = ht_next(&m->locs, hv, &k)) >= 0;) {
+    for (int64_t c; (c = ht_next(&m->locs, lp->hv, &k)) >= 0;) {
         const profile_location_t *ol = &m->out->locations[c];
         const profile_mapping_t *om = ol->mapping_id ? &m->out->mappings[ol->mapping_id - 1] : NULL;
         uint64_t orel = om ? ol->address - om->memory_start : ol->address;
-        if (orel != rel || ol->mapping_id != mid || ol->is_folded != folded || ol->n_lines != nl)
+        if (orel != lp->rel || ol->mapping_id != lp->mid || ol->is_folded != lp->folded ||
+            ol->n_lines != nl)
             continue;
         bool same = true;
         for (uint32_t i = 0; same && i < nl; i++)
-            same = ol->lines[i].function_id == m->lines[i].function_id &&
-                   ol->lines[i].line == m->lines[i].line;
+            same = ol->lines[i].function_id == lines[i].function_id &&
+                   ol->lines[i].line == lines[i].line;
         if (same) {
             m->loc_out[pos] = (uint32_t)c + 1;
             return c;
@@ -351,23 +385,23 @@ static int64_t map_location(merger_t *m, uint64_t id)
          * lines array is rewritten in place (a source location is mapped
          * once). No second array of every location. */
         size_t k = m->out->n_locations;
-        profile_location_t cur = *sl;
+        profile_location_t cur = m->src->locations[pos];
         profile_swap_locations((profile_t *)m->src, k, pos);
         m->loc_out[pos] = m->loc_out[k];
         pos = k;
         ol = &m->out->locations[k];
         *ol = cur;
         if (nl)
-            memcpy((profile_line_t *)cur.lines, m->lines, nl * sizeof(*m->lines));
+            memcpy((profile_line_t *)cur.lines, lines, nl * sizeof(*lines));
         m->out->n_locations++;
-    } else if (!(ol = profile_add_location(m->out, m->lines, nl))) {
+    } else if (!(ol = profile_add_location(m->out, lines, nl))) {
         return -1;
     }
     ol->id = m->out->n_locations;
-    ol->mapping_id = mid;
-    ol->address = addr;
-    ol->is_folded = folded;
-    ht_insert(&m->locs, hv);
+    ol->mapping_id = lp->mid;
+    ol->address = lp->addr;
+    ol->is_folded = lp->folded;
+    ht_insert(&m->locs, lp->hv);
     m->loc_out[pos] = (uint32_t)m->out->n_locations;
     return (int64_t)m->out->n_locations - 1;
 }
@@ -454,11 +488,25 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     if (err_grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
         err_grow((void **)&m->labels, &m->cap_labels, ss->n_labels + 1, sizeof(*m->labels)) < 0)
         return -ENOMEM;
+    if (err_grow((void **)&m->pre, &m->cap_pre, ss->n_location_ids + 1, sizeof(*m->pre)) < 0)
+        return -ENOMEM;
+    size_t nlines = 0;
     for (uint32_t i = 0; i < ss->n_location_ids; i++) {
-        int64_t l = map_location(m, ss->location_ids[i]);
+        uint64_t id = ss->location_ids[i];
+        int64_t sp = SRC_POS(m->src, loc_index, n_loc_index, locations, profile_location_by_id, id);
+        if (sp < 0)
+            return -ENOMEM;
+        m->ids[i] = m->loc_out[sp]; /* out's ids are positions + 1 (loc_finish) */
+        if (!m->ids[i] && loc_prepare(m, (size_t)sp, &m->pre[i], &nlines) < 0)
+            return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < ss->n_location_ids; i++) {
+        if (m->ids[i])
+            continue;
+        int64_t l = loc_finish(m, ss->location_ids[i], &m->pre[i]);
         if (l < 0)
             return -ENOMEM;
-        m->ids[i] = (uint64_t)l + 1; /* out's ids are positions + 1 (map_location) */
+        m->ids[i] = (uint64_t)l + 1;
     }
     for (uint32_t i = 0; i < ss->n_labels; i++) {
         const profile_label_t *sl = &ss->labels[i];
@@ -556,6 +604,7 @@ static void merger_free(merger_t *m)
     free(m->ids);
     free(m->labels);
     free(m->lines);
+    free(m->pre);
 }
 
 /* combineHeaders */
@@ -643,7 +692,7 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
 }
 
 /* Starts loading the source locations of a sample and their slots in
- * loc_out (the ids of dense profiles, the common case), which map_location
+ * loc_out (the ids of dense profiles, the common case), which map_sample
  * reads one after the other: a large profile's samples name locations all
  * over its arrays, a cache miss each. */
 static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
@@ -658,8 +707,20 @@ static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
     }
 }
 
-/* The next step for a sample whose locations were prefetched: the
- * functions of those not mapped yet, and their slots in fn_out. */
+/* The next step for a sample whose locations were prefetched: the lines
+ * of those not mapped yet (each location's own array). */
+static void prefetch_lines(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id < src->n_loc_index && src->loc_index[id] && !m->loc_out[src->loc_index[id] - 1])
+            __builtin_prefetch(src->locations[src->loc_index[id] - 1].lines);
+    }
+}
+
+/* The next step for a sample whose lines were prefetched: the functions
+ * of its locations not mapped yet, and their slots in fn_out. */
 static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
@@ -686,10 +747,13 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
     for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
-        /* two samples ahead, their locations load while this one is
-         * mapped; one ahead, the functions of those locations */
+        /* three samples ahead, their locations load while this one is
+         * mapped; two ahead, the lines of those locations; one ahead, the
+         * functions of those lines */
+        if (j + 3 < src->n_samples)
+            prefetch_locations(m, &ss[j + 3]);
         if (j + 2 < src->n_samples)
-            prefetch_locations(m, &ss[j + 2]);
+            prefetch_lines(m, &ss[j + 2]);
         if (j + 1 < src->n_samples)
             prefetch_functions(m, &ss[j + 1]);
         if (!is_zero(src, &ss[j]))
@@ -754,7 +818,7 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         m.out->cap_samples = heads[0]->n_samples;
         heads[0]->samples = NULL;
         heads[0]->cap_samples = 0;
-        /* So do its locations (map_location): one array, the source's
+        /* So do its locations (loc_finish): one array, the source's
          * until the merge ends. */
         m.out->locations = heads[0]->locations;
         m.out->cap_locations = heads[0]->n_locations;
