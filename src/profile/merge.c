@@ -169,21 +169,46 @@ typedef struct {
     size_t cap_lines;
     locpre_t *pre; /* a sample's new locations between loc_prepare and loc_finish */
     size_t cap_pre;
+    /* the caller's keys of the source's strings (profile_merger_add_keyed),
+     * and each key's out index + 1 (0: not interned yet), kept across
+     * sources */
+    const uint32_t *keys;
+    size_t n_keys;
+    uint32_t *key_out;
+    size_t cap_key_out;
 } merger_t;
 
+/* The out index of the source's i-th string, interning it. A keyed
+ * string is interned once for all sources: later ones read its key's
+ * index, with no hashing and no comparing of strings. */
 static int64_t str_out(merger_t *m, int64_t i)
 {
     if (i < 0 || (uint64_t)i >= m->src->n_strings)
         return -1;
-    /* Adopted, the source's strings are out's: interned, not copied. */
-    if (m->strmap[i] < 0) {
-        int64_t o = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
-                             : profile_intern(m->out, m->src->strings[i]);
+    if (m->strmap[i] >= 0)
+        return m->strmap[i];
+    bool keyed = (uint64_t)i < m->n_keys;
+    uint32_t key = keyed ? m->keys[i] : 0;
+    int64_t o;
+    if (keyed && key < m->cap_key_out && m->key_out[key]) {
+        o = (int64_t)m->key_out[key] - 1;
+    } else {
+        /* Adopted, the source's strings are out's: interned, not copied. */
+        o = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
+                     : profile_intern(m->out, m->src->strings[i]);
         if (o < 0 || o > INT32_MAX)
             return -1;
-        m->strmap[i] = (int32_t)o;
+        if (keyed) {
+            size_t cap = m->cap_key_out;
+            if (err_grow((void **)&m->key_out, &m->cap_key_out, (size_t)key + 1,
+                         sizeof(*m->key_out)) < 0)
+                return -1;
+            memset(m->key_out + cap, 0, (m->cap_key_out - cap) * sizeof(*m->key_out));
+            m->key_out[key] = (uint32_t)o + 1;
+        }
     }
-    return m->strmap[i];
+    m->strmap[i] = (int32_t)o;
+    return o;
 }
 
 static uint64_t map_size_key(const profile_mapping_t *mp)
@@ -605,6 +630,7 @@ static void merger_free(merger_t *m)
     free(m->labels);
     free(m->lines);
     free(m->pre);
+    free(m->key_out);
 }
 
 /* combineHeaders */
@@ -890,7 +916,17 @@ int profile_merger_new(profile_t *head, profile_merger_t **out)
 
 int profile_merger_add(profile_merger_t *pm, profile_t *src)
 {
+    return profile_merger_add_keyed(pm, src, NULL, 0);
+}
+
+int profile_merger_add_keyed(profile_merger_t *pm, profile_t *src, const uint32_t *keys,
+                             size_t n_keys)
+{
+    pm->m.keys = keys;
+    pm->m.n_keys = keys ? n_keys : 0;
     int rc = merge_src(&pm->m, src, NULL);
+    pm->m.keys = NULL;
+    pm->m.n_keys = 0;
     merger_free_src(&pm->m);
     profile_free(src);
     return rc;

@@ -233,7 +233,8 @@ void combine_eager_free(combine_eager_t *e)
     free(e);
 }
 
-int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *src)
+int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *src,
+                      const uint32_t *keys, size_t n_keys)
 {
     combine_eager_t *e = *ep;
     char err[8];
@@ -260,7 +261,7 @@ int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *sr
         profile_free(src);
         return rc;
     }
-    return profile_merger_add(e->m, src);
+    return profile_merger_add_keyed(e->m, src, keys, n_keys);
 }
 
 int combine_eager_end(combine_eager_t *e, profile_t **heads, size_t n, profile_t **out, char *err,
