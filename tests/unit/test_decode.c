@@ -275,6 +275,36 @@ static void test_duplicate_strings_kept(void **state)
     profile_free(p);
 }
 
+/* The intern table through many growths: every string keeps its index,
+ * a repeat added after the table is built interns to the first copy, and
+ * a deferred table is built with the strings there are. */
+static void test_intern_table(void **state)
+{
+    (void)state;
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    char s[32];
+    const int n = 100000;
+    for (int i = 1; i <= n; i++) {
+        snprintf(s, sizeof(s), "s%d", i);
+        assert_int_equal(profile_intern(p, s), i);
+    }
+    for (int i = 1; i <= n; i++) {
+        snprintf(s, sizeof(s), "s%d", i);
+        assert_int_equal(profile_intern(p, s), i);
+    }
+    assert_int_equal(profile_add_string(p, "s7", 2), n + 1); /* a repeat */
+    assert_int_equal(profile_intern(p, "s7"), 7);
+    assert_int_equal(profile_intern(p, ""), 0);
+    profile_defer_intern(p);
+    assert_int_equal(profile_add_string(p, "s8", 2), n + 2);
+    assert_int_equal(profile_intern(p, "s8"), 8);
+    assert_int_equal(profile_intern(p, "s99999"), 99999);
+    assert_int_equal(profile_intern(p, "fresh"), n + 3);
+    assert_int_equal(profile_intern(p, "fresh"), n + 3);
+    profile_free(p);
+}
+
 static void test_label_semantics(void **state)
 {
     (void)state;
@@ -797,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_empty),
         cmocka_unit_test(test_unpacked_and_order),
         cmocka_unit_test(test_duplicate_strings_kept),
+        cmocka_unit_test(test_intern_table),
         cmocka_unit_test(test_label_semantics),
         cmocka_unit_test(test_dangling_mapping_is_no_mapping),
         cmocka_unit_test(test_varint_lengths),
