@@ -108,6 +108,21 @@ static int ht_reserve(htab_t *h)
     return 0;
 }
 
+/* Sizes an empty table for n elements at once: a large source's tables
+ * then never hold their old and new slots together while doubling. */
+static int ht_presize(htab_t *h, size_t n)
+{
+    if (h->slots)
+        return 0;
+    size_t ns = 512;
+    while (ns < (n + 1) * 2)
+        ns *= 2;
+    if (!(h->slots = calloc(ns, sizeof(*h->slots))))
+        return -ENOMEM;
+    h->mask = ns - 1;
+    return 0;
+}
+
 /* Inserts position h->n (the element just appended) with hash hv. */
 static void ht_insert(htab_t *h, uint64_t hv)
 {
@@ -607,6 +622,10 @@ static int merger_set_src(merger_t *m, profile_t *src)
     if (profile_index(src) < 0)
         return -ENOMEM;
     m->src = src;
+    /* the first source's counts: the most its elements can make */
+    if (ht_presize(&m->fns, src->n_functions) < 0 || ht_presize(&m->locs, src->n_locations) < 0 ||
+        ht_presize(&m->samples, src->n_samples) < 0)
+        return -ENOMEM;
     m->strmap = malloc((src->n_strings + 1) * sizeof(*m->strmap));
     m->fn_out = calloc(src->n_functions + 1, sizeof(*m->fn_out));
     m->loc_out = calloc(src->n_locations + 1, sizeof(*m->loc_out));
