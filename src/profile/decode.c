@@ -110,7 +110,8 @@ static size_t off_of(const dec_t *d, const uint8_t *at)
     return d->base_off + (size_t)(at - d->base);
 }
 
-static int get_varint(dec_t *d, rd_t *r, uint64_t *out)
+/* get_varint's every case, errors included. */
+static int __attribute__((noinline)) get_varint_slow(dec_t *d, rd_t *r, uint64_t *out)
 {
     uint64_t v = 0;
     const uint8_t *start = r->pos;
@@ -128,6 +129,52 @@ static int get_varint(dec_t *d, rd_t *r, uint64_t *out)
     }
     *out = v;
     return 0;
+}
+
+/* Most varints (keys, ids, lengths) take one byte. Up to nine bytes
+ * (63 bits: no overflow) that end before the window does are read with one
+ * bound check; the rest, errors included, is get_varint_slow's. */
+static inline __attribute__((always_inline)) int get_varint(dec_t *d, rd_t *r, uint64_t *out)
+{
+    const uint8_t *p = r->pos;
+    if (p < r->end && !(p[0] & 0x80)) { /* one byte: the end of a small message */
+        r->pos = p + 1;
+        *out = p[0];
+        return 0;
+    }
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (r->end - p >= 8) {
+        /* Up to eight bytes at once, without a branch per byte: the first
+         * byte whose top bit is clear ends it; the 7-bit groups are then
+         * packed together in three steps of shifts. */
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t stop = ~x & 0x8080808080808080ull;
+        if (stop) {
+            unsigned bits = (unsigned)__builtin_ctzll(stop) + 1; /* 8 * length */
+            if (bits < 64)
+                x &= ((uint64_t)1 << bits) - 1;
+            x &= 0x7f7f7f7f7f7f7f7full;
+            x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+            x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+            x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+            r->pos = p + bits / 8;
+            *out = x;
+            return 0;
+        }
+    }
+#endif
+    size_t n = (size_t)(r->end - p) < 9 ? (size_t)(r->end - p) : 9;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            r->pos = p + i + 1;
+            *out = v;
+            return 0;
+        }
+    }
+    return get_varint_slow(d, r, out);
 }
 
 static int len_exceeds(dec_t *d, const fld_t *f, uint64_t n, size_t left)

@@ -69,45 +69,57 @@ int profile_compatible(const profile_t *a, const profile_t *b, char *err, size_t
 
 /* --- hash table of output positions -------------------------------------------- */
 
+/* Each slot holds an element's position + 1 (low half; 0: empty) and the
+ * low half of its hash (high half): a probe compares hashes without
+ * loading anything else, the element itself only on a match. A table has
+ * fewer than 2^32 slots, so the stored half also places the slot again
+ * when the table grows. */
 typedef struct {
-    uint32_t *slots;  /* position + 1; 0 empty */
-    uint32_t *hashes; /* hash of the element at each position (its low
-                       * half: slots are fewer than 2^32, keys compared) */
-    size_t mask, n, caph;
+    uint64_t *slots;
+    size_t mask, n;
 } htab_t;
 
 static void ht_free(htab_t *h)
 {
     free(h->slots);
-    free(h->hashes);
 }
 
 /* Makes room for one more element; -ENOMEM on failure. */
 static int ht_reserve(htab_t *h)
 {
-    if (h->n + 1 > h->caph) {
-        size_t nc = h->caph ? h->caph * 2 : 256;
-        uint32_t *nh = realloc(h->hashes, nc * sizeof(*nh));
-        if (!nh)
-            return -ENOMEM;
-        h->hashes = nh;
-        h->caph = nc;
+    size_t old = h->slots ? h->mask + 1 : 0;
+    if ((h->n + 1) * 2 <= old)
+        return 0;
+    size_t ns = old ? old * 2 : 512;
+    uint64_t *s = calloc(ns, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    for (size_t i = 0; i < old; i++) {
+        if (!h->slots[i])
+            continue;
+        size_t k = (h->slots[i] >> 32) & (ns - 1);
+        while (s[k])
+            k = (k + 1) & (ns - 1);
+        s[k] = h->slots[i];
     }
-    if ((h->n + 1) * 2 > (h->slots ? h->mask + 1 : 0)) {
-        size_t ns = h->slots ? (h->mask + 1) * 2 : 512;
-        uint32_t *s = calloc(ns, sizeof(*s));
-        if (!s)
-            return -ENOMEM;
-        for (size_t i = 0; i < h->n; i++) {
-            size_t k = h->hashes[i] & (ns - 1);
-            while (s[k])
-                k = (k + 1) & (ns - 1);
-            s[k] = (uint32_t)i + 1;
-        }
-        free(h->slots);
-        h->slots = s;
-        h->mask = ns - 1;
-    }
+    free(h->slots);
+    h->slots = s;
+    h->mask = ns - 1;
+    return 0;
+}
+
+/* Sizes an empty table for n elements at once: a large source's tables
+ * then never hold their old and new slots together while doubling. */
+static int ht_presize(htab_t *h, size_t n)
+{
+    if (h->slots)
+        return 0;
+    size_t ns = 512;
+    while (ns < (n + 1) * 2)
+        ns *= 2;
+    if (!(h->slots = calloc(ns, sizeof(*h->slots))))
+        return -ENOMEM;
+    h->mask = ns - 1;
     return 0;
 }
 
@@ -117,8 +129,8 @@ static void ht_insert(htab_t *h, uint64_t hv)
     size_t k = hv & h->mask;
     while (h->slots[k])
         k = (k + 1) & h->mask;
-    h->slots[k] = (uint32_t)h->n + 1;
-    h->hashes[h->n++] = (uint32_t)hv;
+    h->slots[k] = (uint64_t)(uint32_t)hv << 32 | ((uint64_t)h->n + 1);
+    h->n++;
 }
 
 /* Iterates the candidates with hash hv: call with *k = SIZE_MAX first. */
@@ -126,12 +138,11 @@ static int64_t ht_next(const htab_t *h, uint64_t hv, size_t *k)
 {
     if (!h->slots)
         return -1;
+    const uint64_t tag = (uint64_t)(uint32_t)hv << 32;
     *k = *k == SIZE_MAX ? hv & h->mask : (*k + 1) & h->mask;
-    for (; h->slots[*k]; *k = (*k + 1) & h->mask) {
-        uint32_t pos = h->slots[*k] - 1;
-        if (h->hashes[pos] == (uint32_t)hv)
-            return pos;
-    }
+    for (uint64_t v; (v = h->slots[*k]); *k = (*k + 1) & h->mask)
+        if ((v & 0xffffffff00000000ull) == tag)
+            return (int64_t)(uint32_t)v - 1;
     return -1;
 }
 
@@ -143,6 +154,15 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 /* --- the merger ---------------------------------------------------------------- */
+
+/* A source location of the sample being mapped, its key computed. */
+typedef struct {
+    uint64_t hv;         /* its hash (loc_hash) */
+    uint64_t addr;       /* address, shifted to out's mapping */
+    uint64_t mid, rel;   /* out's mapping id (0: none), address relative to it */
+    uint32_t line0, nl;  /* its lines: m->lines[line0 .. line0 + nl) */
+    bool folded;
+} locpre_t;
 
 typedef struct {
     profile_t *out;
@@ -160,23 +180,50 @@ typedef struct {
     size_t cap_ids;
     profile_label_t *labels;
     size_t cap_labels;
-    profile_line_t *lines;
+    profile_line_t *lines; /* the lines of a sample's new locations */
     size_t cap_lines;
+    locpre_t *pre; /* a sample's new locations between loc_prepare and loc_finish */
+    size_t cap_pre;
+    /* the caller's keys of the source's strings (profile_merger_add_keyed),
+     * and each key's out index + 1 (0: not interned yet), kept across
+     * sources */
+    const uint32_t *keys;
+    size_t n_keys;
+    uint32_t *key_out;
+    size_t cap_key_out;
 } merger_t;
 
+/* The out index of the source's i-th string, interning it. A keyed
+ * string is interned once for all sources: later ones read its key's
+ * index, with no hashing and no comparing of strings. */
 static int64_t str_out(merger_t *m, int64_t i)
 {
     if (i < 0 || (uint64_t)i >= m->src->n_strings)
         return -1;
-    /* Adopted, the source's strings are out's: interned, not copied. */
-    if (m->strmap[i] < 0) {
-        int64_t o = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
-                             : profile_intern(m->out, m->src->strings[i]);
+    if (m->strmap[i] >= 0)
+        return m->strmap[i];
+    bool keyed = (uint64_t)i < m->n_keys;
+    uint32_t key = keyed ? m->keys[i] : 0;
+    int64_t o;
+    if (keyed && key < m->cap_key_out && m->key_out[key]) {
+        o = (int64_t)m->key_out[key] - 1;
+    } else {
+        /* Adopted, the source's strings are out's: interned, not copied. */
+        o = m->adopt ? profile_intern_owned(m->out, m->src->strings[i])
+                     : profile_intern(m->out, m->src->strings[i]);
         if (o < 0 || o > INT32_MAX)
             return -1;
-        m->strmap[i] = (int32_t)o;
+        if (keyed) {
+            size_t cap = m->cap_key_out;
+            if (err_grow((void **)&m->key_out, &m->cap_key_out, (size_t)key + 1,
+                         sizeof(*m->key_out)) < 0)
+                return -1;
+            memset(m->key_out + cap, 0, (m->cap_key_out - cap) * sizeof(*m->key_out));
+            m->key_out[key] = (uint32_t)o + 1;
+        }
     }
-    return m->strmap[i];
+    m->strmap[i] = (int32_t)o;
+    return o;
 }
 
 static uint64_t map_size_key(const profile_mapping_t *mp)
@@ -226,14 +273,28 @@ static int64_t map_mapping(merger_t *m, size_t pos)
     return (int64_t)m->out->n_mappings - 1;
 }
 
+/* The position of src's element id through its dense index (the common
+ * case, inlined: a sample's every frame is looked up), else by_id's; -1 if
+ * there is none. */
+#define SRC_POS(src, idx, nidx, arr, by_id, id)                                              \
+    ((id) < (src)->nidx && (src)->idx[id]                                                     \
+         ? (int64_t)(src)->idx[id] - 1                                                         \
+         : src_pos_slow((const void *)by_id(src, id), (const void *)(src)->arr, sizeof(*(src)->arr)))
+
+static int64_t src_pos_slow(const void *el, const void *base, size_t size)
+{
+    return el ? (int64_t)(((const char *)el - (const char *)base) / size) : -1;
+}
+
 static int64_t map_function(merger_t *m, uint64_t id)
 {
-    const profile_function_t *sf = profile_function_by_id(m->src, id);
-    if (!sf)
+    int64_t fp = SRC_POS(m->src, fn_index, n_fn_index, functions, profile_function_by_id, id);
+    if (fp < 0)
         return -1;
-    size_t pos = (size_t)(sf - m->src->functions);
+    size_t pos = (size_t)fp;
     if (m->fn_out[pos])
         return m->fn_out[pos] - 1;
+    const profile_function_t *sf = &m->src->functions[pos];
     profile_function_t key = *sf;
     key.name = str_out(m, sf->name);
     key.system_name = str_out(m, sf->system_name);
@@ -279,14 +340,15 @@ static uint64_t loc_hash(const profile_t *out, uint64_t addr, int64_t mpos,
     return mix(h, n);
 }
 
-static int64_t map_location(merger_t *m, uint64_t id)
+/* A sample's locations are mapped in two passes, so that the probes of
+ * its new locations, a cache miss each in a table of every location,
+ * overlap: loc_prepare maps each one's mapping and functions (in the
+ * sample's order, which makes theirs and their strings' order), computes
+ * its key and hash and starts loading its slot; loc_finish then finds or
+ * creates each in the sample's order, which makes the locations'. */
+static int loc_prepare(merger_t *m, size_t pos, locpre_t *lp, size_t *nlines)
 {
-    const profile_location_t *sl = profile_location_by_id(m->src, id);
-    if (!sl)
-        return -1;
-    size_t pos = (size_t)(sl - m->src->locations);
-    if (m->loc_out[pos])
-        return m->loc_out[pos] - 1;
+    const profile_location_t *sl = &m->src->locations[pos];
     int64_t mpos = -1;
     int64_t off = 0;
     if (sl->mapping_id) {
@@ -299,32 +361,55 @@ static int64_t map_location(merger_t *m, uint64_t id)
             off = m->map_off[spos];
         }
     }
-    if (err_grow((void **)&m->lines, &m->cap_lines, sl->n_lines + 1, sizeof(*m->lines)) < 0)
+    const uint32_t nl = sl->n_lines;
+    if (err_grow((void **)&m->lines, &m->cap_lines, *nlines + nl + 1, sizeof(*m->lines)) < 0)
         return -1;
-    for (uint32_t i = 0; i < sl->n_lines; i++) {
+    profile_line_t *lines = m->lines + *nlines;
+    for (uint32_t i = 0; i < nl; i++) {
         int64_t f = map_function(m, sl->lines[i].function_id);
         if (f < 0)
             return -1;
-        m->lines[i].function_id = m->out->functions[f].id;
-        m->lines[i].line = sl->lines[i].line;
+        lines[i].function_id = (uint64_t)f + 1; /* out's ids are positions + 1 */
+        lines[i].line = sl->lines[i].line;
     }
-    const uint32_t nl = sl->n_lines;
-    const bool folded = sl->is_folded;
-    uint64_t addr = (uint64_t)((int64_t)sl->address + off);
-    uint64_t hv = loc_hash(m->out, addr, mpos, m->lines, nl, folded);
-    uint64_t mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
-    uint64_t rel = mpos >= 0 ? addr - m->out->mappings[mpos].memory_start : addr;
+    lp->line0 = *nlines;
+    lp->nl = nl;
+    *nlines += nl;
+    lp->folded = sl->is_folded;
+    lp->addr = (uint64_t)((int64_t)sl->address + off);
+    lp->hv = loc_hash(m->out, lp->addr, mpos, lines, nl, lp->folded);
+    lp->mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
+    lp->rel = mpos >= 0 ? lp->addr - m->out->mappings[mpos].memory_start : lp->addr;
+    if (m->locs.slots)
+        __builtin_prefetch(&m->locs.slots[lp->hv & m->locs.mask]);
+    return 0;
+}
+
+/* The output position of the source location id prepared as lp. */
+static int64_t loc_finish(merger_t *m, uint64_t id, const locpre_t *lp)
+{
+    /* Found again: adopted, an earlier location's creation may have
+     * moved it (below), and an earlier one may have been the same id. */
+    int64_t sp = SRC_POS(m->src, loc_index, n_loc_index, locations, profile_location_by_id, id);
+    if (sp < 0)
+        return -1;
+    size_t pos = (size_t)sp;
+    if (m->loc_out[pos])
+        return m->loc_out[pos] - 1;
+    const profile_line_t *lines = m->lines + lp->line0;
+    const uint32_t nl = lp->nl;
     size_t k = SIZE_MAX;
-    for (int64_t c; (c = ht_next(&m->locs, hv, &k)) >= 0;) {
+    for (int64_t c; (c = ht_next(&m->locs, lp->hv, &k)) >= 0;) {
         const profile_location_t *ol = &m->out->locations[c];
         const profile_mapping_t *om = ol->mapping_id ? &m->out->mappings[ol->mapping_id - 1] : NULL;
         uint64_t orel = om ? ol->address - om->memory_start : ol->address;
-        if (orel != rel || ol->mapping_id != mid || ol->is_folded != folded || ol->n_lines != nl)
+        if (orel != lp->rel || ol->mapping_id != lp->mid || ol->is_folded != lp->folded ||
+            ol->n_lines != nl)
             continue;
         bool same = true;
         for (uint32_t i = 0; same && i < nl; i++)
-            same = ol->lines[i].function_id == m->lines[i].function_id &&
-                   ol->lines[i].line == m->lines[i].line;
+            same = ol->lines[i].function_id == lines[i].function_id &&
+                   ol->lines[i].line == lines[i].line;
         if (same) {
             m->loc_out[pos] = (uint32_t)c + 1;
             return c;
@@ -340,23 +425,23 @@ static int64_t map_location(merger_t *m, uint64_t id)
          * lines array is rewritten in place (a source location is mapped
          * once). No second array of every location. */
         size_t k = m->out->n_locations;
-        profile_location_t cur = *sl;
+        profile_location_t cur = m->src->locations[pos];
         profile_swap_locations((profile_t *)m->src, k, pos);
         m->loc_out[pos] = m->loc_out[k];
         pos = k;
         ol = &m->out->locations[k];
         *ol = cur;
         if (nl)
-            memcpy((profile_line_t *)cur.lines, m->lines, nl * sizeof(*m->lines));
+            memcpy((profile_line_t *)cur.lines, lines, nl * sizeof(*lines));
         m->out->n_locations++;
-    } else if (!(ol = profile_add_location(m->out, m->lines, nl))) {
+    } else if (!(ol = profile_add_location(m->out, lines, nl))) {
         return -1;
     }
     ol->id = m->out->n_locations;
-    ol->mapping_id = mid;
-    ol->address = addr;
-    ol->is_folded = folded;
-    ht_insert(&m->locs, hv);
+    ol->mapping_id = lp->mid;
+    ol->address = lp->addr;
+    ol->is_folded = lp->folded;
+    ht_insert(&m->locs, lp->hv);
     m->loc_out[pos] = (uint32_t)m->out->n_locations;
     return (int64_t)m->out->n_locations - 1;
 }
@@ -443,11 +528,25 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     if (err_grow((void **)&m->ids, &m->cap_ids, ss->n_location_ids + 1, sizeof(*m->ids)) < 0 ||
         err_grow((void **)&m->labels, &m->cap_labels, ss->n_labels + 1, sizeof(*m->labels)) < 0)
         return -ENOMEM;
+    if (err_grow((void **)&m->pre, &m->cap_pre, ss->n_location_ids + 1, sizeof(*m->pre)) < 0)
+        return -ENOMEM;
+    size_t nlines = 0;
     for (uint32_t i = 0; i < ss->n_location_ids; i++) {
-        int64_t l = map_location(m, ss->location_ids[i]);
+        uint64_t id = ss->location_ids[i];
+        int64_t sp = SRC_POS(m->src, loc_index, n_loc_index, locations, profile_location_by_id, id);
+        if (sp < 0)
+            return -ENOMEM;
+        m->ids[i] = m->loc_out[sp]; /* out's ids are positions + 1 (loc_finish) */
+        if (!m->ids[i] && loc_prepare(m, (size_t)sp, &m->pre[i], &nlines) < 0)
+            return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < ss->n_location_ids; i++) {
+        if (m->ids[i])
+            continue;
+        int64_t l = loc_finish(m, ss->location_ids[i], &m->pre[i]);
         if (l < 0)
             return -ENOMEM;
-        m->ids[i] = (uint64_t)l + 1; /* out's ids are positions + 1 (map_location) */
+        m->ids[i] = (uint64_t)l + 1;
     }
     for (uint32_t i = 0; i < ss->n_labels; i++) {
         const profile_label_t *sl = &ss->labels[i];
@@ -523,6 +622,10 @@ static int merger_set_src(merger_t *m, profile_t *src)
     if (profile_index(src) < 0)
         return -ENOMEM;
     m->src = src;
+    /* the first source's counts: the most its elements can make */
+    if (ht_presize(&m->fns, src->n_functions) < 0 || ht_presize(&m->locs, src->n_locations) < 0 ||
+        ht_presize(&m->samples, src->n_samples) < 0)
+        return -ENOMEM;
     m->strmap = malloc((src->n_strings + 1) * sizeof(*m->strmap));
     m->fn_out = calloc(src->n_functions + 1, sizeof(*m->fn_out));
     m->loc_out = calloc(src->n_locations + 1, sizeof(*m->loc_out));
@@ -545,6 +648,8 @@ static void merger_free(merger_t *m)
     free(m->ids);
     free(m->labels);
     free(m->lines);
+    free(m->pre);
+    free(m->key_out);
 }
 
 /* combineHeaders */
@@ -632,7 +737,7 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
 }
 
 /* Starts loading the source locations of a sample and their slots in
- * loc_out (the ids of dense profiles, the common case), which map_location
+ * loc_out (the ids of dense profiles, the common case), which map_sample
  * reads one after the other: a large profile's samples name locations all
  * over its arrays, a cache miss each. */
 static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
@@ -647,8 +752,20 @@ static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
     }
 }
 
-/* The next step for a sample whose locations were prefetched: the
- * functions of those not mapped yet, and their slots in fn_out. */
+/* The next step for a sample whose locations were prefetched: the lines
+ * of those not mapped yet (each location's own array). */
+static void prefetch_lines(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id < src->n_loc_index && src->loc_index[id] && !m->loc_out[src->loc_index[id] - 1])
+            __builtin_prefetch(src->locations[src->loc_index[id] - 1].lines);
+    }
+}
+
+/* The next step for a sample whose lines were prefetched: the functions
+ * of its locations not mapped yet, and their slots in fn_out. */
 static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
@@ -675,10 +792,13 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
     for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
-        /* two samples ahead, their locations load while this one is
-         * mapped; one ahead, the functions of those locations */
+        /* three samples ahead, their locations load while this one is
+         * mapped; two ahead, the lines of those locations; one ahead, the
+         * functions of those lines */
+        if (j + 3 < src->n_samples)
+            prefetch_locations(m, &ss[j + 3]);
         if (j + 2 < src->n_samples)
-            prefetch_locations(m, &ss[j + 2]);
+            prefetch_lines(m, &ss[j + 2]);
         if (j + 1 < src->n_samples)
             prefetch_functions(m, &ss[j + 1]);
         if (!is_zero(src, &ss[j]))
@@ -743,7 +863,7 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         m.out->cap_samples = heads[0]->n_samples;
         heads[0]->samples = NULL;
         heads[0]->cap_samples = 0;
-        /* So do its locations (map_location): one array, the source's
+        /* So do its locations (loc_finish): one array, the source's
          * until the merge ends. */
         m.out->locations = heads[0]->locations;
         m.out->cap_locations = heads[0]->n_locations;
@@ -815,7 +935,17 @@ int profile_merger_new(profile_t *head, profile_merger_t **out)
 
 int profile_merger_add(profile_merger_t *pm, profile_t *src)
 {
+    return profile_merger_add_keyed(pm, src, NULL, 0);
+}
+
+int profile_merger_add_keyed(profile_merger_t *pm, profile_t *src, const uint32_t *keys,
+                             size_t n_keys)
+{
+    pm->m.keys = keys;
+    pm->m.n_keys = keys ? n_keys : 0;
     int rc = merge_src(&pm->m, src, NULL);
+    pm->m.keys = NULL;
+    pm->m.n_keys = 0;
     merger_free_src(&pm->m);
     profile_free(src);
     return rc;

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "profile.h"
 
@@ -62,6 +63,15 @@ int profile_merge_stream(profile_t **heads, size_t n, profile_source_fn next, vo
 typedef struct profile_merger profile_merger_t;
 int profile_merger_new(profile_t *head, profile_merger_t **out);
 int profile_merger_add(profile_merger_t *m, profile_t *src);
+/* profile_merger_add with keys[i] (i < n_keys) for src's i-th string: a
+ * number below UINT32_MAX that is the same for equal strings and differs
+ * for different ones, over all the sources added (an index in the caller's
+ * own intern table, say, which a thread that decodes the sources can
+ * build). Each key's string is then interned once, not once per source:
+ * the same output, with the string work off the merging thread. keys are
+ * the caller's. */
+int profile_merger_add_keyed(profile_merger_t *m, profile_t *src, const uint32_t *keys,
+                             size_t n_keys);
 bool profile_merger_same_header(const profile_t *first, const profile_t *h);
 int profile_merger_end(profile_merger_t *m, profile_t *const *heads, size_t n, profile_t **out,
                        char *err, size_t errlen);

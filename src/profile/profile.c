@@ -165,30 +165,42 @@ static void *dup_into(profile_t *p, const void *src, size_t size)
 
 /* --- string table ---------------------------------------------------------- */
 
+/* Each slot holds a string's index + 1 (low half; 0: empty) and the low
+ * half of its hash (high half): a probe skips the strings of other hashes
+ * without loading them, and the table grows without hashing any string
+ * again (it has fewer than 2^32 slots: the stored half places it). */
 struct profile_strtab {
-    uint32_t *slots; /* string index + 1; 0 = empty. NULL: not built
-                      * (profile_defer_intern), built at the first intern */
+    uint64_t *slots; /* NULL: not built (profile_defer_intern), built at
+                      * the first intern */
     size_t mask;
 };
 
+static inline uint64_t slot_of(uint64_t h, size_t i)
+{
+    return (uint64_t)(uint32_t)h << 32 | ((uint64_t)i + 1);
+}
+
+/* A table of nslots (a power of two) for p's strings, hashed. */
 static int strtab_rehash(profile_t *p, size_t nslots)
 {
-    uint32_t *slots = calloc(nslots, sizeof(*slots));
+    uint64_t *slots = calloc(nslots, sizeof(*slots));
     if (!slots)
         return -ENOMEM;
     for (size_t i = 0; i < p->n_strings; i++) {
-        size_t h = hash_fnv1a(p->strings[i], strlen(p->strings[i])) & (nslots - 1);
+        uint64_t hv = hash_fnv1a(p->strings[i], strlen(p->strings[i]));
+        size_t h = hv & (nslots - 1);
         /* One slot per distinct string (the first index): a decoded table
          * may repeat a string many times, and equal strings share a probe
          * chain, so slots for repeats would make inserts quadratic. */
         bool dup = false;
         for (; slots[h]; h = (h + 1) & (nslots - 1))
-            if (strcmp(p->strings[slots[h] - 1], p->strings[i]) == 0) {
+            if ((slots[h] >> 32) == (uint32_t)hv &&
+                strcmp(p->strings[(uint32_t)slots[h] - 1], p->strings[i]) == 0) {
                 dup = true;
                 break;
             }
         if (!dup)
-            slots[h] = (uint32_t)i + 1;
+            slots[h] = slot_of(hv, i);
     }
     free(p->strtab->slots);
     p->strtab->slots = slots;
@@ -196,8 +208,28 @@ static int strtab_rehash(profile_t *p, size_t nslots)
     return 0;
 }
 
-/* Interning of s[0..len); copy: into p's storage, else s itself (a
- * NUL-terminated string that p's storage holds). */
+/* Doubles the built table, placing each slot by its stored hash. */
+static int strtab_grow(profile_t *p)
+{
+    profile_strtab_t *t = p->strtab;
+    size_t nslots = (t->mask + 1) * 2;
+    uint64_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i <= t->mask; i++) {
+        if (!t->slots[i])
+            continue;
+        size_t h = (t->slots[i] >> 32) & (nslots - 1);
+        while (slots[h])
+            h = (h + 1) & (nslots - 1);
+        slots[h] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = nslots - 1;
+    return 0;
+}
+
 /* Builds a deferred intern table, sized for the strings there are. */
 static int strtab_build(profile_t *p)
 {
@@ -214,18 +246,23 @@ void profile_defer_intern(profile_t *p)
     p->strtab->mask = 0;
 }
 
+/* Interning of s[0..len); copy: into p's storage, else s itself (a
+ * NUL-terminated string that p's storage holds). */
 static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
 {
     profile_strtab_t *t = p->strtab;
     if (!t->slots && strtab_build(p) < 0)
         return -1;
-    if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_rehash(p, (t->mask + 1) * 2) < 0)
+    if ((p->n_strings + 1) * 2 > t->mask + 1 && strtab_grow(p) < 0)
         return -1;
-    size_t h = hash_fnv1a(s, len) & t->mask;
+    uint64_t hv = hash_fnv1a(s, len);
+    size_t h = hv & t->mask;
     for (; t->slots[h]; h = (h + 1) & t->mask) {
-        const char *c = p->strings[t->slots[h] - 1];
+        if ((t->slots[h] >> 32) != (uint32_t)hv)
+            continue;
+        const char *c = p->strings[(uint32_t)t->slots[h] - 1];
         if (strncmp(c, s, len) == 0 && c[len] == '\0')
-            return t->slots[h] - 1;
+            return (uint32_t)t->slots[h] - 1;
     }
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
@@ -237,7 +274,7 @@ static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
         str[len] = '\0';
     }
     p->strings[p->n_strings] = str;
-    t->slots[h] = (uint32_t)p->n_strings + 1;
+    t->slots[h] = slot_of(hv, p->n_strings);
     return (int64_t)p->n_strings++;
 }
 
@@ -254,8 +291,7 @@ int64_t profile_intern_owned(profile_t *p, const char *s)
 int64_t profile_add_string(profile_t *p, const char *s, size_t len)
 {
     profile_strtab_t *t = p->strtab;
-    if (t->slots && (p->n_strings + 1) * 2 > t->mask + 1 &&
-        strtab_rehash(p, (t->mask + 1) * 2) < 0)
+    if (t->slots && (p->n_strings + 1) * 2 > t->mask + 1 && strtab_grow(p) < 0)
         return -1;
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
@@ -269,16 +305,18 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
         return (int64_t)p->n_strings++;
     /* A repeat gets no slot of its own (see strtab_rehash): interning keeps
      * returning the first index of the string. */
-    size_t h = hash_fnv1a(copy, len) & t->mask;
+    uint64_t hv = hash_fnv1a(copy, len);
+    size_t h = hv & t->mask;
     bool dup = false;
     for (; t->slots[h]; h = (h + 1) & t->mask)
-        if (strcmp(p->strings[t->slots[h] - 1], copy) == 0) {
+        if ((t->slots[h] >> 32) == (uint32_t)hv &&
+            strcmp(p->strings[(uint32_t)t->slots[h] - 1], copy) == 0) {
             dup = true;
             break;
         }
     p->strings[p->n_strings] = copy;
     if (!dup)
-        t->slots[h] = (uint32_t)p->n_strings + 1;
+        t->slots[h] = slot_of(hv, p->n_strings);
     return (int64_t)p->n_strings++;
 }
 

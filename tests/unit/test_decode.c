@@ -275,6 +275,36 @@ static void test_duplicate_strings_kept(void **state)
     profile_free(p);
 }
 
+/* The intern table through many growths: every string keeps its index,
+ * a repeat added after the table is built interns to the first copy, and
+ * a deferred table is built with the strings there are. */
+static void test_intern_table(void **state)
+{
+    (void)state;
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    char s[32];
+    const int n = 100000;
+    for (int i = 1; i <= n; i++) {
+        snprintf(s, sizeof(s), "s%d", i);
+        assert_int_equal(profile_intern(p, s), i);
+    }
+    for (int i = 1; i <= n; i++) {
+        snprintf(s, sizeof(s), "s%d", i);
+        assert_int_equal(profile_intern(p, s), i);
+    }
+    assert_int_equal(profile_add_string(p, "s7", 2), n + 1); /* a repeat */
+    assert_int_equal(profile_intern(p, "s7"), 7);
+    assert_int_equal(profile_intern(p, ""), 0);
+    profile_defer_intern(p);
+    assert_int_equal(profile_add_string(p, "s8", 2), n + 2);
+    assert_int_equal(profile_intern(p, "s8"), 8);
+    assert_int_equal(profile_intern(p, "s99999"), 99999);
+    assert_int_equal(profile_intern(p, "fresh"), n + 3);
+    assert_int_equal(profile_intern(p, "fresh"), n + 3);
+    profile_free(p);
+}
+
 static void test_label_semantics(void **state)
 {
     (void)state;
@@ -316,6 +346,59 @@ static void test_dangling_mapping_is_no_mapping(void **state)
 }
 
 /* --- error messages -------------------------------------------------------------- */
+
+/* Varints of every length, each ending a nested message (a sample's
+ * value) and the whole input (the period): the ends where a reader's
+ * window stops, which the short-varint fast paths must respect; and
+ * followed by more bytes (a sample's value before its locations, the
+ * period before the string table), where eight are read at once. */
+static void test_varint_lengths(void **state)
+{
+    (void)state;
+    for (unsigned len = 1; len <= 10; len++) {
+        /* the smallest and the largest value of len bytes */
+        uint64_t vs[2] = {len == 1 ? 0 : (uint64_t)1 << (7 * (len - 1)),
+                          len == 10 ? UINT64_MAX : ((uint64_t)1 << (7 * len)) - 1};
+        for (int j = 0; j < 2; j++) {
+            wb_t b, extra = {.n = 0}, m = {.n = 0};
+            wb_u(&m, 1, 1);
+            wb_u(&m, 2, vs[j]);
+            wb_msg(&extra, 2, &m);
+            minimal(&b, &extra);
+            wb_u(&b, 12, vs[j]);
+            profile_t *p = decode_ok(b.d, b.n);
+            assert_int_equal(p->n_samples, 2);
+            assert_int_equal((uint64_t)p->samples[1].values[0], vs[j]);
+            assert_int_equal((uint64_t)p->period, vs[j]);
+            profile_free(p);
+            /* the same values inside: value, then ten location ids */
+            extra.n = m.n = 0;
+            wb_u(&m, 2, vs[j]);
+            for (int k = 0; k < 10; k++)
+                wb_u(&m, 1, 1);
+            wb_msg(&extra, 2, &m);
+            wb_u(&extra, 12, vs[j]);
+            minimal(&b, &extra);
+            p = decode_ok(b.d, b.n);
+            assert_int_equal(p->n_samples, 2);
+            assert_int_equal((uint64_t)p->samples[1].values[0], vs[j]);
+            assert_int_equal(p->samples[1].n_location_ids, 10);
+            assert_int_equal((uint64_t)p->period, vs[j]);
+            profile_free(p);
+        }
+    }
+    /* A varint cut by its message's end, the bytes after it (the next
+     * field's) looking like its continuation: truncated, not read on. */
+    wb_t b, extra = {.n = 0}, m = {.n = 0};
+    wb_u(&m, 1, 1);
+    wb_key(&m, 2, 0);
+    m.d[m.n++] = 0x80;
+    wb_msg(&extra, 2, &m);
+    extra.d[extra.n++] = 0x01; /* a next field's key (1, varint)... */
+    extra.d[extra.n++] = 0x01;
+    minimal(&b, &extra);
+    decode_fails(b.d, b.n, "truncated varint");
+}
 
 static void test_errors(void **state)
 {
@@ -744,8 +827,10 @@ int main(void)
         cmocka_unit_test(test_roundtrip_empty),
         cmocka_unit_test(test_unpacked_and_order),
         cmocka_unit_test(test_duplicate_strings_kept),
+        cmocka_unit_test(test_intern_table),
         cmocka_unit_test(test_label_semantics),
         cmocka_unit_test(test_dangling_mapping_is_no_mapping),
+        cmocka_unit_test(test_varint_lengths),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gzip_errors),
         cmocka_unit_test(test_read_file),

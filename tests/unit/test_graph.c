@@ -122,6 +122,48 @@ static void test_values_and_edges(void **state)
     profile_free(p);
 }
 
+/* Many nodes, the node index grown many times: two locations of one
+ * function are one node at the functions' granularity, each of the
+ * 6,000 functions its own. */
+static void test_many_nodes(void **state)
+{
+    (void)state;
+    enum { NF = 6000 };
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    profile_add_sample_type(p, "space", "bytes");
+    char name[32];
+    for (int i = 0; i < NF; i++) {
+        profile_function_t *f = profile_add_function(p);
+        f->id = (uint64_t)i + 1;
+        snprintf(name, sizeof(name), "f%d", i);
+        f->name = f->system_name = profile_intern(p, name);
+        f->filename = profile_intern(p, "a.c");
+    }
+    for (int i = 0; i < 2 * NF; i++) {
+        profile_line_t l = {(uint64_t)(i / 2) + 1, 1 + i % 2};
+        profile_location_t *loc = profile_add_location(p, &l, 1);
+        loc->id = (uint64_t)i + 1;
+        uint64_t id = loc->id;
+        int64_t v = 1;
+        profile_add_sample(p, &id, 1, &v);
+    }
+    assert_int_equal(profile_index(p), 0);
+    work_t *w;
+    functions_view(&w, p);
+    graph_opts_t o = {.value_index = 0, .mean_index = -1};
+    graph_t *g;
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    assert_int_equal(graph_build(g, NULL), 0);
+    assert_int_equal(g->n_nodes, NF);
+    assert_int_equal(g->n_sel, NF);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        assert_int_equal(g->nodes[i].flat, 2);
+    graph_free(g);
+    work_free(w);
+    profile_free(p);
+}
+
 static void test_kept_nodes_make_residual_edges(void **state)
 {
     (void)state;
@@ -356,6 +398,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_and_edges),
+        cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_kept_nodes_make_residual_edges),
         cmocka_unit_test(test_trimming),
         cmocka_unit_test(test_lines_and_addresses),

@@ -506,6 +506,59 @@ static profile_t *series_source(const profgen_opts_t *o, size_t i)
     return p;
 }
 
+/* profile_merger_add_keyed gives profile_merger_add's profile byte for
+ * byte: sources of two programs (different string tables) in turn, keyed
+ * by a table that also holds other strings (keys are not indexes), one
+ * source keyed for only half its strings. */
+static void test_merger_keyed(void **state)
+{
+    (void)state;
+    char err[128], why[256];
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        profile_t *out[2];
+        for (int keyed = 0; keyed < 2; keyed++) {
+            profile_t *dict = profile_new(), *heads[4];
+            assert_non_null(dict);
+            assert_true(profile_intern(dict, "unrelated 1") > 0);
+            assert_true(profile_intern(dict, "unrelated 2") > 0);
+            profile_merger_t *pm = NULL;
+            for (size_t i = 0; i < 4; i++) {
+                profgen_opts_t o;
+                random_opts(&o, seed);
+                o.seed = seed + (i % 2) * 100;
+                o.sample_seed = i + 1;
+                profile_t *src = series_source(&o, i);
+                assert_int_equal(profile_header_copy(src, &heads[i]), 0);
+                if (i == 0)
+                    assert_int_equal(profile_merger_new(heads[0], &pm), 0);
+                if (!keyed) {
+                    assert_int_equal(profile_merger_add(pm, src), 0);
+                    continue;
+                }
+                uint32_t *keys = malloc((src->n_strings + 1) * sizeof(*keys));
+                assert_non_null(keys);
+                for (size_t k = 0; k < src->n_strings; k++) {
+                    int64_t key = profile_intern(dict, src->strings[k]);
+                    assert_true(key >= 0);
+                    keys[k] = (uint32_t)key;
+                }
+                size_t n_keys = i == 3 ? src->n_strings / 2 : src->n_strings;
+                assert_int_equal(profile_merger_add_keyed(pm, src, keys, n_keys), 0);
+                free(keys);
+            }
+            assert_int_equal(profile_merger_end(pm, heads, 4, &out[keyed], err, sizeof(err)), 0);
+            for (size_t i = 0; i < 4; i++)
+                profile_free(heads[i]);
+            profile_free(dict);
+        }
+        if (!profgen_equal(out[0], out[1], why, sizeof(why)))
+            fail_msg("seed %llu: keyed merge differs: %s", (unsigned long long)seed, why);
+        assert_same_encoding(out[0], out[1]);
+        profile_free(out[0]);
+        profile_free(out[1]);
+    }
+}
+
 /* profile_merger_*, each source merged as it comes, gives what
  * profile_merge_stream gives, byte for byte, when every header is the
  * first's (profile_merger_same_header); a header with another unit, a new
@@ -655,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_drop_stacks),
         cmocka_unit_test(test_merge_stream),
         cmocka_unit_test(test_merger),
+        cmocka_unit_test(test_merger_keyed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

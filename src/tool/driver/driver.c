@@ -579,12 +579,32 @@ typedef struct {
     bool oom;         /* override_mappings failed */
     int sums_rc;      /* profile_check_sums' */
     char err[ERRLEN]; /* fetch_file's message, or else the sums' */
+    uint32_t *keys;   /* p's strings' keys (string_keys), NULL on OOM */
 } loaded_t;
 
 typedef struct {
     const char *const *names;
     const source_opts_t *s;
+    profile_t *dict; /* every string of the sources read: the worker's */
 } ahead_ctx_t;
+
+/* Each string of p keyed by its index in dict, which holds every string
+ * of the sources keyed so far (profile_merger_add_keyed): the strings are
+ * hashed and compared here, on the worker, so that the merge interns each
+ * distinct one once. NULL on OOM (the merge then interns them itself). */
+static uint32_t *string_keys(profile_t *dict, const profile_t *p)
+{
+    uint32_t *keys = malloc((p->n_strings + 1) * sizeof(*keys));
+    for (size_t i = 0; keys && i < p->n_strings; i++) {
+        int64_t k = profile_intern(dict, p->strings[i]);
+        if (k < 0 || k >= UINT32_MAX) {
+            free(keys);
+            return NULL;
+        }
+        keys[i] = (uint32_t)k;
+    }
+    return keys;
+}
 
 /* At most this many sources are decoded, or being decoded, ahead of the
  * one being merged (~10 MB each for a 50,000-location snapshot). One keeps
@@ -608,11 +628,14 @@ static void read_ahead(void *ctx, size_t i, void *slot)
         return;
     }
     l->sums_rc = profile_check_sums(l->p, l->err, sizeof(l->err));
+    if (c->dict)
+        l->keys = string_keys(c->dict, l->p);
 }
 
 static void drop_loaded(void *slot)
 {
     profile_free(((loaded_t *)slot)->p);
+    free(((loaded_t *)slot)->keys);
 }
 
 /* Merges the profiles of one group (sources or bases); NULL (after
@@ -701,10 +724,11 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
         stream = stream && !is_url[i];
     /* A streamed series is read and decoded on a second thread while this
      * one merges: in order, so the result and the messages are the same. */
-    ahead_ctx_t actx = {names, s};
+    ahead_ctx_t actx = {names, s, stream ? profile_new() : NULL};
     ahead_t *ra = NULL;
     if (stream && ahead_start(&ra, s->n_sources, sizeof(loaded_t), READ_AHEAD,
                               sysconf(_SC_NPROCESSORS_ONLN) > 1, read_ahead, &actx) < 0) {
+        profile_free(actx.dict);
         driver_msg("out of memory");
         goto out;
     }
@@ -714,10 +738,14 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
         profile_t *p = NULL;
         int frc, sums_rc = 0;
         bool ahead = ra && i < s->n_sources, oom = false; /* ahead: read_ahead's work is done */
+        uint32_t *keys = NULL; /* p's strings' keys, when ahead */
+        size_t n_keys = 0;
         if (ahead) {
             loaded_t l;
             ahead_take(ra, &l);
             p = l.p;
+            keys = l.keys;
+            n_keys = p && keys ? p->n_strings : 0;
             frc = l.rc;
             oom = l.oom;
             sums_rc = l.sums_rc;
@@ -734,6 +762,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
             frc = fetch_file(names[i], &p, err, sizeof(err));
         }
         if (frc < 0) {
+            free(keys);
             /* one line: decoders may quote the input's bytes */
             for (char *c = err; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == 0x7f)
@@ -745,10 +774,12 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
             (is_url[i] && symbolz_collect(p, tg[i].url, tg[i].timeout_ms, &f->zs) < 0)) {
             driver_msg("out of memory");
             profile_free(p);
+            free(keys);
             continue;
         }
         f->remote = f->remote || is_url[i];
         if (s->base && i == n - 1) {
+            free(keys); /* none: the base is not read ahead */
             ps[s->n_sources + got_base++] = p;
             continue;
         }
@@ -761,10 +792,11 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
             if (profile_header_copy(p, &h) < 0) {
                 driver_msg("out of memory");
                 profile_free(p);
+                free(keys);
                 continue;
             }
             if (!st.no_eager && !st.sums_err[0]) {
-                int erc = combine_eager_add(&st.eager, h, p);
+                int erc = combine_eager_add(&st.eager, h, p, keys, n_keys);
                 p = NULL;
                 if (erc != 0) { /* read them again: combine_stream */
                     combine_eager_free(st.eager);
@@ -783,9 +815,11 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
             p = h;
             which[got_src] = i;
         }
+        free(keys);
         ps[got_src++] = p;
     }
     ahead_end(ra, drop_loaded);
+    profile_free(actx.dict);
     /* sources first, then the base group (at index n_sources) */
     *src = combine_group(ps, got_src, s->n_sources, false, stream ? &st : NULL);
     profile_t **bps = ps + s->n_sources;

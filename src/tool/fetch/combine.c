@@ -111,6 +111,17 @@ nomem:
     return -ENOMEM;
 }
 
+/* The index of unit in p, where *idx already names it (the common case:
+ * a profile in the plan's units) without interning: a profile read is not
+ * indexed for interning, and building that index costs as much as half
+ * its decoding. 0 or -ENOMEM. */
+static int set_unit(profile_t *p, int64_t *idx, const char *unit)
+{
+    if (strcmp(str(p, *idx), unit) == 0)
+        return 0;
+    return (*idx = profile_intern(p, unit)) < 0 ? -ENOMEM : 0;
+}
+
 /* Brings p's period and columns to the plan's units. 0 or -ENOMEM. */
 static int apply_scale(profile_t *p, const scale_plan_t *sp)
 {
@@ -118,7 +129,7 @@ static int apply_scale(profile_t *p, const scale_plan_t *sp)
         const char *u;
         p->period = profile_value_of(
             measure_scale(p->period, str(p, p->period_type.unit), sp->punit, &u));
-        if ((p->period_type.unit = profile_intern(p, sp->punit)) < 0)
+        if (set_unit(p, &p->period_type.unit, sp->punit) < 0)
             return -ENOMEM;
     }
     double ratios[sp->nst + 1];
@@ -129,7 +140,7 @@ static int apply_scale(profile_t *p, const scale_plan_t *sp)
         }
         const char *u;
         ratios[c] = measure_scale(1, str(p, p->sample_types[c].unit), sp->units[c], &u);
-        if ((p->sample_types[c].unit = profile_intern(p, sp->units[c])) < 0)
+        if (set_unit(p, &p->sample_types[c].unit, sp->units[c]) < 0)
             return -ENOMEM;
     }
     profile_scale_n(p, ratios, p->n_sample_types);
@@ -222,7 +233,8 @@ void combine_eager_free(combine_eager_t *e)
     free(e);
 }
 
-int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *src)
+int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *src,
+                      const uint32_t *keys, size_t n_keys)
 {
     combine_eager_t *e = *ep;
     char err[8];
@@ -249,7 +261,7 @@ int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *sr
         profile_free(src);
         return rc;
     }
-    return profile_merger_add(e->m, src);
+    return profile_merger_add_keyed(e->m, src, keys, n_keys);
 }
 
 int combine_eager_end(combine_eager_t *e, profile_t **heads, size_t n, profile_t **out, char *err,

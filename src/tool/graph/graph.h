@@ -72,7 +72,7 @@ typedef struct {
     graph_opts_t o;
     gnode_t *nodes; /* every possible node */
     size_t n_nodes, cap_nodes;
-    uint32_t *node_slots; /* hash of ninfo -> node index + 1 */
+    uint64_t *node_slots; /* hash of ninfo -> node index + 1, beside the hash's low half */
     size_t node_mask;
     uint32_t *loc_first; /* per location: first entry in loc_nodes; n_locs+1 entries */
     uint32_t *loc_nodes; /* node index per line (or one per line-less location) */
