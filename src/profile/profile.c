@@ -559,6 +559,17 @@ void profile_swap_locations(profile_t *p, size_t a, size_t b)
     reindex(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse, p->locations[b].id, b);
 }
 
+void profile_swap_functions(profile_t *p, size_t a, size_t b)
+{
+    if (a == b)
+        return;
+    profile_function_t t = p->functions[a];
+    p->functions[a] = p->functions[b];
+    p->functions[b] = t;
+    reindex(p->fn_index, p->n_fn_index, p->fn_sparse, p->n_fn_sparse, p->functions[a].id, a);
+    reindex(p->fn_index, p->n_fn_index, p->fn_sparse, p->n_fn_sparse, p->functions[b].id, b);
+}
+
 int profile_index(profile_t *p)
 {
     if (build_index(&p->loc_index, &p->n_loc_index, &p->loc_sparse, &p->n_loc_sparse,
