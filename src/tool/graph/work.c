@@ -35,9 +35,11 @@ _Static_assert(sizeof(wfunc_t) == sizeof(profile_function_t) &&
                    offsetof(wfunc_t, filename) == offsetof(profile_function_t, filename) &&
                    offsetof(wfunc_t, start_line) == offsetof(profile_function_t, start_line),
                "wfunc_t is profile_function_t's record");
-_Static_assert(sizeof(wloc_t) <= sizeof(profile_location_t) &&
-                   _Alignof(wloc_t) <= _Alignof(profile_location_t),
-               "a wloc_t fits in a profile_location_t's place");
+_Static_assert(sizeof(wloc_t) == sizeof(profile_location_t) &&
+                   _Alignof(wloc_t) <= _Alignof(profile_location_t) &&
+                   offsetof(wloc_t, id) == offsetof(profile_location_t, id),
+               "a wloc_t takes a profile_location_t's place (same stride, so "
+               "positions and the id scan of profile_location_by_id hold)");
 
 static int build(profile_t *p, bool take, work_t **out, char *err, size_t errlen)
 {
