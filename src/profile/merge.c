@@ -315,9 +315,20 @@ static int64_t map_function(merger_t *m, uint64_t id)
     }
     if (ht_reserve(&m->fns) < 0)
         return -1;
-    profile_function_t *of = profile_add_function(m->out);
-    if (!of)
+    profile_function_t *of;
+    if (m->adopt) {
+        /* Adopted, out's functions are made in the source's array as its
+         * locations are (loc_finish): the k-th takes slot k, whose source
+         * function moves to this one's slot. No second array. */
+        size_t k = m->out->n_functions;
+        profile_swap_functions((profile_t *)m->src, k, pos);
+        m->fn_out[pos] = m->fn_out[k];
+        pos = k;
+        of = &m->out->functions[k];
+        m->out->n_functions++;
+    } else if (!(of = profile_add_function(m->out))) {
         return -1;
+    }
     *of = key;
     of->id = m->out->n_functions;
     ht_insert(&m->fns, hv);
@@ -867,6 +878,8 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
          * until the merge ends. */
         m.out->locations = heads[0]->locations;
         m.out->cap_locations = heads[0]->n_locations;
+        m.out->functions = heads[0]->functions; /* so do its functions */
+        m.out->cap_functions = heads[0]->n_functions;
     }
     bool src_err = false; /* next failed: its message stands */
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -883,8 +896,10 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
     }
     profile_t *p = m.out;
     m.out = NULL;
-    if (m.adopt) /* the locations array is out's now */
+    if (m.adopt) { /* the locations and functions arrays are out's now */
         heads[0]->locations = NULL;
+        heads[0]->functions = NULL;
+    }
     merger_free(&m);
     for (size_t i = 0; own && i < n; i++)
         profile_free(heads[i]);

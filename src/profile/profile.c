@@ -22,11 +22,14 @@ struct profile_chunk {
 
 #define CHUNK_SIZE (256u << 10)
 
-static void *chunk_alloc(struct profile_chunk **list, size_t size)
+/* size bytes aligned to align (a power of two up to max_align_t's): each
+ * kind only as aligned as it needs, so that strings (the most numerous)
+ * are packed, not each padded to 16 bytes. */
+static void *chunk_alloc(struct profile_chunk **list, size_t size, size_t align)
 {
-    size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
     struct profile_chunk *c = *list;
-    if (!c || c->size - c->used < size) {
+    size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
+    if (!c || at > c->size || c->size - at < size) {
         size_t sz = size > CHUNK_SIZE ? size : CHUNK_SIZE;
         c = malloc(sizeof(*c) + sz);
         if (!c)
@@ -42,7 +45,9 @@ static void *chunk_alloc(struct profile_chunk **list, size_t size)
             c->next = *list;
             *list = c;
         }
+        at = 0;
     }
+    c->used = at;
     void *r = (char *)c->data + c->used;
     c->used += size;
     return r;
@@ -76,12 +81,18 @@ static void chunks_take(struct profile_chunk **to, struct profile_chunk **from)
 
 void *profile_alloc(profile_t *p, size_t size)
 {
-    return chunk_alloc(&p->chunks, size);
+    return chunk_alloc(&p->chunks, size, sizeof(max_align_t));
+}
+
+/* Storage for a string of len bytes and its NUL: byte-aligned. */
+static char *alloc_str(profile_t *p, size_t len)
+{
+    return chunk_alloc(&p->chunks, len + 1, 1);
 }
 
 uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n)
 {
-    uint64_t *s = n ? chunk_alloc(&p->stack_chunks, n * sizeof(*s)) : NULL;
+    uint64_t *s = n ? chunk_alloc(&p->stack_chunks, n * sizeof(*s), _Alignof(uint64_t)) : NULL;
     if (s && ids)
         memcpy(s, ids, n * sizeof(*s));
     return s;
@@ -89,7 +100,7 @@ uint64_t *profile_alloc_stack(profile_t *p, const uint64_t *ids, size_t n)
 
 profile_line_t *profile_alloc_lines(profile_t *p, const profile_line_t *lines, size_t n)
 {
-    profile_line_t *l = n ? chunk_alloc(&p->line_chunks, n * sizeof(*l)) : NULL;
+    profile_line_t *l = n ? chunk_alloc(&p->line_chunks, n * sizeof(*l), _Alignof(profile_line_t)) : NULL;
     if (l && lines)
         memcpy(l, lines, n * sizeof(*l));
     else if (l)
@@ -268,7 +279,7 @@ static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
         return -1;
     char *str = (char *)s;
     if (copy) {
-        if (!(str = profile_alloc(p, len + 1)))
+        if (!(str = alloc_str(p, len)))
             return -1;
         memcpy(str, s, len);
         str[len] = '\0';
@@ -295,7 +306,7 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
         return -1;
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
-    char *copy = profile_alloc(p, len + 1);
+    char *copy = alloc_str(p, len);
     if (!copy)
         return -1;
     memcpy(copy, s, len);
@@ -557,6 +568,17 @@ void profile_swap_locations(profile_t *p, size_t a, size_t b)
     p->locations[b] = t;
     reindex(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse, p->locations[a].id, a);
     reindex(p->loc_index, p->n_loc_index, p->loc_sparse, p->n_loc_sparse, p->locations[b].id, b);
+}
+
+void profile_swap_functions(profile_t *p, size_t a, size_t b)
+{
+    if (a == b)
+        return;
+    profile_function_t t = p->functions[a];
+    p->functions[a] = p->functions[b];
+    p->functions[b] = t;
+    reindex(p->fn_index, p->n_fn_index, p->fn_sparse, p->n_fn_sparse, p->functions[a].id, a);
+    reindex(p->fn_index, p->n_fn_index, p->fn_sparse, p->n_fn_sparse, p->functions[b].id, b);
 }
 
 int profile_index(profile_t *p)

@@ -239,6 +239,8 @@ void profile_take_storage(profile_t *p, profile_t *from);
 /* Swaps the locations at positions a and b, their ids' index entries
  * with them (ids unique and indexed, as a decoded profile's). */
 void profile_swap_locations(profile_t *p, size_t a, size_t b);
+/* The same for functions. */
+void profile_swap_functions(profile_t *p, size_t a, size_t b);
 
 /* Rebuilds the id -> element indexes; 0 or -ENOMEM. */
 int profile_index(profile_t *p);

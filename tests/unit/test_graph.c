@@ -1,4 +1,4 @@
-// links: graph
+// links: tests/gen/gen.c graph
 /* test_graph.c — the call graph of a hand-built profile: flat/cum values,
  * edges (inline, residual), granularity aggregation, filters, trimming and
  * pprof's sort orders. */
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen/gen.h"
 #include "tool/graph/filter.h"
 #include "tool/graph/graph.h"
 #include "tool/graph/work.h"
@@ -394,6 +395,65 @@ static void test_entropy_in_parts(void **state)
     profile_free(p);
 }
 
+/* work_take, which makes the view in the profile's own arrays, gives the
+ * view work_new copies: every function, location (lines, mapping) and
+ * sample's stack, on random profiles (sparse ids, inline frames, bare
+ * addresses); the profile keeps its strings and mappings. */
+static void test_take_equals_new(void **state)
+{
+    (void)state;
+    char err[128];
+    for (uint64_t seed = 1; seed <= 9; seed++) {
+        profgen_opts_t o;
+        profgen_defaults(&o, seed);
+        o.sparse_ids = seed % 3 == 0;
+        o.mappings = seed % 4;
+        profile_t *a = profgen_make(&o), *b = profgen_make(&o);
+        assert_non_null(a);
+        assert_non_null(b);
+        work_t *wn, *wt;
+        assert_int_equal(work_new(a, &wn, err, sizeof(err)), 0);
+        assert_int_equal(work_take(b, &wt, err, sizeof(err)), 0);
+        assert_null(b->locations);
+        assert_null(b->functions);
+        assert_int_equal(wt->n_funcs, wn->n_funcs);
+        for (size_t i = 0; i < wn->n_funcs; i++) {
+            const wfunc_t *x = &wn->funcs[i], *y = &wt->funcs[i];
+            assert_int_equal(x->id, y->id);
+            assert_string_equal(work_str(wn, x->name), work_str(wt, y->name));
+            assert_string_equal(work_str(wn, x->system_name), work_str(wt, y->system_name));
+            assert_string_equal(work_str(wn, x->filename), work_str(wt, y->filename));
+            assert_int_equal(x->start_line, y->start_line);
+        }
+        assert_int_equal(wt->n_locs, wn->n_locs);
+        for (size_t i = 0; i < wn->n_locs; i++) {
+            const wloc_t *x = &wn->locs[i], *y = &wt->locs[i];
+            assert_int_equal(x->id, y->id);
+            assert_int_equal(x->address, y->address);
+            assert_int_equal(x->mapping, y->mapping);
+            assert_int_equal(x->is_folded, y->is_folded);
+            assert_string_equal(work_loc_objfile(wn, x), work_loc_objfile(wt, y));
+            assert_int_equal(x->n_lines, y->n_lines);
+            for (uint32_t j = 0; j < x->n_lines; j++) {
+                assert_int_equal(x->lines[j].fn, y->lines[j].fn);
+                assert_int_equal(x->lines[j].line, y->lines[j].line);
+            }
+        }
+        assert_int_equal(wt->n_samples, wn->n_samples);
+        for (size_t i = 0; i < wn->n_samples; i++) {
+            const wsample_t *x = &wn->samples[i], *y = &wt->samples[i];
+            assert_int_equal(x->n_locs, y->n_locs);
+            if (x->n_locs)
+                assert_memory_equal(x->locs, y->locs, x->n_locs * sizeof(*x->locs));
+            assert_int_equal(x->values[0], y->values[0]);
+        }
+        work_free(wn);
+        work_free(wt);
+        profile_free(a);
+        profile_free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_rx_translation),
         cmocka_unit_test(test_entropy_in_parts),
+        cmocka_unit_test(test_take_equals_new),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #include "tool/graph/work.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,20 @@ const char *work_loc_objfile(const work_t *w, const wloc_t *l)
     return work_str(w, w->p->mappings[l->mapping - 1].filename);
 }
 
+/* work_take makes the view's records in the profile's arrays. */
+_Static_assert(sizeof(wfunc_t) == sizeof(profile_function_t) &&
+                   offsetof(wfunc_t, id) == offsetof(profile_function_t, id) &&
+                   offsetof(wfunc_t, name) == offsetof(profile_function_t, name) &&
+                   offsetof(wfunc_t, system_name) == offsetof(profile_function_t, system_name) &&
+                   offsetof(wfunc_t, filename) == offsetof(profile_function_t, filename) &&
+                   offsetof(wfunc_t, start_line) == offsetof(profile_function_t, start_line),
+               "wfunc_t is profile_function_t's record");
+_Static_assert(sizeof(wloc_t) == sizeof(profile_location_t) &&
+                   _Alignof(wloc_t) <= _Alignof(profile_location_t) &&
+                   offsetof(wloc_t, id) == offsetof(profile_location_t, id),
+               "a wloc_t takes a profile_location_t's place (same stride, so "
+               "positions and the id scan of profile_location_by_id hold)");
+
 static int build(profile_t *p, bool take, work_t **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -37,30 +52,43 @@ static int build(profile_t *p, bool take, work_t **out, char *err, size_t errlen
         goto oom;
 
     w->n_funcs = p->n_functions;
-    w->funcs = calloc(p->n_functions + 1, sizeof(*w->funcs));
-    if (!w->funcs)
-        goto oom;
-    for (size_t i = 0; i < p->n_functions; i++) {
-        const profile_function_t *f = &p->functions[i];
-        w->funcs[i] = (wfunc_t){f->id, f->name, f->system_name, f->filename, f->start_line};
+    /* Taken, the view's functions are the profile's array itself (the
+     * same record), taken once the locations below are made; else a
+     * copy. */
+    const bool take_funcs = take && p->functions;
+    if (!take_funcs) {
+        w->funcs = calloc(p->n_functions + 1, sizeof(*w->funcs));
+        if (!w->funcs)
+            goto oom;
+        for (size_t i = 0; i < p->n_functions; i++) {
+            const profile_function_t *f = &p->functions[i];
+            w->funcs[i] = (wfunc_t){f->id, f->name, f->system_name, f->filename, f->start_line};
+        }
     }
 
     size_t nlines = 0;
     for (size_t i = 0; i < p->n_locations; i++)
         nlines += p->locations[i].n_lines;
     w->n_locs = p->n_locations;
-    w->locs = calloc(p->n_locations + 1, sizeof(*w->locs));
+    /* Taken, the view's k-th location is written over the profile's k-th
+     * once read (same size): the samples below only need its position. */
+    const bool take_locs = take && p->locations;
+    wloc_t *locs = take_locs ? (wloc_t *)p->locations : calloc(p->n_locations + 1, sizeof(*locs));
     w->line_store = malloc((nlines + 1) * sizeof(*w->line_store));
-    if (!w->locs || !w->line_store)
+    if (!take_locs)
+        w->locs = locs;
+    if (!locs || !w->line_store)
         goto oom;
     wline_t *ls = w->line_store;
     for (size_t i = 0; i < p->n_locations; i++) {
-        const profile_location_t *l = &p->locations[i];
+        const profile_location_t lv = p->locations[i], *l = &lv;
         /* Each location's lines are an array of their own, in no order
          * after a merge: a miss each unless loaded ahead. */
         if (i + 8 < p->n_locations)
             __builtin_prefetch(p->locations[i + 8].lines);
-        wloc_t *wl = &w->locs[i];
+        wloc_t *wl = &locs[i];
+        if (take_locs)
+            *wl = (wloc_t){0};
         wl->id = l->id;
         wl->address = l->address;
         wl->is_folded = l->is_folded;
@@ -85,8 +113,19 @@ static int build(profile_t *p, bool take, work_t **out, char *err, size_t errlen
         }
         wl->n_lines = l->n_lines;
     }
-    if (take)
+    if (take_funcs) {
+        w->funcs = (wfunc_t *)p->functions;
+        p->functions = NULL; /* profile_drop_lines frees the rest */
+    }
+    if (take) {
+        /* Rewritten, the locations are the view's: only their lines'
+         * storage is released, their fields are not cleared. */
+        size_t n = p->n_locations;
+        if (take_locs)
+            p->n_locations = 0;
         profile_drop_lines(p);
+        p->n_locations = n;
+    }
 
     size_t nframes = 0;
     for (size_t i = 0; i < p->n_samples; i++)
@@ -117,6 +156,10 @@ static int build(profile_t *p, bool take, work_t **out, char *err, size_t errlen
     }
     if (take) {
         profile_drop_stacks(p);
+        if (take_locs) {
+            w->locs = locs;
+            p->locations = NULL;
+        }
         profile_drop_locations(p);
     }
     *out = w;
