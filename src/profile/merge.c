@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/hslots.h"
 
 static const char *S(const profile_t *p, int64_t i)
 {
@@ -90,22 +91,7 @@ static int ht_reserve(htab_t *h)
     size_t old = h->slots ? h->mask + 1 : 0;
     if ((h->n + 1) * 2 <= old)
         return 0;
-    size_t ns = old ? old * 2 : 512;
-    uint64_t *s = calloc(ns, sizeof(*s));
-    if (!s)
-        return -ENOMEM;
-    for (size_t i = 0; i < old; i++) {
-        if (!h->slots[i])
-            continue;
-        size_t k = (h->slots[i] >> 32) & (ns - 1);
-        while (s[k])
-            k = (k + 1) & (ns - 1);
-        s[k] = h->slots[i];
-    }
-    free(h->slots);
-    h->slots = s;
-    h->mask = ns - 1;
-    return 0;
+    return hslots_resize(&h->slots, &h->mask, old ? old * 2 : 512);
 }
 
 /* Sizes an empty table for n elements at once: a large source's tables

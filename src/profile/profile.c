@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "base/hash.h"
+#include "base/hslots.h"
 #include "base/path.h"
 
 /* Small arrays (sample stacks, values, labels, location lines, strings) come
@@ -223,22 +224,7 @@ static int strtab_rehash(profile_t *p, size_t nslots)
 static int strtab_grow(profile_t *p)
 {
     profile_strtab_t *t = p->strtab;
-    size_t nslots = (t->mask + 1) * 2;
-    uint64_t *slots = calloc(nslots, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i <= t->mask; i++) {
-        if (!t->slots[i])
-            continue;
-        size_t h = (t->slots[i] >> 32) & (nslots - 1);
-        while (slots[h])
-            h = (h + 1) & (nslots - 1);
-        slots[h] = t->slots[i];
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->mask = nslots - 1;
-    return 0;
+    return hslots_resize(&t->slots, &t->mask, (t->mask + 1) * 2);
 }
 
 /* Builds a deferred intern table, sized for the strings there are. */

@@ -12,6 +12,7 @@
 #include "tool/graph/pairtab.h"
 #include "base/err.h"
 #include "base/hash.h"
+#include "base/hslots.h"
 #include "base/path.h"
 #include "base/sbuf.h"
 #include "base/strs.h"
@@ -76,21 +77,7 @@ static int index_rebuild(const graph_t *g, uint32_t **slots, size_t *mask, size_
  * made with nslots slots if there is none. */
 static int node_rehash(graph_t *g, size_t nslots)
 {
-    uint64_t *s = calloc(nslots, sizeof(*s));
-    if (!s)
-        return -ENOMEM;
-    for (size_t i = 0; g->node_slots && i <= g->node_mask; i++) {
-        if (!g->node_slots[i])
-            continue;
-        size_t h = (g->node_slots[i] >> 32) & (nslots - 1);
-        while (s[h])
-            h = (h + 1) & (nslots - 1);
-        s[h] = g->node_slots[i];
-    }
-    free(g->node_slots);
-    g->node_slots = s;
-    g->node_mask = nslots - 1;
-    return 0;
+    return hslots_resize(&g->node_slots, &g->node_mask, nslots);
 }
 
 static int64_t append_node(graph_t *g, const ninfo_t *i)
