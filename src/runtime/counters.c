@@ -97,25 +97,24 @@ void counters_publish_slow(counters_t *s, uint64_t net)
     s->published = net;
 }
 
-/* The orphans' net bytes and, with the caller's block the only one held,
- * the caller's exact share of the bound's sum: the sum counts its block
- * as published, the block itself says how far it moved since. */
 static uint64_t orphan_net(void)
 {
     return __atomic_load_n(&orphan.alloc_bytes, __ATOMIC_RELAXED) -
            __atomic_load_n(&orphan.free_bytes, __ATOMIC_RELAXED);
 }
 
-static bool sole_holder(const counters_t *s)
+static bool sole_holder(const counters_t *s, uint64_t in_use)
 {
-    /* Acquire: an exited thread's full publish precedes its block's
-     * release (on_thread_exit). */
-    return s && __atomic_load_n(&bound.in_use, __ATOMIC_ACQUIRE) == 1;
+    return s && in_use == 1;
 }
 
-static uint64_t own_unpublished(const counters_t *s)
+/* The exact live bytes while the caller's block s is the only one held:
+ * every other block is published in full (on_thread_exit), the sum counts
+ * s as published, and s itself says how far it moved since. */
+static uint64_t sole_net(const counters_t *s)
 {
-    return s->alloc_bytes - s->free_bytes - s->published;
+    return __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE) + orphan_net() +
+           (s->alloc_bytes - s->free_bytes - s->published);
 }
 
 uint64_t counters_live_bound(bool *exact)
@@ -125,12 +124,13 @@ uint64_t counters_live_bound(bool *exact)
         return UINT64_MAX;
     const counters_t *s = rt_self.stats;
     uint64_t in_use = __atomic_load_n(&bound.in_use, __ATOMIC_ACQUIRE);
-    uint64_t net = __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE) + orphan_net();
-    uint64_t slack = in_use * COUNTERS_BATCH;
-    if (s && in_use == 1) {
-        net += own_unpublished(s);
-        slack = 0;
+    uint64_t net, slack = 0;
+    if (sole_holder(s, in_use)) {
+        net = sole_net(s);
         *exact = true;
+    } else {
+        net = __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE) + orphan_net();
+        slack = in_use * COUNTERS_BATCH;
     }
     /* The sum wraps as the counters do: a net below zero (frees of
      * blocks allocated before cprof attached) bounds nothing. */
@@ -169,10 +169,13 @@ uint64_t counters_live_now(void)
         return counters_live_bytes(&t);
     }
     const counters_t *own = rt_self.stats;
-    uint64_t net = orphan_net();
-    if (sole_holder(own)) {
-        net += __atomic_load_n(&bound.net, __ATOMIC_ACQUIRE) + own_unpublished(own);
+    /* Acquire: an exited thread's full publish precedes its block's
+     * release (on_thread_exit). */
+    uint64_t net, in_use = __atomic_load_n(&bound.in_use, __ATOMIC_ACQUIRE);
+    if (sole_holder(own, in_use)) {
+        net = sole_net(own);
     } else {
+        net = orphan_net();
         for (counters_t *s = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE); s; s = s->next_all)
             net += __atomic_load_n(&s->alloc_bytes, __ATOMIC_RELAXED) -
                    __atomic_load_n(&s->free_bytes, __ATOMIC_RELAXED);
