@@ -7,8 +7,27 @@
 #ifndef CPROF_BASE_HSLOTS_H
 #define CPROF_BASE_HSLOTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* A slot for position pos with hash hv. */
+static inline uint64_t hslots_entry(uint64_t hv, size_t pos)
+{
+    return (uint64_t)(uint32_t)hv << 32 | ((uint64_t)pos + 1);
+}
+
+/* Whether full slot e was made with hash hv (its low half). */
+static inline bool hslots_same_hash(uint64_t e, uint64_t hv)
+{
+    return (uint32_t)(e >> 32) == (uint32_t)hv;
+}
+
+/* The position full slot e holds. */
+static inline size_t hslots_pos(uint64_t e)
+{
+    return (size_t)(uint32_t)e - 1;
+}
 
 /* Remakes *slots (NULL: none yet; else *mask + 1 slots) as nslots slots
  * (a power of two), each full slot placed again by its stored hash with

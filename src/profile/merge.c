@@ -115,7 +115,7 @@ static void ht_insert(htab_t *h, uint64_t hv)
     size_t k = hv & h->mask;
     while (h->slots[k])
         k = (k + 1) & h->mask;
-    h->slots[k] = (uint64_t)(uint32_t)hv << 32 | ((uint64_t)h->n + 1);
+    h->slots[k] = hslots_entry(hv, h->n);
     h->n++;
 }
 
@@ -124,11 +124,10 @@ static int64_t ht_next(const htab_t *h, uint64_t hv, size_t *k)
 {
     if (!h->slots)
         return -1;
-    const uint64_t tag = (uint64_t)(uint32_t)hv << 32;
     *k = *k == SIZE_MAX ? hv & h->mask : (*k + 1) & h->mask;
     for (uint64_t v; (v = h->slots[*k]); *k = (*k + 1) & h->mask)
-        if ((v & 0xffffffff00000000ull) == tag)
-            return (int64_t)(uint32_t)v - 1;
+        if (hslots_same_hash(v, hv))
+            return (int64_t)hslots_pos(v);
     return -1;
 }
 

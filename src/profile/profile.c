@@ -187,11 +187,6 @@ struct profile_strtab {
     size_t mask;
 };
 
-static inline uint64_t slot_of(uint64_t h, size_t i)
-{
-    return (uint64_t)(uint32_t)h << 32 | ((uint64_t)i + 1);
-}
-
 /* A table of nslots (a power of two) for p's strings, hashed. */
 static int strtab_rehash(profile_t *p, size_t nslots)
 {
@@ -206,13 +201,13 @@ static int strtab_rehash(profile_t *p, size_t nslots)
          * chain, so slots for repeats would make inserts quadratic. */
         bool dup = false;
         for (; slots[h]; h = (h + 1) & (nslots - 1))
-            if ((slots[h] >> 32) == (uint32_t)hv &&
-                strcmp(p->strings[(uint32_t)slots[h] - 1], p->strings[i]) == 0) {
+            if (hslots_same_hash(slots[h], hv) &&
+                strcmp(p->strings[hslots_pos(slots[h])], p->strings[i]) == 0) {
                 dup = true;
                 break;
             }
         if (!dup)
-            slots[h] = slot_of(hv, i);
+            slots[h] = hslots_entry(hv, i);
     }
     free(p->strtab->slots);
     p->strtab->slots = slots;
@@ -255,11 +250,11 @@ static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
     uint64_t hv = hash_fnv1a(s, len);
     size_t h = hv & t->mask;
     for (; t->slots[h]; h = (h + 1) & t->mask) {
-        if ((t->slots[h] >> 32) != (uint32_t)hv)
+        if (!hslots_same_hash(t->slots[h], hv))
             continue;
-        const char *c = p->strings[(uint32_t)t->slots[h] - 1];
+        const char *c = p->strings[hslots_pos(t->slots[h])];
         if (strncmp(c, s, len) == 0 && c[len] == '\0')
-            return (uint32_t)t->slots[h] - 1;
+            return (int64_t)hslots_pos(t->slots[h]);
     }
     if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
         return -1;
@@ -271,7 +266,7 @@ static int64_t intern(profile_t *p, const char *s, size_t len, bool copy)
         str[len] = '\0';
     }
     p->strings[p->n_strings] = str;
-    t->slots[h] = slot_of(hv, p->n_strings);
+    t->slots[h] = hslots_entry(hv, p->n_strings);
     return (int64_t)p->n_strings++;
 }
 
@@ -306,14 +301,14 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
     size_t h = hv & t->mask;
     bool dup = false;
     for (; t->slots[h]; h = (h + 1) & t->mask)
-        if ((t->slots[h] >> 32) == (uint32_t)hv &&
-            strcmp(p->strings[(uint32_t)t->slots[h] - 1], copy) == 0) {
+        if (hslots_same_hash(t->slots[h], hv) &&
+            strcmp(p->strings[hslots_pos(t->slots[h])], copy) == 0) {
             dup = true;
             break;
         }
     p->strings[p->n_strings] = copy;
     if (!dup)
-        t->slots[h] = slot_of(hv, p->n_strings);
+        t->slots[h] = hslots_entry(hv, p->n_strings);
     return (int64_t)p->n_strings++;
 }
 

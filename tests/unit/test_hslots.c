@@ -13,8 +13,7 @@
 /* The slot of position i (0-based) with a hash that collides often. */
 static uint64_t slot_of(size_t i)
 {
-    uint32_t hv = (uint32_t)(i % 97) * 2654435761u;
-    return (uint64_t)hv << 32 | (uint64_t)(i + 1);
+    return hslots_entry((uint32_t)(i % 97) * 2654435761u, i);
 }
 
 static void insert(uint64_t *slots, size_t mask, uint64_t e)
@@ -39,6 +38,8 @@ static void check(const uint64_t *slots, size_t mask, size_t n)
         while (slots[k] && slots[k] != e)
             k = (k + 1) & mask;
         assert_true(slots[k] == e);
+        assert_true(hslots_same_hash(slots[k], e >> 32));
+        assert_int_equal(hslots_pos(slots[k]), i);
     }
 }
 

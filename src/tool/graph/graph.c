@@ -97,14 +97,13 @@ static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
     if ((g->n_nodes + 1) * 2 > g->node_mask + 1 && node_rehash(g, (g->node_mask + 1) * 2) < 0)
         return -1;
     uint64_t hv = ninfo_hash(i);
-    const uint64_t tag = (uint64_t)(uint32_t)hv << 32;
     size_t h = hv & g->node_mask;
     for (uint64_t v; (v = g->node_slots[h]); h = (h + 1) & g->node_mask)
-        if ((v & 0xffffffff00000000ull) == tag && ninfo_eq(&g->nodes[(uint32_t)v - 1].info, i))
-            return (uint32_t)v - 1;
+        if (hslots_same_hash(v, hv) && ninfo_eq(&g->nodes[hslots_pos(v)].info, i))
+            return (int64_t)hslots_pos(v);
     int64_t n = append_node(g, i);
     if (n >= 0)
-        g->node_slots[h] = tag | ((uint64_t)n + 1);
+        g->node_slots[h] = hslots_entry(hv, (size_t)n);
     return n;
 }
 
