@@ -4,10 +4,10 @@
  * free() calls livemap_maybe() on every pointer: one read of a counting
  * filter (2^18 one-byte counters, 256 KiB, one per page modulo 2^18) that is
  * zero for almost every pointer at the default rate, with no lock and no
- * write. Only a hit takes the lock of
- * one of 64 stripes, each an open-addressing table of 12-byte slots
- * (linear probing, backward-shift deletion) that grows by doubling, in arena
- * memory. The objects of one page share a stripe and sit in neighbouring
+ * write. Only a hit takes the lock of one of 64 stripes (the pages sharing
+ * a counter share a stripe), each an open-addressing table of 12-byte
+ * slots (linear probing, backward-shift deletion) that grows by doubling,
+ * in arena memory. The objects of one page share a stripe and sit in neighbouring
  * slots (livemap.c), so the table is read in the order the heap is. Sizes
  * are exact at every width (the live map is the only place a rate-1
  * object's size is kept).
@@ -53,23 +53,23 @@ static inline bool livemap_maybe(const void *p)
 
 /* A counter that reaches 255 stays there: its pages are always "maybe",
  * which costs their frees a look into the table, never a missed free.
- * Called under the stripe lock of p. */
+ * Called under the stripe lock of p, which every page sharing p's counter
+ * shares (livemap.c stripe_of): a plain load and store, atomic only for
+ * the readers without the lock. */
 static inline void livemap_filter_add(const void *p)
 {
     uint8_t *c = livemap_filter_slot(p);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    while (v != UINT8_MAX &&
-           !__atomic_compare_exchange_n(c, &v, v + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    if (v != UINT8_MAX)
+        __atomic_store_n(c, v + 1, __ATOMIC_RELAXED);
 }
 
 static inline void livemap_filter_remove(const void *p)
 {
     uint8_t *c = livemap_filter_slot(p);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    while (v != UINT8_MAX &&
-           !__atomic_compare_exchange_n(c, &v, v - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    if (v != UINT8_MAX)
+        __atomic_store_n(c, v - 1, __ATOMIC_RELAXED);
 }
 
 int livemap_init(void);
