@@ -866,24 +866,15 @@ static inline uintptr_t strip_pac(uintptr_t ra)
 
 #define SUBS_EVERY 256
 
-/* Keeps the walk just made (n frames in pcs, hashes and the slot's fresh
- * frames) as the thread's last, at the end of the kept arrays. */
-static void keep(slot_t *s, const uintptr_t *pcs, const uint64_t *hashes, int n)
-{
-    int at = max_frames - n;
-    memcpy(s->kf + at, s->fresh, (size_t)n * sizeof(*s->kf));
-    memcpy(s->kpcs + at, pcs, (size_t)n * sizeof(*pcs));
-    memcpy(s->khash + at, hashes, (size_t)n * sizeof(*hashes));
-}
-
 /* The walk from the frame whose return address, stack pointer after the
  * return and frame pointer are regs. Inlined in its two entry points: one
  * call less on every sampled allocation. */
 static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], uintptr_t *pcs,
                                                       uint64_t *hashes, int max, uintptr_t lo,
-                                                      uintptr_t hi, int *reused)
+                                                      uintptr_t hi, cfi_stack_t *out)
 {
-    *reused = 0;
+    out->reused = 0;
+    out->held = NULL;
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
     uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
@@ -941,7 +932,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
             if (to_end) {
                 /* Joined to the end: its frames stay where they are. */
                 joined = j;
-                *reused = k;
+                out->reused = k;
                 break;
             }
             /* This walk is cut before the last one's end, or that one was
@@ -954,7 +945,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
                 k = max - n;
             memcpy(pcs + n, s->kpcs + j, (size_t)k * sizeof(*pcs));
             memcpy(s->fresh + n, kf + j, (size_t)k * sizeof(*kf));
-            *reused = k;
+            out->reused = k;
             n += k;
             fp_new = INT_MAX; /* the frames copied are not known */
             const uintptr_t *after =
@@ -1010,68 +1001,74 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     if (__atomic_load_n(&loader_state, __ATOMIC_RELAXED) != state)
         goto give_up;
     int walked = n; /* frames before the reused part */
+    if (!s) {
+        /* No last walk joined: every hash is this walk's. */
+        uint64_t h = HASH_PCS_SEED;
+        for (int i = n - 1; whole && i >= 0; i--)
+            hashes[i] = h = hash_pcs_step(h, pcs[i]);
+        out->pcs = pcs;
+        out->hashes = whole ? hashes : NULL;
+        return n;
+    }
+    /* The new frames go just before the ones joined, or the whole walk at
+     * the end of the kept arrays; the caller reads the stack there. The
+     * hashes of a walk cut at its max are not made: no caller keeps that
+     * stack whole, and a walk joins only a whole one's. */
+    int at = joined >= 0 ? joined - walked : max_frames - n;
     if (joined >= 0) {
-        int k = end - joined;
-        memcpy(pcs + n, s->kpcs + joined, (size_t)k * sizeof(*pcs));
-        memcpy(hashes + n, s->khash + joined, (size_t)k * sizeof(*hashes));
-        n += k;
+        n += end - joined;
+        if (s->fp_hi < joined)
+            s->fp_hi = fp_new >= 0 ? at + fp_new : -1;
+    } else {
+        s->fp_hi = !whole || fp_new == INT_MAX ? max_frames
+                   : fp_new >= 0             ? max_frames - n + fp_new
+                                             : -1;
     }
-    uint64_t h = walked < n ? hashes[walked] : HASH_PCS_SEED;
-    for (int i = walked - 1; i >= 0; i--)
-        hashes[i] = h = hash_pcs_step(h, pcs[i]);
-    if (s) {
-        if (joined >= 0) {
-            /* Only the new frames, just before the ones joined. */
-            int at = joined - walked;
-            if (s->fp_hi < joined)
-                s->fp_hi = fp_new >= 0 ? at + fp_new : -1;
-            memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
-            memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
-            memcpy(s->khash + at, hashes, (size_t)walked * sizeof(*hashes));
-        } else {
-            keep(s, pcs, hashes, n);
-            s->fp_hi = !whole || fp_new == INT_MAX ? max_frames
-                       : fp_new >= 0             ? max_frames - n + fp_new
-                                                 : -1;
-        }
-        s->n = n;
-        s->whole = whole;
-        memcpy(s->next, next, sizeof(next));
-        s->state = state;
-        s->busy = 0;
-    }
+    memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
+    memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
+    uint64_t h = joined >= 0 ? s->khash[joined] : HASH_PCS_SEED;
+    for (int i = walked - 1; whole && i >= 0; i--)
+        s->khash[at + i] = h = hash_pcs_step(h, pcs[i]);
+    s->n = n;
+    s->whole = whole;
+    memcpy(s->next, next, sizeof(next));
+    s->state = state;
+    out->pcs = s->kpcs + at;
+    out->hashes = whole ? s->khash + at : NULL;
+    out->held = &s->busy; /* until cfi_release */
     return n;
 give_up:
-    *reused = 0;
+    out->reused = 0;
     if (s)
         s->busy = 0;
     return -1;
 }
 
 __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
-                                       uintptr_t hi, int *reused)
+                                       uintptr_t hi, cfi_stack_t *out)
 {
     uintptr_t regs[3];
     cfi_regs(regs);
-    return walk(regs, pcs, hashes, max, lo, hi, reused);
+    return walk(regs, pcs, hashes, max, lo, hi, out);
 }
 
 int cfi_walk_frame(const void *frame, uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
-                   uintptr_t hi, int *reused)
+                   uintptr_t hi, cfi_stack_t *out)
 {
 #if defined(__x86_64__)
     /* The frame record: the caller's fp, then the return address; the
      * caller's sp is just above them. Read only inside the stack. */
     uintptr_t fp = (uintptr_t)frame;
-    *reused = 0;
+    out->reused = 0;
+    out->held = NULL;
     if (fp < lo || fp > hi - 16 || (fp & 7))
         return -1;
     const uintptr_t *rec = frame;
     uintptr_t regs[3] = {rec[1], fp + 16, rec[0]};
-    return walk(regs, pcs, hashes, max, lo, hi, reused);
+    return walk(regs, pcs, hashes, max, lo, hi, out);
 #else
     (void)frame;
-    return cfi_walk(pcs, hashes, max, lo, hi, reused);
+    return cfi_walk(pcs, hashes, max, lo, hi, out);
 #endif
 }
 
