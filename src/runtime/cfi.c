@@ -107,9 +107,14 @@ typedef struct {
 } frame_t;
 
 static const uintptr_t zero_word;
-/* After the last walk's frames, and for a walk without a slot: no frame
- * of a walk lies at or above it. */
-static const frame_t end_frame = {.sp = UINTPTR_MAX};
+/* After the last walk's frames (END_FRAMES of them: unchanged reads them
+ * by blocks), and for a walk without a slot: no frame of a walk lies at
+ * or above it, and what it read is unchanged. */
+static const frame_t end_frame = {.sp = UINTPTR_MAX,
+                                  .ra_at = (uintptr_t)&zero_word,
+                                  .bp_at = (uintptr_t)&zero_word};
+#define CHECK_BLOCK 4
+#define END_FRAMES CHECK_BLOCK
 
 #define NEAR_BITS 9
 
@@ -132,7 +137,7 @@ typedef struct {
     uintptr_t next[3]; /* not whole: the state (pc, sp, fp) of the frame
                         * after the last, where a walk that reuses this
                         * one to its end goes on */
-    frame_t *kf;      /* the last walk's frames (and end_frame after them), */
+    frame_t *kf;      /* the last walk's frames (and end_frames after them), */
     uintptr_t *kpcs;  /* their pcs, */
     uint64_t *khash;  /* hash_pcs of the walk from each frame out */
     frame_t *fresh;   /* the frames of the walk being made, from index 0 */
@@ -195,20 +200,27 @@ static inline slot_t *thread_slot(void)
 /* Whether the stack words the last walk read from its frame at index i
  * (of the kept arrays) out still hold what they held, the fp values read
  * only if fp is wanted: then a walk that reaches frame i's state (its fp
- * too if wanted) goes the same way. */
+ * too if wanted) goes the same way. By blocks of frames, one test each
+ * (the end_frames after the last make whole blocks): a candidate whose
+ * own return address changed (another call site) fails at its first. */
 static bool unchanged(const slot_t *s, int i, bool fp)
 {
     const frame_t *f = s->kf;
-    uintptr_t diff = 0; /* nearly always 0: no test per word */
+#define RA(k) (*(const uintptr_t *)f[i + (k)].ra_at ^ f[i + (k)].ra_val)
+#define BP(k) (*(const uintptr_t *)f[i + (k)].bp_at ^ f[i + (k)].bp_val)
+    _Static_assert(CHECK_BLOCK == 4, "a block is the four frames below");
     if (!fp) {
-        for (; i < max_frames; i++)
-            diff |= *(const uintptr_t *)f[i].ra_at ^ f[i].ra_val;
-        return diff == 0;
+        for (; i < max_frames; i += CHECK_BLOCK)
+            if (RA(0) | RA(1) | RA(2) | RA(3))
+                return false;
+        return true;
     }
-    for (; i < max_frames; i++)
-        diff |= (*(const uintptr_t *)f[i].ra_at ^ f[i].ra_val) |
-                (*(const uintptr_t *)f[i].bp_at ^ f[i].bp_val);
-    return diff == 0;
+    for (; i < max_frames; i += CHECK_BLOCK)
+        if (RA(0) | BP(0) | RA(1) | BP(1) | RA(2) | BP(2) | RA(3) | BP(3))
+            return false;
+    return true;
+#undef RA
+#undef BP
 }
 
 /* --- reading .eh_frame ------------------------------------------------ */
@@ -775,7 +787,7 @@ static bool map_tables(void)
         return false;
     /* per slot: the kept frames, pcs and hashes, and the fresh frames */
     size_t frames_size = (size_t)max_frames * sizeof(frame_t);
-    size_t slot_size = 2 * frames_size + sizeof(frame_t) +
+    size_t slot_size = 2 * frames_size + END_FRAMES * sizeof(frame_t) +
                        (size_t)max_frames * (sizeof(uintptr_t) + sizeof(uint64_t));
     size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + slot_size);
     char *p = arena_map(size);
@@ -790,8 +802,9 @@ static bool map_tables(void)
     for (int i = 0; i < NSLOTS; i++) {
         char *w = (char *)(s + NSLOTS) + (size_t)i * slot_size;
         s[i].kf = (frame_t *)w;
-        s[i].kf[max_frames] = end_frame;
-        s[i].fresh = s[i].kf + max_frames + 1;
+        for (int k = 0; k < END_FRAMES; k++)
+            s[i].kf[max_frames + k] = end_frame;
+        s[i].fresh = s[i].kf + max_frames + END_FRAMES;
         s[i].kpcs = (uintptr_t *)(s[i].fresh + max_frames);
         s[i].khash = (uint64_t *)(s[i].kpcs + max_frames);
     }

@@ -153,20 +153,21 @@ static __attribute__((noinline)) void tamper_below(probe_t *p1, probe_t *p2, uin
 
 /* tamper_site's frame record: the caller's fp, then the return address
  * into the caller (x86-64 and aarch64 with frame pointers). */
-static __attribute__((noinline)) uintptr_t tamper_site(probe_t *p1, probe_t *p2)
+static __attribute__((noinline)) uintptr_t tamper_site(probe_t *p1, probe_t *p2, int depth)
 {
     uintptr_t *rec = __builtin_frame_address(0);
     uintptr_t ra = rec[1];
-    tamper_below(p1, p2, rec, 3);
+    tamper_below(p1, p2, rec, depth);
     __asm__ volatile("" ::: "memory");
     return ra;
 }
 
-static void test_changed_word(void **state)
+/* The changed word at several distances from the frame joined: unchanged
+ * reads the words by blocks of frames, a change in any is seen. */
+static void changed_word(int depth)
 {
-    (void)state;
     probe_t p1, p2;
-    uintptr_t ra = tamper_site(&p1, &p2);
+    uintptr_t ra = tamper_site(&p1, &p2, depth);
     check(&p1);
     int k = -1;
     for (int i = 0; i < p1.n; i++)
@@ -183,6 +184,13 @@ static void test_changed_word(void **state)
     /* Joined past the changed word only: at the frame after the one whose
      * return address it is. */
     assert_int_equal(p2.reused, p1.n - k - 1);
+}
+
+static void test_changed_word(void **state)
+{
+    (void)state;
+    for (int depth = 3; depth < 14; depth++)
+        changed_word(depth);
 }
 
 static void test_depth_limit(void **state)
