@@ -910,8 +910,11 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     /* The last walk's frames: kf[j] from j to end - 1, then end_frame. */
     int end = s ? max_frames : 0;
     const frame_t *kf = s ? s->kf : &end_frame;
-    int n = 0, j = s && s->n && s->state == state ? end - s->n : end;
+    /* the first of the last walk's frames not below this frame's sp */
+    const frame_t *kj = kf + (s && s->n && s->state == state ? end - s->n : end);
+    int n = 0;
     int joined = -1; /* the kf index the walk joined */
+    frame_t scratch; /* a walk without a slot keeps no frames */
     /* the outermost frame walked whose CFA is fp's (its index in pcs),
      * INT_MAX once frames were taken from the last walk by copy */
     int fp_new = -1;
@@ -930,17 +933,17 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         /* The last walk's frames lie at rising sp: the one at this sp, if
          * its state is this frame's and what it read is unchanged, is
          * where the rest of the last walk can be taken as it is. */
-        while (kf[j].sp < sp)
-            j++;
+        while (kj->sp < sp)
+            kj++;
+        int j = (int)(kj - kf);
         bool to_end = false, fp = true;
-        if (kf[j].sp == sp && s->kpcs[j] == pc) {
+        if (kj->sp == sp && s->kpcs[j] == pc) {
             /* A walk that goes on from the last one's cut (below) needs
              * all of its state as it was, fp included. */
             to_end = end - j <= max - n && s->whole;
             fp = !to_end || j <= s->fp_hi;
         }
-        if (kf[j].sp == sp && s->kpcs[j] == pc && (!fp || kf[j].bp == bp) &&
-            unchanged(s, j, fp)) {
+        if (kj->sp == sp && s->kpcs[j] == pc && (!fp || kj->bp == bp) && unchanged(s, j, fp)) {
             int k = end - j;
             if (to_end) {
                 /* Joined to the end: its frames stay where they are. */
@@ -967,17 +970,19 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
             pc = after[0];
             sp = after[1];
             bp = after[2];
-            j = end; /* the last walk is not looked at again */
+            kj = kf + end; /* the last walk is not looked at again */
             continue;
         }
         pcs[n] = pc;
-        frame_t *f = s ? &s->fresh[n] : &(frame_t){0};
+        frame_t *f = s ? &s->fresh[n] : &scratch;
         f->sp = sp;
         f->bp = bp;
         n++;
         rule_t one;
         const rule_t *r = s ? lookup_near(s, pc, state) : (one = lookup(pc, state), &one);
-        if (r->kind == RULE_LAST) {
+        if (RT_UNLIKELY(r->kind != RULE_STEP)) {
+            if (r->kind != RULE_LAST)
+                goto give_up;
             f->ra_at = f->bp_at = (uintptr_t)&zero_word;
             f->ra_val = f->bp_val = 0;
             break;
@@ -989,7 +994,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         uintptr_t cfa = (r->cfa_fp ? bp : sp) + r->cfa_off;
         if (r->cfa_fp)
             fp_new = n - 1;
-        if (r->kind != RULE_STEP || cfa <= sp || cfa > hi ||
+        if (cfa <= sp || cfa > hi ||
             (r->cfa_fp && (cfa - sp < (uintptr_t)-r->ra_off ||
                            cfa - sp < (uintptr_t)-(intptr_t)r->fp_off)))
             goto give_up;
