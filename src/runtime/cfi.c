@@ -915,6 +915,10 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     int n = 0;
     int joined = -1; /* the kf index the walk joined */
     frame_t scratch; /* a walk without a slot keeps no frames */
+    /* frames take_at to take_at + take_n - 1 of this walk are the last
+     * walk's from take_from on, left in the kept arrays (not in pcs and
+     * fresh) until this walk is kept */
+    int take_from = 0, take_at = 0, take_n = 0;
     /* the outermost frame walked whose CFA is fp's (its index in pcs),
      * INT_MAX once frames were taken from the last walk by copy */
     int fp_new = -1;
@@ -952,15 +956,16 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
                 break;
             }
             /* This walk is cut before the last one's end, or that one was
-             * cut at its max (a deep recursion): copy what is taken and go
-             * on from the state of the frame after it (read by the last
-             * frame copied, so checked unchanged), to the end or to max.
-             * The hashes copied cover frames of a cut walk: all are
-             * computed anew. */
+             * cut at its max (a deep recursion): take k frames (moved into
+             * place in the kept arrays at the end, not copied out) and go
+             * on from the state of the frame after them (read by the last
+             * one taken, so checked unchanged), to the end or to max. The
+             * hashes there cover frames of a cut walk: all are made anew. */
             if (k > max - n)
                 k = max - n;
-            memcpy(pcs + n, s->kpcs + j, (size_t)k * sizeof(*pcs));
-            memcpy(s->fresh + n, kf + j, (size_t)k * sizeof(*kf));
+            take_from = j;
+            take_at = n;
+            take_n = k;
             out->reused = k;
             n += k;
             fp_new = INT_MAX; /* the frames copied are not known */
@@ -1042,11 +1047,26 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
                    : fp_new >= 0             ? max_frames - n + fp_new
                                              : -1;
     }
+    int hash_n = walked; /* the frames whose hashes are new */
+    if (RT_UNLIKELY(take_n)) {
+        /* Often where they are already: a walk as deep as the last one
+         * below the frames taken. Moved first, before the new frames may
+         * be written over them. */
+        int to = at + take_at, rest = take_at + take_n;
+        if (to != take_from) {
+            memmove(s->kf + to, s->kf + take_from, (size_t)take_n * sizeof(*s->kf));
+            memmove(s->kpcs + to, s->kpcs + take_from, (size_t)take_n * sizeof(*s->kpcs));
+        }
+        memcpy(s->kf + at + rest, s->fresh + rest, (size_t)(n - rest) * sizeof(*s->kf));
+        memcpy(s->kpcs + at + rest, pcs + rest, (size_t)(n - rest) * sizeof(*pcs));
+        walked = take_at; /* the frames before them */
+        hash_n = n;
+    }
     memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
     memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
     uint64_t h = joined >= 0 ? s->khash[joined] : HASH_PCS_SEED;
-    for (int i = walked - 1; whole && i >= 0; i--)
-        s->khash[at + i] = h = hash_pcs_step(h, pcs[i]);
+    for (int i = hash_n - 1; whole && i >= 0; i--)
+        s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);
     s->n = n;
     s->whole = whole;
     memcpy(s->next, next, sizeof(next));
