@@ -30,6 +30,7 @@ static uint64_t checked, mismatched, truncated;
 static uint64_t cfi_walked, cfi_fell_back, cfi_reused; /* counted for the check */
 static range_t skip[24]; /* cprof's text, operator new & co */
 static int nskip;
+static range_t skip_all; /* from the lowest range's start to the highest's end */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -103,6 +104,7 @@ static void merge_skips(void)
         }
     }
     nskip = n;
+    skip_all = n ? (range_t){skip[0].lo, skip[n - 1].hi} : (range_t){0, 0};
 }
 
 void unwind_init(int which, int depth, bool check_each)
@@ -130,8 +132,12 @@ void unwind_init(int which, int depth, bool check_each)
 /* Whether pc is in cprof's text or operator new & co: the range with the
  * highest start at or below pc holds it, if any does. Asked of every
  * sampled stack's top frame, with ten or so ranges in a C++ program. */
-static bool skipped(uintptr_t pc)
+static inline __attribute__((always_inline)) bool skipped(uintptr_t pc)
 {
+    /* Most pcs asked (the program's, where a hook's caller is) lie
+     * outside all the ranges: one test. */
+    if (pc - skip_all.lo >= skip_all.hi - skip_all.lo)
+        return false;
     int lo = 0, hi = nskip; /* the range sought is below hi */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
