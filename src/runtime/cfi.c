@@ -107,9 +107,14 @@ typedef struct {
 } frame_t;
 
 static const uintptr_t zero_word;
-/* After the last walk's frames, and for a walk without a slot: no frame
- * of a walk lies at or above it. */
-static const frame_t end_frame = {.sp = UINTPTR_MAX};
+/* After the last walk's frames (END_FRAMES of them: unchanged reads them
+ * by blocks), and for a walk without a slot: no frame of a walk lies at
+ * or above it, and what it read is unchanged. */
+static const frame_t end_frame = {.sp = UINTPTR_MAX,
+                                  .ra_at = (uintptr_t)&zero_word,
+                                  .bp_at = (uintptr_t)&zero_word};
+#define CHECK_BLOCK 4
+#define END_FRAMES CHECK_BLOCK
 
 #define NEAR_BITS 9
 
@@ -132,7 +137,7 @@ typedef struct {
     uintptr_t next[3]; /* not whole: the state (pc, sp, fp) of the frame
                         * after the last, where a walk that reuses this
                         * one to its end goes on */
-    frame_t *kf;      /* the last walk's frames (and end_frame after them), */
+    frame_t *kf;      /* the last walk's frames (and end_frames after them), */
     uintptr_t *kpcs;  /* their pcs, */
     uint64_t *khash;  /* hash_pcs of the walk from each frame out */
     frame_t *fresh;   /* the frames of the walk being made, from index 0 */
@@ -195,20 +200,27 @@ static inline slot_t *thread_slot(void)
 /* Whether the stack words the last walk read from its frame at index i
  * (of the kept arrays) out still hold what they held, the fp values read
  * only if fp is wanted: then a walk that reaches frame i's state (its fp
- * too if wanted) goes the same way. */
+ * too if wanted) goes the same way. By blocks of frames, one test each
+ * (the end_frames after the last make whole blocks): a candidate whose
+ * own return address changed (another call site) fails at its first. */
 static bool unchanged(const slot_t *s, int i, bool fp)
 {
     const frame_t *f = s->kf;
-    uintptr_t diff = 0; /* nearly always 0: no test per word */
+#define RA(k) (*(const uintptr_t *)f[i + (k)].ra_at ^ f[i + (k)].ra_val)
+#define BP(k) (*(const uintptr_t *)f[i + (k)].bp_at ^ f[i + (k)].bp_val)
+    _Static_assert(CHECK_BLOCK == 4, "a block is the four frames below");
     if (!fp) {
-        for (; i < max_frames; i++)
-            diff |= *(const uintptr_t *)f[i].ra_at ^ f[i].ra_val;
-        return diff == 0;
+        for (; i < max_frames; i += CHECK_BLOCK)
+            if (RA(0) | RA(1) | RA(2) | RA(3))
+                return false;
+        return true;
     }
-    for (; i < max_frames; i++)
-        diff |= (*(const uintptr_t *)f[i].ra_at ^ f[i].ra_val) |
-                (*(const uintptr_t *)f[i].bp_at ^ f[i].bp_val);
-    return diff == 0;
+    for (; i < max_frames; i += CHECK_BLOCK)
+        if (RA(0) | BP(0) | RA(1) | BP(1) | RA(2) | BP(2) | RA(3) | BP(3))
+            return false;
+    return true;
+#undef RA
+#undef BP
 }
 
 /* --- reading .eh_frame ------------------------------------------------ */
@@ -775,7 +787,7 @@ static bool map_tables(void)
         return false;
     /* per slot: the kept frames, pcs and hashes, and the fresh frames */
     size_t frames_size = (size_t)max_frames * sizeof(frame_t);
-    size_t slot_size = 2 * frames_size + sizeof(frame_t) +
+    size_t slot_size = 2 * frames_size + END_FRAMES * sizeof(frame_t) +
                        (size_t)max_frames * (sizeof(uintptr_t) + sizeof(uint64_t));
     size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + slot_size);
     char *p = arena_map(size);
@@ -790,8 +802,9 @@ static bool map_tables(void)
     for (int i = 0; i < NSLOTS; i++) {
         char *w = (char *)(s + NSLOTS) + (size_t)i * slot_size;
         s[i].kf = (frame_t *)w;
-        s[i].kf[max_frames] = end_frame;
-        s[i].fresh = s[i].kf + max_frames + 1;
+        for (int k = 0; k < END_FRAMES; k++)
+            s[i].kf[max_frames + k] = end_frame;
+        s[i].fresh = s[i].kf + max_frames + END_FRAMES;
         s[i].kpcs = (uintptr_t *)(s[i].fresh + max_frames);
         s[i].khash = (uint64_t *)(s[i].kpcs + max_frames);
     }
@@ -866,24 +879,15 @@ static inline uintptr_t strip_pac(uintptr_t ra)
 
 #define SUBS_EVERY 256
 
-/* Keeps the walk just made (n frames in pcs, hashes and the slot's fresh
- * frames) as the thread's last, at the end of the kept arrays. */
-static void keep(slot_t *s, const uintptr_t *pcs, const uint64_t *hashes, int n)
-{
-    int at = max_frames - n;
-    memcpy(s->kf + at, s->fresh, (size_t)n * sizeof(*s->kf));
-    memcpy(s->kpcs + at, pcs, (size_t)n * sizeof(*pcs));
-    memcpy(s->khash + at, hashes, (size_t)n * sizeof(*hashes));
-}
-
 /* The walk from the frame whose return address, stack pointer after the
  * return and frame pointer are regs. Inlined in its two entry points: one
  * call less on every sampled allocation. */
 static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], uintptr_t *pcs,
                                                       uint64_t *hashes, int max, uintptr_t lo,
-                                                      uintptr_t hi, int *reused)
+                                                      uintptr_t hi, cfi_stack_t *out)
 {
-    *reused = 0;
+    out->reused = 0;
+    out->held = NULL;
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
     uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
@@ -906,8 +910,15 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     /* The last walk's frames: kf[j] from j to end - 1, then end_frame. */
     int end = s ? max_frames : 0;
     const frame_t *kf = s ? s->kf : &end_frame;
-    int n = 0, j = s && s->n && s->state == state ? end - s->n : end;
+    /* the first of the last walk's frames not below this frame's sp */
+    const frame_t *kj = kf + (s && s->n && s->state == state ? end - s->n : end);
+    int n = 0;
     int joined = -1; /* the kf index the walk joined */
+    frame_t scratch; /* a walk without a slot keeps no frames */
+    /* frames take_at to take_at + take_n - 1 of this walk are the last
+     * walk's from take_from on, left in the kept arrays (not in pcs and
+     * fresh) until this walk is kept */
+    int take_from = 0, take_at = 0, take_n = 0;
     /* the outermost frame walked whose CFA is fp's (its index in pcs),
      * INT_MAX once frames were taken from the last walk by copy */
     int fp_new = -1;
@@ -926,35 +937,36 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         /* The last walk's frames lie at rising sp: the one at this sp, if
          * its state is this frame's and what it read is unchanged, is
          * where the rest of the last walk can be taken as it is. */
-        while (kf[j].sp < sp)
-            j++;
+        while (kj->sp < sp)
+            kj++;
+        int j = (int)(kj - kf);
         bool to_end = false, fp = true;
-        if (kf[j].sp == sp && s->kpcs[j] == pc) {
+        if (kj->sp == sp && s->kpcs[j] == pc) {
             /* A walk that goes on from the last one's cut (below) needs
              * all of its state as it was, fp included. */
             to_end = end - j <= max - n && s->whole;
             fp = !to_end || j <= s->fp_hi;
         }
-        if (kf[j].sp == sp && s->kpcs[j] == pc && (!fp || kf[j].bp == bp) &&
-            unchanged(s, j, fp)) {
+        if (kj->sp == sp && s->kpcs[j] == pc && (!fp || kj->bp == bp) && unchanged(s, j, fp)) {
             int k = end - j;
             if (to_end) {
                 /* Joined to the end: its frames stay where they are. */
                 joined = j;
-                *reused = k;
+                out->reused = k;
                 break;
             }
             /* This walk is cut before the last one's end, or that one was
-             * cut at its max (a deep recursion): copy what is taken and go
-             * on from the state of the frame after it (read by the last
-             * frame copied, so checked unchanged), to the end or to max.
-             * The hashes copied cover frames of a cut walk: all are
-             * computed anew. */
+             * cut at its max (a deep recursion): take k frames (moved into
+             * place in the kept arrays at the end, not copied out) and go
+             * on from the state of the frame after them (read by the last
+             * one taken, so checked unchanged), to the end or to max. The
+             * hashes there cover frames of a cut walk: all are made anew. */
             if (k > max - n)
                 k = max - n;
-            memcpy(pcs + n, s->kpcs + j, (size_t)k * sizeof(*pcs));
-            memcpy(s->fresh + n, kf + j, (size_t)k * sizeof(*kf));
-            *reused = k;
+            take_from = j;
+            take_at = n;
+            take_n = k;
+            out->reused = k;
             n += k;
             fp_new = INT_MAX; /* the frames copied are not known */
             const uintptr_t *after =
@@ -963,17 +975,19 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
             pc = after[0];
             sp = after[1];
             bp = after[2];
-            j = end; /* the last walk is not looked at again */
+            kj = kf + end; /* the last walk is not looked at again */
             continue;
         }
         pcs[n] = pc;
-        frame_t *f = s ? &s->fresh[n] : &(frame_t){0};
+        frame_t *f = s ? &s->fresh[n] : &scratch;
         f->sp = sp;
         f->bp = bp;
         n++;
         rule_t one;
         const rule_t *r = s ? lookup_near(s, pc, state) : (one = lookup(pc, state), &one);
-        if (r->kind == RULE_LAST) {
+        if (RT_UNLIKELY(r->kind != RULE_STEP)) {
+            if (r->kind != RULE_LAST)
+                goto give_up;
             f->ra_at = f->bp_at = (uintptr_t)&zero_word;
             f->ra_val = f->bp_val = 0;
             break;
@@ -985,7 +999,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         uintptr_t cfa = (r->cfa_fp ? bp : sp) + r->cfa_off;
         if (r->cfa_fp)
             fp_new = n - 1;
-        if (r->kind != RULE_STEP || cfa <= sp || cfa > hi ||
+        if (cfa <= sp || cfa > hi ||
             (r->cfa_fp && (cfa - sp < (uintptr_t)-r->ra_off ||
                            cfa - sp < (uintptr_t)-(intptr_t)r->fp_off)))
             goto give_up;
@@ -1010,68 +1024,89 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     if (__atomic_load_n(&loader_state, __ATOMIC_RELAXED) != state)
         goto give_up;
     int walked = n; /* frames before the reused part */
+    if (!s) {
+        /* No last walk joined: every hash is this walk's. */
+        uint64_t h = HASH_PCS_SEED;
+        for (int i = n - 1; whole && i >= 0; i--)
+            hashes[i] = h = hash_pcs_step(h, pcs[i]);
+        out->pcs = pcs;
+        out->hashes = whole ? hashes : NULL;
+        return n;
+    }
+    /* The new frames go just before the ones joined, or the whole walk at
+     * the end of the kept arrays; the caller reads the stack there. The
+     * hashes of a walk cut at its max are not made: no caller keeps that
+     * stack whole, and a walk joins only a whole one's. */
+    int at = joined >= 0 ? joined - walked : max_frames - n;
     if (joined >= 0) {
-        int k = end - joined;
-        memcpy(pcs + n, s->kpcs + joined, (size_t)k * sizeof(*pcs));
-        memcpy(hashes + n, s->khash + joined, (size_t)k * sizeof(*hashes));
-        n += k;
+        n += end - joined;
+        if (s->fp_hi < joined)
+            s->fp_hi = fp_new >= 0 ? at + fp_new : -1;
+    } else {
+        s->fp_hi = !whole || fp_new == INT_MAX ? max_frames
+                   : fp_new >= 0             ? max_frames - n + fp_new
+                                             : -1;
     }
-    uint64_t h = walked < n ? hashes[walked] : HASH_PCS_SEED;
-    for (int i = walked - 1; i >= 0; i--)
-        hashes[i] = h = hash_pcs_step(h, pcs[i]);
-    if (s) {
-        if (joined >= 0) {
-            /* Only the new frames, just before the ones joined. */
-            int at = joined - walked;
-            if (s->fp_hi < joined)
-                s->fp_hi = fp_new >= 0 ? at + fp_new : -1;
-            memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
-            memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
-            memcpy(s->khash + at, hashes, (size_t)walked * sizeof(*hashes));
-        } else {
-            keep(s, pcs, hashes, n);
-            s->fp_hi = !whole || fp_new == INT_MAX ? max_frames
-                       : fp_new >= 0             ? max_frames - n + fp_new
-                                                 : -1;
+    int hash_n = walked; /* the frames whose hashes are new */
+    if (RT_UNLIKELY(take_n)) {
+        /* Often where they are already: a walk as deep as the last one
+         * below the frames taken. Moved first, before the new frames may
+         * be written over them. */
+        int to = at + take_at, rest = take_at + take_n;
+        if (to != take_from) {
+            memmove(s->kf + to, s->kf + take_from, (size_t)take_n * sizeof(*s->kf));
+            memmove(s->kpcs + to, s->kpcs + take_from, (size_t)take_n * sizeof(*s->kpcs));
         }
-        s->n = n;
-        s->whole = whole;
-        memcpy(s->next, next, sizeof(next));
-        s->state = state;
-        s->busy = 0;
+        memcpy(s->kf + at + rest, s->fresh + rest, (size_t)(n - rest) * sizeof(*s->kf));
+        memcpy(s->kpcs + at + rest, pcs + rest, (size_t)(n - rest) * sizeof(*pcs));
+        walked = take_at; /* the frames before them */
+        hash_n = n;
     }
+    memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
+    memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
+    uint64_t h = joined >= 0 ? s->khash[joined] : HASH_PCS_SEED;
+    for (int i = hash_n - 1; whole && i >= 0; i--)
+        s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);
+    s->n = n;
+    s->whole = whole;
+    memcpy(s->next, next, sizeof(next));
+    s->state = state;
+    out->pcs = s->kpcs + at;
+    out->hashes = whole ? s->khash + at : NULL;
+    out->held = &s->busy; /* until cfi_release */
     return n;
 give_up:
-    *reused = 0;
+    out->reused = 0;
     if (s)
         s->busy = 0;
     return -1;
 }
 
 __attribute__((noinline)) int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
-                                       uintptr_t hi, int *reused)
+                                       uintptr_t hi, cfi_stack_t *out)
 {
     uintptr_t regs[3];
     cfi_regs(regs);
-    return walk(regs, pcs, hashes, max, lo, hi, reused);
+    return walk(regs, pcs, hashes, max, lo, hi, out);
 }
 
 int cfi_walk_frame(const void *frame, uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
-                   uintptr_t hi, int *reused)
+                   uintptr_t hi, cfi_stack_t *out)
 {
 #if defined(__x86_64__)
     /* The frame record: the caller's fp, then the return address; the
      * caller's sp is just above them. Read only inside the stack. */
     uintptr_t fp = (uintptr_t)frame;
-    *reused = 0;
+    out->reused = 0;
+    out->held = NULL;
     if (fp < lo || fp > hi - 16 || (fp & 7))
         return -1;
     const uintptr_t *rec = frame;
     uintptr_t regs[3] = {rec[1], fp + 16, rec[0]};
-    return walk(regs, pcs, hashes, max, lo, hi, reused);
+    return walk(regs, pcs, hashes, max, lo, hi, out);
 #else
     (void)frame;
-    return cfi_walk(pcs, hashes, max, lo, hi, reused);
+    return cfi_walk(pcs, hashes, max, lo, hi, out);
 #endif
 }
 

@@ -20,8 +20,8 @@
  * no rule from that frame out takes the CFA from fp, as in code built
  * without frame pointers): the last walk lies at the end of the thread's
  * arrays, leaf first, so a walk that joins it there writes only its own
- * new frames before that part, and copies nothing of the rest but the
- * pcs and hashes it returns (a last walk cut at its max, a stack deeper
+ * new frames before that part and copies nothing of the rest: the caller
+ * reads the whole stack there (a last walk cut at its max, a stack deeper
  * than it, is copied up to its cut and the walk goes on from there).
  *
  * Every stack word read lies in the thread's stack [lo, hi), at or above
@@ -58,14 +58,29 @@
  * fails (CPROF_MEMORY_LIMIT), every walk gives up: libunwind does them. */
 void cfi_init(int max);
 
-/* Walks the caller's stack, the thread's stack being [lo, hi): pcs[0] is
- * the return address into the caller, then one per frame up to max;
- * hashes[i] is hash_pcs(pcs + i, n - i) (base/hash.h), mostly carried over
- * from the thread's last walk (*reused: how many frames were). The count
- * n, or -1 if a frame is not one the walk models (unwind with libunwind
- * instead). */
+/* Where a walk's stack lies: n return addresses at pcs, and hashes[i] =
+ * hash_pcs(pcs + i, n - i) (base/hash.h), mostly carried over from the
+ * thread's last walk. Both are the thread's kept walk, read in place (no
+ * copy of the part taken from the last walk), or, for a walk without the
+ * thread's slot, the caller's arrays. hashes is NULL for a walk cut at
+ * its max: what it would hash is not the stack a caller keeps. */
+typedef struct {
+    const uintptr_t *pcs;
+    const uint64_t *hashes;
+    int reused; /* frames taken from the thread's last walk */
+    /* The thread's slot's busy flag, set (no other walk of this thread
+     * changes what pcs and hashes point at; a nested one goes without the
+     * slot) until cfi_release; NULL: nothing held. */
+    int *held;
+} cfi_stack_t;
+
+/* Walks the caller's stack, the thread's stack being [lo, hi), into *out:
+ * pcs[0] is the return address into the caller, then one per frame up to
+ * max; pcs and hashes: the caller's room for max frames. The count n, or
+ * -1 (nothing held) if a frame is not one the walk models (unwind with
+ * libunwind instead). */
 int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo, uintptr_t hi,
-             int *reused);
+             cfi_stack_t *out);
 
 /* The same walk from the caller of the function whose frame address
  * (__builtin_frame_address(0), with its frame pointer set up) is frame:
@@ -75,7 +90,15 @@ int cfi_walk(uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo, uintptr_t 
  * frame record is at the caller's sp less 16; elsewhere it is cfi_walk
  * from cfi_walk_frame (the frames in between are walked). */
 int cfi_walk_frame(const void *frame, uintptr_t *pcs, uint64_t *hashes, int max, uintptr_t lo,
-                   uintptr_t hi, int *reused);
+                   uintptr_t hi, cfi_stack_t *out);
+
+/* Gives back what a walk held (its cfi_stack_t's held; NULL: nothing):
+ * its pcs and hashes are not read after this. */
+static inline void cfi_release(int *held)
+{
+    if (held)
+        __atomic_store_n(held, 0, __ATOMIC_RELAXED);
+}
 
 #if defined(__aarch64__)
 /* Maps the rule table now (outside any signal handler), if cfi_init ran;

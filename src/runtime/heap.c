@@ -97,9 +97,10 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const vo
      * go, not the private heap (heap.h). Recording allocates nothing. */
     rt_self.guard++;
     uintptr_t pcs[UNWIND_MAX_DEPTH + UNWIND_SLACK];
-    uint64_t hash;
-    int depth = unwind_capture_hash(frame, pcs, &hash);
-    bucket_t *b = buckets_intern(pcs, depth, hash, size, rt_self.taken_rate, labels);
+    unwind_stack_t st;
+    unwind_capture_hash(frame, pcs, &st);
+    bucket_t *b = buckets_intern(st.pcs, st.depth, st.hash, size, rt_self.taken_rate, labels);
+    unwind_release(&st);
     uint32_t old_bucket;
     uint64_t old_size;
     /* The slot before the live entry exists: a free of it, on any thread,

@@ -30,6 +30,7 @@ static uint64_t checked, mismatched, truncated;
 static uint64_t cfi_walked, cfi_fell_back, cfi_reused; /* counted for the check */
 static range_t skip[24]; /* cprof's text, operator new & co */
 static int nskip;
+static range_t skip_all; /* from the lowest range's start to the highest's end */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -103,6 +104,7 @@ static void merge_skips(void)
         }
     }
     nskip = n;
+    skip_all = n ? (range_t){skip[0].lo, skip[n - 1].hi} : (range_t){0, 0};
 }
 
 void unwind_init(int which, int depth, bool check_each)
@@ -130,8 +132,12 @@ void unwind_init(int which, int depth, bool check_each)
 /* Whether pc is in cprof's text or operator new & co: the range with the
  * highest start at or below pc holds it, if any does. Asked of every
  * sampled stack's top frame, with ten or so ranges in a C++ program. */
-static bool skipped(uintptr_t pc)
+static inline __attribute__((always_inline)) bool skipped(uintptr_t pc)
 {
+    /* Most pcs asked (the program's, where a hook's caller is) lie
+     * outside all the ranges: one test. */
+    if (pc - skip_all.lo >= skip_all.hi - skip_all.lo)
+        return false;
     int lo = 0, hi = nskip; /* the range sought is below hi */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
@@ -282,40 +288,48 @@ __attribute__((destructor)) static void check_report(void)
                 (unsigned long long)__atomic_load_n(&cfi_reused, __ATOMIC_RELAXED));
 }
 
-/* The stack into buf (room for max_depth + UNWIND_SLACK frames), cprof's
- * frames (*top of them) still on top: the raw walk; the hash of the
- * stack from frame *top out into *hash if the walk gave it (not if the
- * depth cut the stack), else *hash is left alone. With a frame
- * (unwind_capture_hash), the cfi and frame-pointer walks start at its
- * caller. Inlined: one call less on every sampled allocation. */
+/* The stack's raw walk, cprof's frames (*top of them) still on top, into
+ * *raw: buf (room for max_depth + UNWIND_SLACK frames), or the cfi walk's
+ * own arrays, held (*held, cfi_release) until the caller is done with
+ * them; the hash of the stack from frame *top out into *hash if the walk
+ * gave it (not if the depth cut the stack), else *hash is left alone.
+ * With a frame (unwind_capture_hash), the cfi and frame-pointer walks
+ * start at its caller. Inlined: one call less on every sampled
+ * allocation. */
 static inline __attribute__((always_inline)) int walk_raw(const void *frame, uintptr_t *buf,
-                                                          int *top, uint64_t *hash, bool *hashed)
+                                                          const uintptr_t **raw, int *top,
+                                                          uint64_t *hash, bool *hashed,
+                                                          int **held)
 {
     uint64_t hashes[UNWIND_MAX_DEPTH + UNWIND_SLACK];
-    int want = max_depth + UNWIND_SLACK, n = -1, reused = 0;
+    int want = max_depth + UNWIND_SLACK, n = -1;
     *hashed = false;
+    *raw = buf;
+    *held = NULL;
     rt_thread_t *t = &rt_self;
     if (unwinder == UNWIND_FP) {
         n = frame ? (stackbounds_get(t) ? fp_chain(t, (uintptr_t)frame, buf, want) : 0)
                   : fp_walk(buf, want);
     } else {
+        cfi_stack_t st = {.reused = 0};
         if (unwinder == UNWIND_CFI && stackbounds_get(t))
-            n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo, t->stack_hi,
-                                       &reused)
-                      : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &reused);
+            n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo, t->stack_hi, &st)
+                      : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &st);
         bool walked = n >= 0;
         if (RT_UNLIKELY(check) && unwinder == UNWIND_CFI) {
             __atomic_fetch_add(walked ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
-            if (reused)
+            if (st.reused)
                 __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
         }
         if (walked) {
-            int i = *top = own_frames(buf, n);
+            *raw = st.pcs;
+            *held = st.held;
+            int i = *top = own_frames(st.pcs, n);
             /* The walk's hashes run to the stack's end: the one at the
              * first frame kept is the stack's unless the depth cuts it
              * (or no frame is kept). */
-            if (i < n && n - i <= max_depth) {
-                *hash = hashes[i];
+            if (st.hashes && i < n && n - i <= max_depth) {
+                *hash = st.hashes[i];
                 *hashed = true;
             }
             return n;
@@ -343,29 +357,29 @@ static inline __attribute__((always_inline)) int walk_raw(const void *frame, uin
 __attribute__((noinline)) int unwind_capture(uintptr_t *out)
 {
     uintptr_t buf[UNWIND_MAX_DEPTH + UNWIND_SLACK];
+    const uintptr_t *raw;
     uint64_t hash;
     bool hashed;
-    int top, n = walk_raw(NULL, buf, &top, &hash, &hashed);
-    int depth = trim(buf, n, top, out);
+    int *held;
+    int top, n = walk_raw(NULL, buf, &raw, &top, &hash, &hashed, &held);
+    int depth = trim(raw, n, top, out);
+    cfi_release(held);
     if (RT_UNLIKELY(check))
         check_stack(out, depth, NULL);
     return depth;
 }
 
-__attribute__((noinline)) int unwind_capture_hash(const void *frame, uintptr_t *pcs,
-                                                  uint64_t *hash)
+__attribute__((noinline)) void unwind_capture_hash(const void *frame, uintptr_t *buf,
+                                                   unwind_stack_t *st)
 {
     bool hashed;
-    int top, n = walk_raw(frame, pcs, &top, hash, &hashed);
-    int depth = n - top < max_depth ? n - top : max_depth;
-    /* Walked into the caller's buffer: moved only when cprof's frames
-     * (operator new's, or all of them for a walk not from a frame) are on
-     * top. */
-    if (RT_UNLIKELY(top > 0))
-        memmove(pcs, pcs + top, (size_t)depth * sizeof(*pcs));
+    int top, n = walk_raw(frame, buf, &st->pcs, &top, &st->hash, &hashed, &st->held);
+    /* Read where the walk left it: cprof's frames (operator new's, or all
+     * of them for a walk not from a frame) skipped, the depth cut. */
+    st->pcs += top;
+    st->depth = n - top < max_depth ? n - top : max_depth;
     if (!hashed)
-        *hash = hash_pcs(pcs, (size_t)depth);
+        st->hash = hash_pcs(st->pcs, (size_t)st->depth);
     if (RT_UNLIKELY(check))
-        check_stack(pcs, depth, hash);
-    return depth;
+        check_stack(st->pcs, st->depth, &st->hash);
 }

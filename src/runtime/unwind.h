@@ -10,6 +10,8 @@
 #ifndef CPROF_UNWIND_H
 #define CPROF_UNWIND_H
 
+#include "cfi.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #ifndef CPROF_NO_LIBUNWIND /* the musl runtime is built without it */
@@ -62,14 +64,31 @@ static inline int unwind_backtrace_sigsafe(uintptr_t *pcs, int max)
 }
 #endif
 
-/* The same, and the stack's hash_pcs (base/hash.h) into *hash, for the
- * stack table: with the cfi walk most of it comes with the walk. pcs has
- * room for UNWIND_MAX_DEPTH + UNWIND_SLACK frames: the walk is made into
- * it, not copied there (the stack returned starts at pcs[0]). frame:
- * NULL, or the frame address of a cprof function on this stack (the hook
- * the program called): the walk starts at its caller, not through the
- * cprof frames in between (cfi.h's cfi_walk_frame; libunwind still walks
- * them). The stack is the same either way. */
-int unwind_capture_hash(const void *frame, uintptr_t *pcs, uint64_t *hash);
+/* A captured stack for the stack table: depth return addresses at pcs,
+ * and their hash_pcs (base/hash.h). */
+typedef struct {
+    const uintptr_t *pcs;
+    int depth;
+    uint64_t hash;
+    int *held; /* what unwind_release gives back (cfi.h) */
+} unwind_stack_t;
+
+/* Captures the caller's stack into *st, with its hash (with the cfi walk
+ * most of it comes with the walk). buf has room for UNWIND_MAX_DEPTH +
+ * UNWIND_SLACK frames; st->pcs points into it, or into the cfi walk's own
+ * arrays, not copied out (cfi.h): they stay as they are until
+ * unwind_release, which must follow (no other capture of this thread
+ * between: a nested one, in a signal handler, walks without them).
+ * frame: NULL, or the frame address of a cprof function on this stack
+ * (the hook the program called): the walk starts at its caller, not
+ * through the cprof frames in between (cfi.h's cfi_walk_frame; libunwind
+ * still walks them). The stack is the same either way. */
+void unwind_capture_hash(const void *frame, uintptr_t *buf, unwind_stack_t *st);
+
+/* Done with st's stack: the cfi walk's arrays go back to the thread. */
+static inline void unwind_release(unwind_stack_t *st)
+{
+    cfi_release(st->held);
+}
 
 #endif

@@ -47,6 +47,30 @@ static void test_stack_and_size(void **state)
     assert_int_equal(buckets_count(), before + 3 + 4999); /* b's 16 existed */
 }
 
+/* The stack interned is read where the unwinder left it (cfi.h: the
+ * thread's kept walk, rewritten by its next walk): a bucket keeps its own
+ * copy, and a later stack in the same memory is another bucket. */
+static void test_stack_copied(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uintptr_t walk[4] = {0x7000, 0x7100, 0x7200, 0x7300};
+    bucket_t *first = buckets_intern(walk, 4, hash_pcs(walk, 4), 0, 1, 0);
+    walk[1] = 0x7101; /* the next walk, another call site */
+    bucket_t *next = buckets_intern(walk, 4, hash_pcs(walk, 4), 0, 1, 0);
+    assert_ptr_not_equal(first, next);
+    assert_ptr_not_equal(first->pcs, walk);
+    assert_int_equal(first->pcs[1], 0x7100);
+    assert_int_equal(next->pcs[1], 0x7101);
+    walk[1] = 0x7100;
+    assert_ptr_equal(buckets_intern(walk, 4, hash_pcs(walk, 4), 0, 1, 0), first);
+    /* A stack read in place, compared in place: a prefix of the same
+     * memory (a walk cut at the profile's depth) is its own bucket. */
+    bucket_t *cut = buckets_intern(walk, 3, hash_pcs(walk, 3), 0, 1, 0);
+    assert_ptr_not_equal(cut, first);
+    assert_int_equal(cut->depth, 3);
+}
+
 /* A sample is scaled by the rate it was taken at: a re-attach at another
  * rate makes new buckets, sharing the stack's copy. */
 static void test_rate(void **state)
@@ -200,6 +224,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stack_and_size),
         cmocka_unit_test(test_rate),
+        cmocka_unit_test(test_stack_copied),
         cmocka_unit_test(test_rate_1_one_bucket),
         cmocka_unit_test(test_labels),
         cmocka_unit_test(test_counts_shards),

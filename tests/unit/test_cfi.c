@@ -5,6 +5,7 @@
  * shallower stack) and when a stack word the last walk read changed. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +25,21 @@ typedef struct {
     uintptr_t pcs[MAX], unw[MAX];
     uint64_t hashes[MAX];
     int n, nunw, reused;
+    bool hashed; /* the walk gave hashes (not one cut at its max) */
 } probe_t;
+
+/* A walk's stack (where it lies: cfi.h) copied into p, and given back. */
+static void take(probe_t *p, int n, cfi_stack_t *st)
+{
+    p->n = n;
+    p->reused = st->reused;
+    p->hashed = n > 0 && st->hashes;
+    if (n > 0)
+        memmove(p->pcs, st->pcs, (size_t)n * sizeof(uintptr_t));
+    if (p->hashed)
+        memmove(p->hashes, st->hashes, (size_t)n * sizeof(uint64_t));
+    cfi_release(st->held);
+}
 
 static uintptr_t stack_lo, stack_hi; /* the main thread's */
 
@@ -33,7 +48,8 @@ static uintptr_t stack_lo, stack_hi; /* the main thread's */
  * probe, the same for both. */
 static __attribute__((noinline)) void probe(probe_t *p)
 {
-    p->n = cfi_walk(p->pcs, p->hashes, MAX, stack_lo, stack_hi, &p->reused);
+    cfi_stack_t st;
+    take(p, cfi_walk(p->pcs, p->hashes, MAX, stack_lo, stack_hi, &st), &st);
     p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
     __asm__ volatile("" ::: "memory");
 }
@@ -66,6 +82,7 @@ static void check(const probe_t *p)
     assert_true(p->n > 2);
     assert_int_equal(p->n, p->nunw + 1);
     assert_memory_equal(p->pcs + 2, p->unw + 1, (size_t)(p->n - 2) * sizeof(uintptr_t));
+    assert_true(p->hashed);
     for (int i = 0; i < p->n; i++)
         assert_true(p->hashes[i] == hash_pcs(p->pcs + i, (size_t)(p->n - i)));
 }
@@ -136,20 +153,21 @@ static __attribute__((noinline)) void tamper_below(probe_t *p1, probe_t *p2, uin
 
 /* tamper_site's frame record: the caller's fp, then the return address
  * into the caller (x86-64 and aarch64 with frame pointers). */
-static __attribute__((noinline)) uintptr_t tamper_site(probe_t *p1, probe_t *p2)
+static __attribute__((noinline)) uintptr_t tamper_site(probe_t *p1, probe_t *p2, int depth)
 {
     uintptr_t *rec = __builtin_frame_address(0);
     uintptr_t ra = rec[1];
-    tamper_below(p1, p2, rec, 3);
+    tamper_below(p1, p2, rec, depth);
     __asm__ volatile("" ::: "memory");
     return ra;
 }
 
-static void test_changed_word(void **state)
+/* The changed word at several distances from the frame joined: unchanged
+ * reads the words by blocks of frames, a change in any is seen. */
+static void changed_word(int depth)
 {
-    (void)state;
     probe_t p1, p2;
-    uintptr_t ra = tamper_site(&p1, &p2);
+    uintptr_t ra = tamper_site(&p1, &p2, depth);
     check(&p1);
     int k = -1;
     for (int i = 0; i < p1.n; i++)
@@ -168,6 +186,13 @@ static void test_changed_word(void **state)
     assert_int_equal(p2.reused, p1.n - k - 1);
 }
 
+static void test_changed_word(void **state)
+{
+    (void)state;
+    for (int depth = 3; depth < 14; depth++)
+        changed_word(depth);
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -176,12 +201,20 @@ static void test_depth_limit(void **state)
     probe_t p;
     site_a(&p, 10);
     check(&p);
-    /* Cut at 5: every hash covers the 5 frames kept, not the stack's end. */
-    int reused;
-    int n = cfi_walk(pcs, hashes, 5, stack_lo, stack_hi, &reused);
+    /* Cut at 5: no hashes (they would cover the 5 frames, not the
+     * stack's end), the stack's leaf end. */
+    cfi_stack_t st;
+    uintptr_t unw[MAX];
+    int n = cfi_walk(pcs, hashes, 5, stack_lo, stack_hi, &st);
+    const uint64_t *got_hashes = st.hashes;
+    memcpy(pcs, st.pcs, (size_t)(n > 0 ? n : 0) * sizeof(uintptr_t));
+    cfi_release(st.held);
+    int nunw = unwind_backtrace_sigsafe(unw, MAX);
     assert_int_equal(n, 5);
-    for (int i = 0; i < n; i++)
-        assert_true(hashes[i] == hash_pcs(pcs + i, (size_t)(n - i)));
+    assert_null(got_hashes);
+    /* cfi_walk's entry 0 is in cfi_walk, 1 and unw_backtrace's 0 here */
+    assert_true(nunw > 5);
+    assert_memory_equal(pcs + 2, unw + 1, 3 * sizeof(uintptr_t));
 }
 
 /* Walks cut at their max (stacks deeper than it) are kept, and the next
@@ -191,7 +224,8 @@ static int cut_max = 6;
 
 static __attribute__((noinline)) void probe_cut(probe_t *p)
 {
-    p->n = cfi_walk(p->pcs, p->hashes, cut_max, stack_lo, stack_hi, &p->reused);
+    cfi_stack_t st;
+    take(p, cfi_walk(p->pcs, p->hashes, cut_max, stack_lo, stack_hi, &st), &st);
     p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
     __asm__ volatile("" ::: "memory");
 }
@@ -218,12 +252,55 @@ static void test_cut_reuse(void **state)
         recurse_cut(&p, depth);
         assert_int_equal(p.n, cut_max);
         assert_memory_equal(p.pcs + 2, p.unw + 1, (size_t)(p.n - 2) * sizeof(uintptr_t));
-        for (int i = 0; i < p.n; i++)
-            assert_true(p.hashes[i] == hash_pcs(p.pcs + i, (size_t)(p.n - i)));
+        assert_false(p.hashed);
         if (round > 0 && round < 15) {
             assert_true(p.reused > 0);
             assert_true(p.reused < cut_max - 3); /* frames walked after the copy */
         }
+    }
+}
+
+/* A walk's stack is read where the thread's last walk keeps it, held
+ * until released: a walk made meanwhile (a signal handler's) goes without
+ * the thread's arrays, reuses nothing and leaves the held stack as it was;
+ * once released, walks join the last one again. */
+static __attribute__((noinline)) void probe_held(probe_t *held, probe_t *nested,
+                                                 probe_t *after)
+{
+    cfi_stack_t st;
+    held->n = cfi_walk(held->pcs, held->hashes, MAX, stack_lo, stack_hi, &st);
+    held->reused = st.reused;
+    memcpy(held->unw, st.pcs, (size_t)held->n * sizeof(uintptr_t));
+    site_b(nested, 3); /* deeper: would write its frames over the held ones */
+    bool same = memcmp(held->unw, st.pcs, (size_t)held->n * sizeof(uintptr_t)) == 0;
+    for (int i = 0; i < held->n; i++)
+        same = same && st.hashes[i] == hash_pcs(st.pcs + i, (size_t)(held->n - i));
+    memcpy(held->pcs, st.pcs, (size_t)held->n * sizeof(uintptr_t));
+    cfi_release(st.held);
+    assert_true(held->n > 3);
+    assert_true(same);
+    site_b(after, 3);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void test_held(void **state)
+{
+    (void)state;
+    probe_t p, held, nested, after;
+    for (int round = 0; round < 3; round++) {
+        site_a(&p, 2);
+        probe_held(&held, &nested, &after);
+        check(&nested);
+        check(&after);
+        assert_true(held.reused > 0); /* joined the walk in site_a */
+        assert_int_equal(nested.reused, 0);
+        /* after: joins held's walk (below probe_held), not nested's */
+        assert_true(after.reused > 0);
+        assert_true(after.reused < after.n - 4);
+        /* held, read after the nested walk: the frames below probe_held
+         * are the other walks' too */
+        assert_memory_equal(held.pcs + 2, after.pcs + after.n - held.n + 2,
+                            (size_t)(held.n - 2) * sizeof(uintptr_t));
     }
 }
 
@@ -234,13 +311,16 @@ static void test_bounds(void **state)
     (void)state;
     uintptr_t pcs[MAX];
     uint64_t hashes[MAX];
-    int reused;
+    cfi_stack_t st;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    assert_int_equal(cfi_walk(pcs, hashes, MAX, stack_lo, here - 4096, &reused), -1);
-    assert_int_equal(cfi_walk(pcs, hashes, MAX, here + 4096, stack_hi, &reused), -1);
+    assert_int_equal(cfi_walk(pcs, hashes, MAX, stack_lo, here - 4096, &st), -1);
+    assert_null(st.held);
+    assert_int_equal(cfi_walk(pcs, hashes, MAX, here + 4096, stack_hi, &st), -1);
     /* The stack ends just above this frame: the callers' words are out. */
-    assert_int_equal(cfi_walk(pcs, hashes, MAX, stack_lo, here + 16, &reused), -1);
-    assert_true(cfi_walk(pcs, hashes, MAX, stack_lo, stack_hi, &reused) > 2);
+    assert_int_equal(cfi_walk(pcs, hashes, MAX, stack_lo, here + 16, &st), -1);
+    assert_null(st.held);
+    assert_true(cfi_walk(pcs, hashes, MAX, stack_lo, stack_hi, &st) > 2);
+    cfi_release(st.held);
 }
 
 /* A hook's view: the walk from its own frame starts at its caller, with
@@ -248,9 +328,12 @@ static void test_bounds(void **state)
  * walk (the whole one just made) is reused or not. */
 static __attribute__((noinline)) void hook(probe_t *whole, probe_t *from)
 {
-    whole->n = cfi_walk(whole->pcs, whole->hashes, MAX, stack_lo, stack_hi, &whole->reused);
-    from->n = cfi_walk_frame(__builtin_frame_address(0), from->pcs, from->hashes, MAX, stack_lo,
-                             stack_hi, &from->reused);
+    cfi_stack_t st;
+    take(whole, cfi_walk(whole->pcs, whole->hashes, MAX, stack_lo, stack_hi, &st), &st);
+    take(from,
+         cfi_walk_frame(__builtin_frame_address(0), from->pcs, from->hashes, MAX, stack_lo,
+                        stack_hi, &st),
+         &st);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -282,11 +365,12 @@ static void test_from_frame(void **state)
     /* A frame outside the stack: nothing is read, the walk gives up. */
     uintptr_t pcs[MAX];
     uint64_t hashes[MAX];
-    int reused;
+    cfi_stack_t st;
     assert_int_equal(cfi_walk_frame((void *)(stack_hi - 8), pcs, hashes, MAX, stack_lo, stack_hi,
-                                    &reused), -1);
+                                    &st), -1);
     assert_int_equal(cfi_walk_frame((void *)(stack_lo - 4096), pcs, hashes, MAX, stack_lo,
-                                    stack_hi, &reused), -1);
+                                    stack_hi, &st), -1);
+    assert_null(st.held);
 }
 
 /* --- a frame's fp where no rule takes the CFA from it ------------------
@@ -322,7 +406,8 @@ static uintptr_t thread_lo, thread_hi;
  * the bp with_bp set: the first frame whose fp no rule reads is this. */
 static NO_FP void fp_middle(probe_t *p)
 {
-    p->n = cfi_walk(p->pcs, p->hashes, MAX, thread_lo, thread_hi, &p->reused);
+    cfi_stack_t st;
+    take(p, cfi_walk(p->pcs, p->hashes, MAX, thread_lo, thread_hi, &st), &st);
     p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
     __asm__ volatile("" ::: "memory");
 }
@@ -400,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_join_depths),
         cmocka_unit_test(test_changed_word),
         cmocka_unit_test(test_dead_fp),
+        cmocka_unit_test(test_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
