@@ -899,6 +899,10 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         s = NULL;
     if (s) {
         s->busy = 1;
+        /* A signal handler's walk on this thread must see busy set
+         * before this one touches the slot: keep the compiler from
+         * sinking the store below the slot's reads. */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
         if (RT_UNLIKELY(++s->walks % SUBS_EVERY == 0))
             check_subs();
     }

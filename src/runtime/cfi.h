@@ -97,7 +97,7 @@ int cfi_walk_frame(const void *frame, uintptr_t *pcs, uint64_t *hashes, int max,
 static inline void cfi_release(int *held)
 {
     if (held)
-        __atomic_store_n(held, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(held, 0, __ATOMIC_RELEASE); /* after the last read of the stack */
 }
 
 #if defined(__aarch64__)

@@ -260,6 +260,58 @@ static void test_cut_reuse(void **state)
     }
 }
 
+/* Three walks in a row from one frame with different maxes: a cut walk
+ * taken by a whole one, which the next joins, and the other orders. Each
+ * is the leaf end of libunwind's stack, with the hash of every suffix
+ * when it has hashes (frames moved in the kept arrays stay right). */
+static int mixed_max[3];
+
+static __attribute__((noinline)) void probe_mixed(probe_t *p)
+{
+    cfi_stack_t st;
+    for (int k = 0; k < 3; k++) {
+        take(&p[k], cfi_walk(p[k].pcs, p[k].hashes, mixed_max[k], stack_lo, stack_hi, &st),
+             &st);
+        __asm__ volatile("" ::: "memory");
+    }
+    p[3].nunw = unwind_backtrace_sigsafe(p[3].unw, MAX);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) int recurse_mixed(probe_t *p, int depth)
+{
+    if (depth == 0)
+        probe_mixed(p);
+    else
+        recurse_mixed(p, depth - 1);
+    __asm__ volatile("" ::: "memory");
+    return depth;
+}
+
+static void test_mixed_max(void **state)
+{
+    (void)state;
+    static const int maxes[][3] = {{6, MAX, MAX}, {6, 8, MAX}, {6, 8, 10}, {10, 6, MAX},
+                                   {MAX, 6, MAX}, {MAX, 6, 9},  {7, 7, 7},  {30, MAX, 30}};
+    static const int depths[] = {5, 20, 40};
+    for (size_t i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++) {
+        for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+            probe_t p[4];
+            memcpy(mixed_max, maxes[i], sizeof(mixed_max));
+            recurse_mixed(p, depths[d]);
+            int full = p[3].nunw + 1; /* cfi_walk's own frame first */
+            for (int k = 0; k < 3; k++) {
+                int n = p[k].n;
+                assert_int_equal(n, mixed_max[k] < full ? mixed_max[k] : full);
+                assert_memory_equal(p[k].pcs + 2, p[3].unw + 1, (size_t)(n - 2) * sizeof(uintptr_t));
+                assert_true(p[k].hashed == (n == full));
+                for (int j = 0; p[k].hashed && j < n; j++)
+                    assert_true(p[k].hashes[j] == hash_pcs(p[k].pcs + j, (size_t)(n - j)));
+            }
+        }
+    }
+}
+
 /* A walk's stack is read where the thread's last walk keeps it, held
  * until released: a walk made meanwhile (a signal handler's) goes without
  * the thread's arrays, reuses nothing and leaves the held stack as it was;
@@ -486,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_changed_word),
         cmocka_unit_test(test_dead_fp),
         cmocka_unit_test(test_held),
+        cmocka_unit_test(test_mixed_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
