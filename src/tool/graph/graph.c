@@ -779,8 +779,12 @@ static void prefetch_sample(const graph_t *g, size_t si)
     if (si + 1 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 1];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++)
+            for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++) {
+                /* visit reads cum and stamp: 28 bytes apart in a 120-byte
+                 * node, in two lines for many nodes */
+                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]].cum);
                 __builtin_prefetch(&g->nodes[g->loc_nodes[ni]].stamp);
+            }
     }
 }
 
