@@ -762,6 +762,32 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
     return 0;
 }
 
+/* The first step for a sample: the slots of its locations in the
+ * source's index (a table of every location, read at random). */
+static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++)
+        if (s->location_ids[i] < src->n_loc_index)
+            __builtin_prefetch(&src->loc_index[s->location_ids[i]]);
+}
+
+/* The step after prefetch_lines: the slots of the lines' functions in the
+ * source's index. */
+static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
+            continue;
+        const profile_location_t *l = &src->locations[src->loc_index[id] - 1];
+        for (uint32_t k = 0; k < l->n_lines; k++)
+            if (l->lines[k].function_id < src->n_fn_index)
+                __builtin_prefetch(&src->fn_index[l->lines[k].function_id]);
+    }
+}
+
 /* Starts loading the source locations of a sample and their slots in
  * loc_out (the ids of dense profiles, the common case), which map_sample
  * reads one after the other: a large profile's samples name locations all
@@ -818,13 +844,18 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
     for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
-        /* three samples ahead, their locations load while this one is
-         * mapped; two ahead, the lines of those locations; one ahead, the
-         * functions of those lines */
+        /* five samples ahead, the index slots of their locations load
+         * while this one is mapped; four ahead, the locations; three
+         * ahead, their lines; two ahead, the index slots of those lines'
+         * functions; one ahead, the functions */
+        if (j + 5 < src->n_samples)
+            prefetch_loc_index(m, &ss[j + 5]);
+        if (j + 4 < src->n_samples)
+            prefetch_locations(m, &ss[j + 4]);
         if (j + 3 < src->n_samples)
-            prefetch_locations(m, &ss[j + 3]);
+            prefetch_lines(m, &ss[j + 3]);
         if (j + 2 < src->n_samples)
-            prefetch_lines(m, &ss[j + 2]);
+            prefetch_fn_index(m, &ss[j + 2]);
         if (j + 1 < src->n_samples)
             prefetch_functions(m, &ss[j + 1]);
         if (!is_zero(src, &ss[j]))
