@@ -176,7 +176,33 @@ typedef struct {
     size_t n_keys;
     uint32_t *key_out;
     size_t cap_key_out;
+    /* profile_merge_keyed: the source's strings stand for themselves by
+     * their index until the keys come (keys_finish); order lists those
+     * used, in the order of first use */
+    const profile_keyer_t *keyer;
+    uint32_t *order;
+    size_t n_order;
+    bool waited; /* keyer's wait was called */
+    bool kept;   /* out's strings are the source's (SAME_STRINGS) */
 } merger_t;
+
+/* A merge of one profile whose string table keys_finish made: out keeps
+ * its strings as they are, which is the order a merge of the profile it
+ * came from gives them (a merge of this one would follow the labels'
+ * sorted order instead). */
+static const profile_keyer_t same_strings;
+#define SAME_STRINGS (&same_strings)
+
+/* Records out index o for key. -1 on OOM. */
+static int key_set(merger_t *m, uint32_t key, int64_t o)
+{
+    size_t cap = m->cap_key_out;
+    if (err_grow((void **)&m->key_out, &m->cap_key_out, (size_t)key + 1, sizeof(*m->key_out)) < 0)
+        return -1;
+    memset(m->key_out + cap, 0, (m->cap_key_out - cap) * sizeof(*m->key_out));
+    m->key_out[key] = (uint32_t)o + 1;
+    return 0;
+}
 
 /* The out index of the source's i-th string, interning it. A keyed
  * string is interned once for all sources: later ones read its key's
@@ -187,6 +213,12 @@ static int64_t str_out(merger_t *m, int64_t i)
         return -1;
     if (m->strmap[i] >= 0)
         return m->strmap[i];
+    if (m->kept)
+        return m->strmap[i] = (int32_t)i;
+    if (m->keyer) {
+        m->order[m->n_order++] = (uint32_t)i;
+        return m->strmap[i] = (int32_t)i;
+    }
     bool keyed = (uint64_t)i < m->n_keys;
     uint32_t key = keyed ? m->keys[i] : 0;
     int64_t o;
@@ -198,14 +230,8 @@ static int64_t str_out(merger_t *m, int64_t i)
                      : profile_intern(m->out, m->src->strings[i]);
         if (o < 0 || o > INT32_MAX)
             return -1;
-        if (keyed) {
-            size_t cap = m->cap_key_out;
-            if (err_grow((void **)&m->key_out, &m->cap_key_out, (size_t)key + 1,
-                         sizeof(*m->key_out)) < 0)
-                return -1;
-            memset(m->key_out + cap, 0, (m->cap_key_out - cap) * sizeof(*m->key_out));
-            m->key_out[key] = (uint32_t)o + 1;
-        }
+        if (keyed && key_set(m, key, o) < 0)
+            return -1;
     }
     m->strmap[i] = (int32_t)o;
     return o;
@@ -554,7 +580,8 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
         if (l->key < 0 || l->str < 0 || l->num_unit < 0)
             return -ENOMEM;
     }
-    if (sort_labels(out, m->labels, ss->n_labels) < 0)
+    /* keyed, the labels hold the source's indexes still */
+    if (sort_labels(m->keyer && !m->kept ? m->src : out, m->labels, ss->n_labels) < 0)
         return -ENOMEM;
     uint64_t hv = mix(4, ss->n_location_ids);
     for (uint32_t i = 0; i < ss->n_location_ids; i++)
@@ -627,6 +654,8 @@ static int merger_set_src(merger_t *m, profile_t *src)
     m->loc_out = calloc(src->n_locations + 1, sizeof(*m->loc_out));
     m->map_out = calloc(src->n_mappings + 1, sizeof(*m->map_out));
     m->map_off = calloc(src->n_mappings + 1, sizeof(*m->map_off));
+    if (m->keyer && !m->kept && !(m->order = malloc((src->n_strings + 1) * sizeof(*m->order))))
+        return -ENOMEM;
     if (!m->strmap || !m->fn_out || !m->loc_out || !m->map_out || !m->map_off)
         return -ENOMEM;
     for (size_t i = 0; i < src->n_strings; i++)
@@ -646,6 +675,7 @@ static void merger_free(merger_t *m)
     free(m->lines);
     free(m->pre);
     free(m->key_out);
+    free(m->order);
 }
 
 /* combineHeaders */
@@ -732,6 +762,32 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
     return 0;
 }
 
+/* The first step for a sample: the slots of its locations in the
+ * source's index (a table of every location, read at random). */
+static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++)
+        if (s->location_ids[i] < src->n_loc_index)
+            __builtin_prefetch(&src->loc_index[s->location_ids[i]]);
+}
+
+/* The step after prefetch_lines: the slots of the lines' functions in the
+ * source's index. */
+static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        uint64_t id = s->location_ids[i];
+        if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
+            continue;
+        const profile_location_t *l = &src->locations[src->loc_index[id] - 1];
+        for (uint32_t k = 0; k < l->n_lines; k++)
+            if (l->lines[k].function_id < src->n_fn_index)
+                __builtin_prefetch(&src->fn_index[l->lines[k].function_id]);
+    }
+}
+
 /* Starts loading the source locations of a sample and their slots in
  * loc_out (the ids of dense profiles, the common case), which map_sample
  * reads one after the other: a large profile's samples name locations all
@@ -788,13 +844,18 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
     for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
-        /* three samples ahead, their locations load while this one is
-         * mapped; two ahead, the lines of those locations; one ahead, the
-         * functions of those lines */
+        /* five samples ahead, the index slots of their locations load
+         * while this one is mapped; four ahead, the locations; three
+         * ahead, their lines; two ahead, the index slots of those lines'
+         * functions; one ahead, the functions */
+        if (j + 5 < src->n_samples)
+            prefetch_loc_index(m, &ss[j + 5]);
+        if (j + 4 < src->n_samples)
+            prefetch_locations(m, &ss[j + 4]);
         if (j + 3 < src->n_samples)
-            prefetch_locations(m, &ss[j + 3]);
+            prefetch_lines(m, &ss[j + 3]);
         if (j + 2 < src->n_samples)
-            prefetch_lines(m, &ss[j + 2]);
+            prefetch_fn_index(m, &ss[j + 2]);
         if (j + 1 < src->n_samples)
             prefetch_functions(m, &ss[j + 1]);
         if (!is_zero(src, &ss[j]))
@@ -804,13 +865,91 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
 }
 
 static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn next, void *ctx,
-                      profile_t **out, char *err, size_t errlen);
+                      const profile_keyer_t *keyer, profile_t **out, char *err, size_t errlen);
+
+/* profile_merge_keyed's strings, once the source's samples are merged:
+ * each used source string takes its key's place in out (one of out's
+ * header strings, else a new one, in the order of first use, as interning
+ * them would have), and out's mappings, functions and labels, made with
+ * the source's indexes, get it. *again: two used source strings were
+ * equal (or "" had an index other than 0), so the merge may have told
+ * apart elements that differ only there: out is to be merged once more,
+ * which finds them equal. */
+static int keys_finish(merger_t *m, bool *again)
+{
+    /* The elements are made: their tables go first, so that they and
+     * the keys are not held together at the merge's peak. */
+    htab_t *tabs[] = {&m->fns, &m->maps, &m->locs, &m->samples};
+    for (size_t t = 0; t < sizeof(tabs) / sizeof(*tabs); t++) {
+        ht_free(tabs[t]);
+        tabs[t]->slots = NULL;
+    }
+    free(m->fn_out);
+    free(m->loc_out);
+    m->fn_out = m->loc_out = NULL;
+    const uint32_t *keys = m->keyer->wait(m->keyer->ctx);
+    m->waited = true;
+    profile_t *out = m->out;
+    const profile_t *src = m->src;
+    const size_t n_hdr = out->n_strings;
+    uint8_t *claimed = calloc(n_hdr + m->n_order + 1, 1); /* out index used */
+    if (!claimed)
+        return -ENOMEM;
+    int rc = 0;
+    for (size_t j = 0; keys && rc == 0 && j < n_hdr; j++) {
+        uint32_t k = m->keyer->key_of(m->keyer->ctx, out->strings[j]);
+        rc = k == UINT32_MAX ? -ENOMEM : key_set(m, k, (int64_t)j);
+    }
+    for (size_t x = 0; rc == 0 && x < m->n_order; x++) {
+        uint32_t i = m->order[x], k = keys ? keys[i] : 0;
+        int64_t o;
+        if (!keys)
+            o = profile_intern_owned(out, src->strings[i]);
+        else if (k < m->cap_key_out && m->key_out[k])
+            o = (int64_t)m->key_out[k] - 1;
+        else if ((o = profile_append_owned(out, src->strings[i])) >= 0 && key_set(m, k, o) < 0)
+            o = -1;
+        if (o < 0 || o > INT32_MAX) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (claimed[o] || (o == 0) != (i == 0))
+            *again = true;
+        claimed[o] = 1;
+        m->strmap[i] = (int32_t)o;
+    }
+    free(claimed);
+    if (rc < 0)
+        return rc;
+    const int32_t *f = m->strmap; /* source index -> out's, for every one used */
+    for (size_t j = 0; j < out->n_mappings; j++) {
+        profile_mapping_t *mp = &out->mappings[j];
+        mp->filename = f[mp->filename];
+        mp->build_id = f[mp->build_id];
+    }
+    for (size_t j = 0; j < out->n_functions; j++) {
+        profile_function_t *fn = &out->functions[j];
+        fn->name = f[fn->name];
+        fn->system_name = f[fn->system_name];
+        fn->filename = f[fn->filename];
+    }
+    for (size_t j = 0; j < out->n_samples; j++) {
+        profile_sample_t *sp = &out->samples[j];
+        for (uint32_t l = 0; l < sp->n_labels; l++) {
+            profile_label_t *lb = &sp->labels[l];
+            lb->key = f[lb->key];
+            lb->str = f[lb->str];
+            lb->num_unit = f[lb->num_unit];
+        }
+    }
+    return 0;
+}
 
 /* The end of a merge whose samples are all in p (taken) and whose status is
  * rc (src_err: a source's own message stands): indexes p, merges it again
- * when values cancelled out. */
-static int merge_done(profile_t *p, int rc, bool src_err, profile_t **out, char *err,
-                      size_t errlen)
+ * when values cancelled out, or when again. */
+static int merge_done(profile_t *p, int rc, bool src_err, bool again, profile_t **out,
+                      char *err, size_t errlen)
 {
     if (rc == 0)
         rc = profile_index(p);
@@ -818,13 +957,14 @@ static int merge_done(profile_t *p, int rc, bool src_err, profile_t **out, char 
         profile_free(p);
         return src_err ? rc : err_fmt(err, errlen, rc, "out of memory while merging profiles");
     }
-    for (size_t i = 0; i < p->n_samples; i++) {
-        if (is_zero(p, &p->samples[i])) {
-            /* Values cancelled out: merge again to drop the zero samples
-             * and what only they referenced. */
-            return merge_from(&p, 1, true, false, from_array, &p, out, err, errlen);
-        }
-    }
+    bool keyed = again; /* keys_finish's: p's strings are to stay */
+    for (size_t i = 0; !again && i < p->n_samples; i++)
+        again = is_zero(p, &p->samples[i]);
+    /* Values cancelled out (merge again to drop the zero samples and what
+     * only they referenced), or keys_finish found equal strings. */
+    if (again)
+        return merge_from(&p, 1, true, false, from_array, &p, keyed ? SAME_STRINGS : NULL, out,
+                          err, errlen);
     *out = p;
     return 0;
 }
@@ -833,7 +973,7 @@ static int merge_done(profile_t *p, int rc, bool src_err, profile_t **out, char 
  * own: heads are freed (on failure too); stream: so is each source, once
  * merged (heads are then other profiles than the sources). */
 static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn next, void *ctx,
-                      profile_t **out, char *err, size_t errlen)
+                      const profile_keyer_t *keyer, profile_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     int rc = n ? 0 : err_fmt(err, errlen, -EINVAL, "no profiles to merge");
@@ -865,8 +1005,15 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         m.out->cap_locations = heads[0]->n_locations;
         m.out->functions = heads[0]->functions; /* so do its functions */
         m.out->cap_functions = heads[0]->n_functions;
+        m.keyer = keyer;
+        m.kept = keyer == SAME_STRINGS;
+        /* kept: headers made the same first strings */
+        for (size_t j = m.out->n_strings; m.kept && rc == 0 && j < heads[0]->n_strings; j++)
+            if (profile_append_owned(m.out, heads[0]->strings[j]) < 0)
+                rc = -ENOMEM;
     }
     bool src_err = false; /* next failed: its message stands */
+    bool again = false;   /* keys_finish's */
     for (size_t i = 0; rc == 0 && i < n; i++) {
         profile_t *src = NULL;
         if ((rc = next(ctx, i, &src, err, errlen)) < 0) {
@@ -874,11 +1021,16 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
             break;
         }
         rc = merge_src(&m, src, adopted);
+        if (rc == 0 && m.keyer && !m.kept)
+            rc = keys_finish(&m, &again);
         if (stream) {
             merger_free_src(&m);
             profile_free(src);
         }
     }
+    /* the caller's keying reads the source's strings until it is waited for */
+    if (keyer && keyer != SAME_STRINGS && !m.waited)
+        keyer->wait(keyer->ctx);
     profile_t *p = m.out;
     m.out = NULL;
     if (m.adopt) { /* the locations and functions arrays are out's now */
@@ -888,12 +1040,12 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
     merger_free(&m);
     for (size_t i = 0; own && i < n; i++)
         profile_free(heads[i]);
-    return merge_done(p, rc, src_err, out, err, errlen);
+    return merge_done(p, rc, src_err, again, out, err, errlen);
 }
 
 static int merge(profile_t **srcs, size_t n, bool own, profile_t **out, char *err, size_t errlen)
 {
-    return merge_from(srcs, n, own, false, from_array, srcs, out, err, errlen);
+    return merge_from(srcs, n, own, false, from_array, srcs, NULL, out, err, errlen);
 }
 
 int profile_merge(profile_t **srcs, size_t n, profile_t **out, char *err, size_t errlen)
@@ -906,10 +1058,16 @@ int profile_merge_owned(profile_t **srcs, size_t n, profile_t **out, char *err, 
     return merge(srcs, n, true, out, err, errlen);
 }
 
+int profile_merge_keyed(profile_t **p, const profile_keyer_t *keyer, profile_t **out, char *err,
+                        size_t errlen)
+{
+    return merge_from(p, 1, true, false, from_array, p, keyer, out, err, errlen);
+}
+
 int profile_merge_stream(profile_t **heads, size_t n, profile_source_fn next, void *ctx,
                          profile_t **out, char *err, size_t errlen)
 {
-    return merge_from(heads, n, true, true, next, ctx, out, err, errlen);
+    return merge_from(heads, n, true, true, next, ctx, NULL, out, err, errlen);
 }
 
 /* --- merging as the sources come ------------------------------------------------ */
@@ -976,7 +1134,7 @@ int profile_merger_end(profile_merger_t *pm, profile_t *const *heads, size_t n, 
     pm->m.out = NULL;
     header_sums(p, heads, n);
     profile_merger_free(pm);
-    return merge_done(p, 0, false, out, err, errlen);
+    return merge_done(p, 0, false, false, out, err, errlen);
 }
 
 void profile_merger_free(profile_merger_t *pm)

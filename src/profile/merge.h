@@ -38,6 +38,28 @@ int profile_merge(profile_t **profiles, size_t n, profile_t **out, char *err, si
 int profile_merge_owned(profile_t **profiles, size_t n, profile_t **out, char *err,
                         size_t errlen);
 
+/* Keys for the strings of the one profile that profile_merge_keyed
+ * compacts, made by the caller while the merge runs (on another thread,
+ * say): a key is a number below UINT32_MAX, equal for equal strings and
+ * different for different ones.
+ *   wait: the source's n_strings keys, once made (the caller's; NULL: none,
+ *         the merge interns the strings itself). The merge calls it once,
+ *         after its samples and before it frees the source, on success or
+ *         failure: the source's strings stay as they were until then.
+ *   key_of: after wait, the key of s (a string of no source, maybe). */
+typedef struct {
+    const uint32_t *(*wait)(void *ctx);
+    uint32_t (*key_of)(void *ctx, const char *s);
+    void *ctx;
+} profile_keyer_t;
+
+/* profile_merge_owned of the one profile *p whose strings keyer keys
+ * meanwhile: the merge maps them by their index and finds each key's
+ * place in the output at the end, which hashes no string on this thread.
+ * The same output. */
+int profile_merge_keyed(profile_t **p, const profile_keyer_t *keyer, profile_t **out, char *err,
+                        size_t errlen);
+
 /* Gives the i-th source of a streamed merge (the caller's, taken), or a
  * negative errno with a message. */
 typedef int (*profile_source_fn)(void *ctx, size_t i, profile_t **p, char *err, size_t errlen);

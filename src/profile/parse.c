@@ -147,6 +147,12 @@ static int read_all(int fd, uint8_t **out, size_t *outlen)
 
 int profile_read_file(const char *path, profile_t **out, char *err, size_t errlen)
 {
+    return profile_read_file_with(path, NULL, out, err, errlen);
+}
+
+int profile_read_file_with(const char *path, const profile_inflater_t *inflater,
+                           profile_t **out, char *err, size_t errlen)
+{
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -166,10 +172,15 @@ int profile_read_file(const char *path, profile_t **out, char *err, size_t errle
     char perr[512];
     profile_decode_fail_t why = PROFILE_DECODE_OTHER;
     int rc = zread_fd(&z, fd, PROFILE_MAX_INFLATED, perr, sizeof(perr));
-    if (rc == 0)
-        rc = decode_src(&z, out, perr, sizeof(perr), &why);
-    else
+    zread_t piped;
+    if (rc < 0) {
         why = PROFILE_DECODE_SOURCE;
+    } else if (inflater && z.gz && inflater->start(inflater->ctx, &z, &piped) == 0) {
+        rc = decode_src(&piped, out, perr, sizeof(perr), &why);
+        inflater->end(inflater->ctx);
+    } else {
+        rc = decode_src(&z, out, perr, sizeof(perr), &why);
+    }
     zread_close(&z);
     if (!proto_final(rc, why)) {
         /* Maybe a legacy profile (small, text): read whole and parsed. */

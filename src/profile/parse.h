@@ -30,4 +30,19 @@ int profile_parse(const uint8_t *data, size_t len, profile_t **out, char *err, s
  * path. */
 int profile_read_file(const char *path, profile_t **out, char *err, size_t errlen);
 
+/* Another reader for a gzip'd file's bytes: start makes *out give what z
+ * gives (z read on a second thread while the caller decodes, say); end
+ * stops that, before z is closed. start's failure: z is read here. */
+struct zread;
+typedef struct {
+    int (*start)(void *ctx, struct zread *z, struct zread *out);
+    void (*end)(void *ctx);
+    void *ctx;
+} profile_inflater_t;
+
+/* profile_read_file with a gzip'd file's bytes from inflater (NULL: read
+ * here). The same result and messages. */
+int profile_read_file_with(const char *path, const profile_inflater_t *inflater,
+                           profile_t **out, char *err, size_t errlen);
+
 #endif

@@ -312,6 +312,16 @@ int64_t profile_add_string(profile_t *p, const char *s, size_t len)
     return (int64_t)p->n_strings++;
 }
 
+int64_t profile_append_owned(profile_t *p, const char *s)
+{
+    if (p->strtab->slots)
+        profile_defer_intern(p);
+    if (err_grow((void **)&p->strings, &p->cap_strings, p->n_strings + 1, sizeof(char *)) < 0)
+        return -1;
+    p->strings[p->n_strings] = (char *)s;
+    return (int64_t)p->n_strings++;
+}
+
 int64_t profile_intern(profile_t *p, const char *s)
 {
     return profile_intern_n(p, s, strlen(s));

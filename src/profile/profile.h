@@ -180,6 +180,12 @@ void profile_defer_intern(profile_t *p);
  * duplicates). Returns the new index, or -1 on OOM. */
 int64_t profile_add_string(profile_t *p, const char *s, size_t len);
 
+/* Appends s, which p's storage already holds, as a new string known to
+ * differ from every other (a merge that keyed its strings elsewhere):
+ * not hashed; the intern table is deferred, rebuilt at the next intern.
+ * Returns the new index, or -1 on OOM. */
+int64_t profile_append_owned(profile_t *p, const char *s);
+
 /* Room for n samples in all, made at once: a writer that knows how many it
  * will add saves the copies of growing by doubling. 0 or -ENOMEM. */
 int profile_reserve_samples(profile_t *p, size_t n);

@@ -191,9 +191,23 @@ static ssize_t read_gz(zread_t *z, uint8_t *buf, size_t n, char *err, size_t err
     return (ssize_t)got;
 }
 
+void zread_pull(zread_t *z, zread_pull_fn pull, void *ctx)
+{
+    memset(z, 0, sizeof(*z));
+    z->fd = -1;
+    z->pull = pull;
+    z->pull_ctx = ctx;
+}
+
 ssize_t zread_read(zread_t *z, uint8_t *buf, size_t n, char *err, size_t errlen)
 {
     if (z->fail != ZREAD_OK)
         return err_fmt(err, errlen, -EIO, "read after a failure");
+    if (z->pull) {
+        ssize_t r = z->pull(z->pull_ctx, buf, n, &z->fail, err, errlen);
+        if (r < 0 && z->fail == ZREAD_OK)
+            z->fail = ZREAD_IO;
+        return r;
+    }
     return z->gz ? read_gz(z, buf, n, err, errlen) : read_raw(z, buf, n, err, errlen);
 }

@@ -26,6 +26,11 @@ struct z_stream_s; /* zlib's, kept out of this header: a build without
  * from read(2), or a raw file over the limit) or the gzip data. */
 typedef enum { ZREAD_OK, ZREAD_IO, ZREAD_GZIP } zread_fail_t;
 
+/* Bytes another reader gives (zread_pull): zread_read's contract, with
+ * *fail set on failure. */
+typedef ssize_t (*zread_pull_fn)(void *ctx, uint8_t *buf, size_t n, zread_fail_t *fail,
+                                 char *err, size_t errlen);
+
 typedef struct zread {
     /* input: memory (fd < 0) or a file read through ibuf */
     const uint8_t *mem;
@@ -42,6 +47,8 @@ typedef struct zread {
     size_t limit; /* most bytes produced; one more is an error */
     size_t out;   /* bytes produced so far */
     zread_fail_t fail;
+    zread_pull_fn pull; /* NULL, or where every byte comes from */
+    void *pull_ctx;
 } zread_t;
 
 /* Over len bytes of memory (kept by the caller until zread_close). */
@@ -50,6 +57,9 @@ void zread_mem(zread_t *z, const uint8_t *data, size_t len, size_t limit);
 /* Over an open file (kept open by the caller); reads its first bytes to
  * sniff gzip. 0, or a negative errno with a message (fail: ZREAD_IO). */
 int zread_fd(zread_t *z, int fd, size_t limit, char *err, size_t errlen);
+
+/* Over what pull gives (another zread_t read on a second thread, say). */
+void zread_pull(zread_t *z, zread_pull_fn pull, void *ctx);
 
 /* Up to n bytes into buf: how many (n only at the end falls short: a
  * short count is followed by 0), 0 at the end, or a negative errno with a

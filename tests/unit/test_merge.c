@@ -17,6 +17,7 @@
 #include "gen/gen.h"
 #include "profile/decode.h"
 #include "profile/merge.h"
+#include "profile/strkeys.h"
 
 static const char *str(const profile_t *p, int64_t i)
 {
@@ -419,6 +420,98 @@ static void test_merge_owned(void **state)
     profile_free(m);
 }
 
+/* A keyer as combine.c's, on this thread: the keys are made when waited
+ * for (none: the merge interns them itself). */
+typedef struct {
+    const profile_t *p;
+    bool none;
+    strkeys_t *k;
+    int waits;
+} test_keyer_t;
+
+static const uint32_t *tk_wait(void *ctx)
+{
+    test_keyer_t *t = ctx;
+    t->waits++;
+    if (t->none)
+        return NULL;
+    assert_non_null(t->k = strkeys_new(t->p));
+    return strkeys_keys(t->k);
+}
+
+static uint32_t tk_of(void *ctx, const char *s)
+{
+    return strkeys_of(((test_keyer_t *)ctx)->k, s);
+}
+
+/* A string of p again at a new index (a table may repeat strings). */
+static int64_t again(profile_t *p, int64_t i)
+{
+    int64_t d = profile_add_string(p, p->strings[i], strlen(p->strings[i]));
+    assert_true(d > i);
+    return d;
+}
+
+/* Makes p's string table repeat strings that elements use: function 1
+ * becomes function 0 through other indexes (the merge must find them
+ * equal), function 2 is named "bytes" (a header string) through a new
+ * index, a label's value is "" at an index other than 0 (a numeric
+ * label's), and the first mapping's file a repeat. */
+static void repeat_strings(profile_t *p)
+{
+    assert_true(p->n_functions >= 3);
+    profile_function_t *f0 = &p->functions[0], *f1 = &p->functions[1];
+    f1->name = again(p, f0->name);
+    f1->system_name = again(p, f0->system_name);
+    f1->filename = f0->filename;
+    f1->start_line = f0->start_line;
+    p->functions[2].name = profile_add_string(p, "bytes", 5);
+    if (p->n_mappings)
+        p->mappings[0].filename = again(p, p->mappings[0].filename);
+    for (size_t i = 0; i < p->n_samples; i++)
+        if (p->samples[i].n_labels) {
+            p->samples[i].labels[0].str = profile_add_string(p, "", 0);
+            p->samples[i].labels[0].num = 0;
+            break;
+        }
+}
+
+/* profile_merge_keyed gives profile_merge's compaction of the profile,
+ * byte for byte, with keys and without (the merge interns), also where
+ * the table repeats strings that elements use (merged once more); the
+ * keyer is waited for once. */
+static void test_merge_keyed(void **state)
+{
+    (void)state;
+    char err[128], why[256];
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        for (int variant = 0; variant < 4; variant++) {
+            profgen_opts_t o;
+            random_opts(&o, seed);
+            profile_t *a = profgen_make(&o), *own = profgen_make(&o), *m, *n;
+            if (variant >= 2) {
+                repeat_strings(a);
+                repeat_strings(own);
+            }
+            assert_int_equal(profile_merge(&a, 1, &m, err, sizeof(err)), 0);
+            test_keyer_t tk = {own, variant % 2 == 1, NULL, 0};
+            profile_keyer_t keyer = {tk_wait, tk_of, &tk};
+            assert_int_equal(profile_merge_keyed(&own, &keyer, &n, err, sizeof(err)), 0);
+            assert_int_equal(tk.waits, 1);
+            if (!profgen_equal(m, n, why, sizeof(why)))
+                fail_msg("seed %llu variant %d: keyed merge differs: %s",
+                         (unsigned long long)seed, variant, why);
+            assert_same_encoding(m, n);
+            if (variant == 2)
+                assert_true(m->n_functions < a->n_functions);
+            strkeys_free(tk.k);
+            profile_free(a);
+            profile_free(m);
+            profile_free(n);
+        }
+    }
+}
+
 /* The sources of a streamed merge: series[i] made anew from its options
  * (the merge frees each one it is given). */
 typedef struct {
@@ -705,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_random_properties),
         cmocka_unit_test(test_floods),
         cmocka_unit_test(test_merge_owned),
+        cmocka_unit_test(test_merge_keyed),
         cmocka_unit_test(test_drop_stacks),
         cmocka_unit_test(test_merge_stream),
         cmocka_unit_test(test_merger),

@@ -759,7 +759,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
                 frc = fetch_parse_body(b, &p, err, sizeof(err));
             fetch_body_free(b);
         } else {
-            frc = fetch_file(names[i], &p, err, sizeof(err));
+            frc = fetch_file_ahead(names[i], &p, err, sizeof(err));
         }
         if (frc < 0) {
             free(keys);

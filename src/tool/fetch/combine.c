@@ -2,11 +2,15 @@
 #include "tool/fetch/combine.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "profile/merge.h"
+#include "profile/strkeys.h"
+#include "tool/fetch/ahead.h"
 #include "tool/graph/measure.h"
 
 static const char *str(const profile_t *p, int64_t i)
@@ -158,6 +162,59 @@ static int scale_profiles(profile_t **ps, size_t n, char *err, size_t errlen)
     return rc;
 }
 
+/* One source's strings keyed on a second thread while it merges
+ * (profile_merge_keyed): its strings are hashed there, not on the
+ * merging thread. */
+typedef struct {
+    const profile_t *p;
+    ahead_t *a;
+    strkeys_t *k; /* taken: NULL on OOM */
+    bool taken;
+} keying_t;
+
+static void key_job(void *ctx, size_t i, void *slot)
+{
+    (void)i;
+    strkeys_t *k = strkeys_new(((const keying_t *)ctx)->p);
+    memcpy(slot, &k, sizeof(k));
+}
+
+static const uint32_t *key_wait(void *ctx)
+{
+    keying_t *kg = ctx;
+    if (!kg->taken && ahead_take(kg->a, &kg->k) < 0)
+        kg->k = NULL;
+    kg->taken = true;
+    return kg->k ? strkeys_keys(kg->k) : NULL;
+}
+
+static uint32_t key_of(void *ctx, const char *s)
+{
+    return strkeys_of(((keying_t *)ctx)->k, s);
+}
+
+static void drop_keys(void *slot)
+{
+    strkeys_t *k;
+    memcpy(&k, slot, sizeof(k));
+    strkeys_free(k);
+}
+
+/* profile_merge_owned of one profile, its strings keyed on a second
+ * thread; a machine of one CPU, or a failure to start one, merges as is. */
+static int merge_one(profile_t **ps, profile_t **out, char *err, size_t errlen)
+{
+    keying_t kg = {ps[0], NULL, NULL, false};
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
+        ahead_start(&kg.a, 1, sizeof(strkeys_t *), 1, true, key_job, &kg) < 0)
+        return profile_merge_owned(ps, 1, out, err, errlen);
+    profile_keyer_t keyer = {key_wait, key_of, &kg};
+    int rc = profile_merge_keyed(ps, &keyer, out, err, errlen);
+    ahead_end(kg.a, drop_keys);
+    strkeys_free(kg.k);
+    return rc;
+}
+
 int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -167,7 +224,7 @@ int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_
         rc = profile_check_sums(ps[i], err, errlen);
     if (rc < 0 || (rc = scale_profiles(ps, n, err, errlen)) < 0)
         goto fail;
-    return profile_merge_owned(ps, n, out, err, errlen);
+    return n == 1 ? merge_one(ps, out, err, errlen) : profile_merge_owned(ps, n, out, err, errlen);
 fail:
     for (size_t i = 0; i < n; i++)
         profile_free(ps[i]);

@@ -11,7 +11,8 @@
 #include "profile/merge.h"
 #include "profile/profile.h"
 
-/* ScaleProfiles + Merge of ps[0..n) into *out (ps are freed). */
+/* ScaleProfiles + Merge of ps[0..n) into *out (ps are freed); one profile
+ * is compacted while a second thread keys its strings. */
 int combine_profiles(profile_t **ps, size_t n, profile_t **out, char *err, size_t errlen);
 
 /* combine_profiles of n sources that next gives one at a time (each

@@ -15,6 +15,7 @@
 #include "base/url.h"
 #include "cprof.h"
 #include "profile/parse.h"
+#include "tool/fetch/inflate.h"
 
 /* --- Go's net/url, the parts adjustURL uses ----------------------------------- */
 
@@ -848,16 +849,31 @@ int fetch_post(const char *url, const char *body, size_t len, long timeout_ms, c
 
 /* --- files ---------------------------------------------------------------------- */
 
-int fetch_file(const char *path, profile_t **out, char *err, size_t errlen)
+static int read_file(const char *path, const profile_inflater_t *inflater, profile_t **out,
+                     char *err, size_t errlen)
 {
     char e[1024];
-    int rc = profile_read_file(path, out, e, sizeof(e));
+    int rc = profile_read_file_with(path, inflater, out, e, sizeof(e));
     if (rc < 0) {
         /* profile_read_file names the path first; the driver does too */
         size_t pl = strlen(path);
         const char *m = strncmp(e, path, pl) == 0 && strncmp(e + pl, ": ", 2) == 0 ? e + pl + 2 : e;
         snprintf(err, errlen, "%s", m);
     }
+    return rc;
+}
+
+int fetch_file(const char *path, profile_t **out, char *err, size_t errlen)
+{
+    return read_file(path, NULL, out, err, errlen);
+}
+
+int fetch_file_ahead(const char *path, profile_t **out, char *err, size_t errlen)
+{
+    profile_inflater_t pi;
+    inflater_t *in = inflater_new(&pi);
+    int rc = read_file(path, in ? &pi : NULL, out, err, errlen);
+    inflater_free(in);
     return rc;
 }
 

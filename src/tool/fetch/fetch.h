@@ -65,6 +65,11 @@ int fetch_post(const char *url, const char *body, size_t len, long timeout_ms, c
  * caller prefixes it (the driver prints "PATH: err"). */
 int fetch_file(const char *path, profile_t **out, char *err, size_t errlen);
 
+/* fetch_file with a gzip'd file inflated on a second thread while this one
+ * decodes (fetch/inflate.h): for a thread that has the other CPU to
+ * itself. */
+int fetch_file_ahead(const char *path, profile_t **out, char *err, size_t errlen);
+
 /* pprof's setTmpDir: the first of $PPROF_TMPDIR, $HOME/pprof, $TMPDIR (or
  * /tmp) that exists or can be created, into dir. Each directory that cannot
  * be used adds "Could not use temp dir D: REASON\n" to warn. -1 if none. */

@@ -91,12 +91,11 @@ static int64_t append_node(graph_t *g, const ninfo_t *i)
     return (int64_t)g->n_nodes++;
 }
 
-/* Index of the node with info i, adding it; -1 on OOM. */
-static int64_t find_or_add_node(graph_t *g, const ninfo_t *i)
+/* Index of the node with info i (hash hv), adding it; -1 on OOM. */
+static int64_t find_or_add_node(graph_t *g, const ninfo_t *i, uint64_t hv)
 {
     if ((g->n_nodes + 1) * 2 > g->node_mask + 1 && node_rehash(g, (g->node_mask + 1) * 2) < 0)
         return -1;
-    uint64_t hv = ninfo_hash(i);
     size_t h = hv & g->node_mask;
     for (uint64_t v; (v = g->node_slots[h]); h = (h + 1) & g->node_mask)
         if (hslots_same_hash(v, hv) && ninfo_eq(&g->nodes[hslots_pos(v)].info, i))
@@ -201,6 +200,49 @@ out:
     return rc;
 }
 
+/* The node info of line j of location l (its only one when it has no
+ * lines); clean: each function's cleaned file name (-1: not yet). -1 on
+ * OOM. */
+static int make_ninfo(work_t *w, const graph_opts_t *o, const wloc_t *l, uint32_t j,
+                      int64_t *clean, ninfo_t *ni)
+{
+    int64_t objfile = l->mapping ? w->p->mappings[l->mapping - 1].filename : 0;
+    *ni = (ninfo_t){0};
+    ni->address = l->address;
+    uint32_t fn = l->n_lines ? l->lines[j].fn : 0;
+    if (!fn) {
+        ni->objfile = objfile;
+        return 0;
+    }
+    const wfunc_t *f = &w->funcs[fn - 1];
+    ni->lineno = l->lines[j].line;
+    ni->name = f->name;
+    if (f->filename) {
+        if (clean[fn - 1] < 0) {
+            char *c = path_clean(work_str(w, f->filename));
+            if (!c)
+                return -1;
+            clean[fn - 1] = profile_intern(w->p, c);
+            free(c);
+            if (clean[fn - 1] < 0)
+                return -1;
+        }
+        ni->file = clean[fn - 1];
+    }
+    if (o->obj_names || ni->name == 0) {
+        ni->objfile = objfile;
+        ni->start_line = f->start_line;
+    }
+    return 0;
+}
+
+/* Lines between a node info made and its node found (graph_new). */
+#define NODE_AHEAD 8
+typedef struct {
+    ninfo_t ni;
+    uint64_t hv;
+} pend_t;
+
 int graph_new(work_t *w, const graph_opts_t *o, graph_t **out)
 {
     *out = NULL;
@@ -221,45 +263,43 @@ int graph_new(work_t *w, const graph_opts_t *o, graph_t **out)
     for (size_t i = 0; i < w->n_funcs; i++)
         clean[i] = -1;
 
-    uint32_t k = 0;
-    for (size_t i = 0; i < w->n_locs; i++) {
+    /* Each line's node is found NODE_AHEAD lines after its info is made:
+     * meanwhile its slot in the node index, then the node there, load (a
+     * cache miss each on a profile of 500,000 locations: 80% of this
+     * function's time when found one after the other). Infos are made in
+     * order, so their strings are interned in order. */
+    pend_t ring[NODE_AHEAD];
+    uint32_t k = 0; /* lines made; loc_nodes[k] is the k-th line's node */
+    for (size_t i = 0; i <= w->n_locs; i++) {
         const wloc_t *l = &w->locs[i];
-        g->loc_first[i] = k;
-        int64_t objfile = l->mapping ? w->p->mappings[l->mapping - 1].filename : 0;
-        uint32_t nl = l->n_lines ? l->n_lines : 1;
-        for (uint32_t j = 0; j < nl; j++) {
-            ninfo_t ni = {0};
-            ni.address = l->address;
-            uint32_t fn = l->n_lines ? l->lines[j].fn : 0;
-            if (!fn) {
-                ni.objfile = objfile;
-            } else {
-                const wfunc_t *f = &w->funcs[fn - 1];
-                ni.lineno = l->lines[j].line;
-                ni.name = f->name;
-                if (f->filename) {
-                    if (clean[fn - 1] < 0) {
-                        char *c = path_clean(work_str(w, f->filename));
-                        if (!c)
-                            goto oom;
-                        clean[fn - 1] = profile_intern(w->p, c);
-                        free(c);
-                        if (clean[fn - 1] < 0)
-                            goto oom;
-                    }
-                    ni.file = clean[fn - 1];
-                }
-                if (o->obj_names || ni.name == 0) {
-                    ni.objfile = objfile;
-                    ni.start_line = f->start_line;
-                }
+        uint32_t nl = i == w->n_locs ? NODE_AHEAD : l->n_lines ? l->n_lines : 1;
+        if (i < w->n_locs)
+            g->loc_first[i] = k;
+        for (uint32_t j = 0; j < nl; j++, k++) {
+            /* the line made NODE_AHEAD ago, whose ring entry is made next */
+            if (k >= NODE_AHEAD && k - NODE_AHEAD < total) {
+                const pend_t *pd = &ring[(k - NODE_AHEAD) % NODE_AHEAD];
+                int64_t n = find_or_add_node(g, &pd->ni, pd->hv);
+                if (n < 0)
+                    goto oom;
+                g->loc_nodes[k - NODE_AHEAD] = (uint32_t)n;
             }
-            int64_t n = find_or_add_node(g, &ni);
-            if (n < 0)
-                goto oom;
-            g->loc_nodes[k++] = (uint32_t)n;
+            if (k >= NODE_AHEAD / 2 && k - NODE_AHEAD / 2 < total) {
+                uint64_t hv = ring[(k - NODE_AHEAD / 2) % NODE_AHEAD].hv;
+                uint64_t v = g->node_slots[hv & g->node_mask];
+                if (v && hslots_same_hash(v, hv))
+                    __builtin_prefetch(&g->nodes[hslots_pos(v)].info);
+            }
+            if (i < w->n_locs) {
+                pend_t *pd = &ring[k % NODE_AHEAD];
+                if (make_ninfo(w, o, l, j, clean, &pd->ni) < 0)
+                    goto oom;
+                pd->hv = ninfo_hash(&pd->ni);
+                __builtin_prefetch(&g->node_slots[pd->hv & g->node_mask]);
+            }
         }
     }
+    k = (uint32_t)total;
     g->loc_first[w->n_locs] = k;
     free(clean);
     if (o->call_tree && build_tree(g) < 0) {
@@ -739,8 +779,12 @@ static void prefetch_sample(const graph_t *g, size_t si)
     if (si + 1 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 1];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++)
+            for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++) {
+                /* visit reads cum and stamp: 28 bytes apart in a 120-byte
+                 * node, in two lines for many nodes */
+                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]].cum);
                 __builtin_prefetch(&g->nodes[g->loc_nodes[ni]].stamp);
+            }
     }
 }
 
