@@ -762,6 +762,16 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
     return 0;
 }
 
+/* The source location of id if the merge has not mapped it yet, else
+ * (mapped, or not an id of the source) NULL. */
+static const profile_location_t *unmapped_location(const merger_t *m, uint64_t id)
+{
+    const profile_t *src = m->src;
+    if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
+        return NULL;
+    return &src->locations[src->loc_index[id] - 1];
+}
+
 /* The first step for a sample: the slots of its locations in the
  * source's index (a table of every location, read at random). */
 static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
@@ -778,11 +788,8 @@ static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        uint64_t id = s->location_ids[i];
-        if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
-            continue;
-        const profile_location_t *l = &src->locations[src->loc_index[id] - 1];
-        for (uint32_t k = 0; k < l->n_lines; k++)
+        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
+        for (uint32_t k = 0; l && k < l->n_lines; k++)
             if (l->lines[k].function_id < src->n_fn_index)
                 __builtin_prefetch(&src->fn_index[l->lines[k].function_id]);
     }
@@ -808,11 +815,10 @@ static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
  * of those not mapped yet (each location's own array). */
 static void prefetch_lines(const merger_t *m, const profile_sample_t *s)
 {
-    const profile_t *src = m->src;
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        uint64_t id = s->location_ids[i];
-        if (id < src->n_loc_index && src->loc_index[id] && !m->loc_out[src->loc_index[id] - 1])
-            __builtin_prefetch(src->locations[src->loc_index[id] - 1].lines);
+        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
+        if (l)
+            __builtin_prefetch(l->lines);
     }
 }
 
@@ -822,11 +828,8 @@ static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        uint64_t id = s->location_ids[i];
-        if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
-            continue;
-        const profile_location_t *l = &src->locations[src->loc_index[id] - 1];
-        for (uint32_t k = 0; k < l->n_lines; k++) {
+        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
+        for (uint32_t k = 0; l && k < l->n_lines; k++) {
             uint64_t f = l->lines[k].function_id;
             if (f < src->n_fn_index && src->fn_index[f]) {
                 __builtin_prefetch(&src->functions[src->fn_index[f] - 1]);
@@ -957,14 +960,16 @@ static int merge_done(profile_t *p, int rc, bool src_err, bool again, profile_t 
         profile_free(p);
         return src_err ? rc : err_fmt(err, errlen, rc, "out of memory while merging profiles");
     }
-    bool keyed = again; /* keys_finish's: p's strings are to stay */
-    for (size_t i = 0; !again && i < p->n_samples; i++)
-        again = is_zero(p, &p->samples[i]);
-    /* Values cancelled out (merge again to drop the zero samples and what
-     * only they referenced), or keys_finish found equal strings. */
-    if (again)
-        return merge_from(&p, 1, true, false, from_array, &p, keyed ? SAME_STRINGS : NULL, out,
-                          err, errlen);
+    bool zero = false;
+    for (size_t i = 0; !zero && i < p->n_samples; i++)
+        zero = is_zero(p, &p->samples[i]);
+    /* Values cancelled out: merge again, interning, to drop the zero
+     * samples and what only they referenced (as the merge without keys
+     * does). Else keys_finish found equal strings: merge again keeping
+     * p's strings where they are. */
+    if (zero || again)
+        return merge_from(&p, 1, true, false, from_array, &p, zero ? NULL : SAME_STRINGS, out, err,
+                          errlen);
     *out = p;
     return 0;
 }

@@ -476,22 +476,50 @@ static void repeat_strings(profile_t *p)
         }
 }
 
+/* Adds the negation of a sample with a nonzero value, both labelled with
+ * strings nothing else uses: the merge cancels them out. */
+static void cancel_one(profile_t *p)
+{
+    size_t j = 0;
+    while (j < p->n_samples && p->samples[j].values[0] == 0)
+        j++;
+    assert_true(j < p->n_samples);
+    profile_label_t only = {profile_add_string(p, "zkey", 4), profile_add_string(p, "zonly", 5),
+                            0, 0};
+    assert_int_equal(profile_sample_add_label(p, &p->samples[j], &only), 0);
+    profile_sample_t s = p->samples[j];
+    int64_t values[16];
+    assert_true(p->n_sample_types <= 16);
+    for (size_t v = 0; v < p->n_sample_types; v++)
+        values[v] = -s.values[v];
+    profile_sample_t *neg = profile_add_sample(p, s.location_ids, s.n_location_ids, values);
+    assert_non_null(neg);
+    s = p->samples[j]; /* the array may have moved */
+    for (uint32_t l = 0; l < s.n_labels; l++)
+        assert_int_equal(profile_sample_add_label(p, neg, &s.labels[l]), 0);
+}
+
 /* profile_merge_keyed gives profile_merge's compaction of the profile,
  * byte for byte, with keys and without (the merge interns), also where
- * the table repeats strings that elements use (merged once more); the
- * keyer is waited for once. */
+ * the table repeats strings that elements use (merged once more) and
+ * where values cancel out (merged once more, interning, also with
+ * repeated strings); the keyer is waited for once. */
 static void test_merge_keyed(void **state)
 {
     (void)state;
     char err[128], why[256];
     for (uint64_t seed = 1; seed <= 8; seed++) {
-        for (int variant = 0; variant < 4; variant++) {
+        for (int variant = 0; variant < 8; variant++) {
             profgen_opts_t o;
             random_opts(&o, seed);
             profile_t *a = profgen_make(&o), *own = profgen_make(&o), *m, *n;
-            if (variant >= 2) {
+            if (variant & 2) {
                 repeat_strings(a);
                 repeat_strings(own);
+            }
+            if (variant & 4) {
+                cancel_one(a);
+                cancel_one(own);
             }
             assert_int_equal(profile_merge(&a, 1, &m, err, sizeof(err)), 0);
             test_keyer_t tk = {own, variant % 2 == 1, NULL, 0};
