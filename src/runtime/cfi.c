@@ -1040,7 +1040,11 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     /* The new frames go just before the ones joined, or the whole walk at
      * the end of the kept arrays; the caller reads the stack there. The
      * hashes of a walk cut at its max are not made: no caller keeps that
-     * stack whole, and a walk joins only a whole one's. */
+     * stack whole, and a walk joins only a whole one's. (Hashing its first
+     * max_depth frames here, reusing the last cut walk's hashes where the
+     * frames taken did not move, did not pay: on python3 the cut walks
+     * taken in place were a third, 7 M hash instructions saved of 31 M,
+     * the walk's own code +6 M, jq +3 M.) */
     int at = joined >= 0 ? joined - walked : max_frames - n;
     if (joined >= 0) {
         n += end - joined;

@@ -302,6 +302,10 @@ static inline __attribute__((always_inline)) int walk_raw(const void *frame, uin
                                                           int **held)
 {
     uint64_t hashes[UNWIND_MAX_DEPTH + UNWIND_SLACK];
+    /* From a hook's frame, fewer than UNWIND_SLACK cprof frames are on top
+     * on x86-64, but a walk cut at max_depth + 4 (walked again if it met
+     * more) cost more than it saved: stacks 68 to 80 deep became cut
+     * walks, hashed again here (scale 0.2: jq +3 M, sqlite3 +7 M). */
     int want = max_depth + UNWIND_SLACK, n = -1;
     *hashed = false;
     *raw = buf;
