@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cpus.h"
 #include "profile/merge.h"
 #include "tool/driver/browser.h"
 #include "tool/fetch/ahead.h"
@@ -727,7 +728,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     ahead_ctx_t actx = {names, s, stream ? profile_new() : NULL};
     ahead_t *ra = NULL;
     if (stream && ahead_start(&ra, s->n_sources, sizeof(loaded_t), READ_AHEAD,
-                              sysconf(_SC_NPROCESSORS_ONLN) > 1, read_ahead, &actx) < 0) {
+                              cpus_usable() > 1, read_ahead, &actx) < 0) {
         profile_free(actx.dict);
         driver_msg("out of memory");
         goto out;

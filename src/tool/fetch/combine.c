@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "base/cpus.h"
 #include "profile/merge.h"
 #include "profile/strkeys.h"
 #include "tool/fetch/ahead.h"
@@ -205,7 +205,7 @@ static void drop_keys(void *slot)
 static int merge_one(profile_t **ps, profile_t **out, char *err, size_t errlen)
 {
     keying_t kg = {ps[0], NULL, NULL, false};
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
+    if (cpus_usable() < 2 ||
         ahead_start(&kg.a, 1, sizeof(strkeys_t *), 1, true, key_job, &kg) < 0)
         return profile_merge_owned(ps, 1, out, err, errlen);
     profile_keyer_t keyer = {key_wait, key_of, &kg};

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "base/cpus.h"
 #include "profile/zread.h"
 #include "tool/fetch/ahead.h"
 
@@ -127,7 +127,7 @@ static void end(void *ctx)
 
 inflater_t *inflater_new(profile_inflater_t *out)
 {
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    if (cpus_usable() < 2)
         return NULL;
     inflater_t *in = calloc(1, sizeof(*in));
     if (in)
