@@ -230,12 +230,14 @@ static __attribute__((noinline)) void probe_cut(probe_t *p)
     __asm__ volatile("" ::: "memory");
 }
 
-static __attribute__((noinline)) int recurse_cut(probe_t *p, int depth)
+/* depth frames of recursion, then probe_fn: a stack as deep as asked. */
+static __attribute__((noinline)) int recurse_into(void (*probe_fn)(probe_t *), probe_t *p,
+                                                  int depth)
 {
     if (depth == 0)
-        probe_cut(p);
+        probe_fn(p);
     else
-        recurse_cut(p, depth - 1);
+        recurse_into(probe_fn, p, depth - 1);
     __asm__ volatile("" ::: "memory");
     return depth;
 }
@@ -249,7 +251,7 @@ static void test_cut_reuse(void **state)
          * match is shorter than max: the walk goes on after its cut),
          * then deeper, then at random. */
         int depth = round < 15 ? 30 - round : round < 30 ? round : 10 + (round * 7) % 5;
-        recurse_cut(&p, depth);
+        recurse_into(probe_cut, &p, depth);
         assert_int_equal(p.n, cut_max);
         assert_memory_equal(p.pcs + 2, p.unw + 1, (size_t)(p.n - 2) * sizeof(uintptr_t));
         assert_false(p.hashed);
@@ -278,16 +280,6 @@ static __attribute__((noinline)) void probe_mixed(probe_t *p)
     __asm__ volatile("" ::: "memory");
 }
 
-static __attribute__((noinline)) int recurse_mixed(probe_t *p, int depth)
-{
-    if (depth == 0)
-        probe_mixed(p);
-    else
-        recurse_mixed(p, depth - 1);
-    __asm__ volatile("" ::: "memory");
-    return depth;
-}
-
 static void test_mixed_max(void **state)
 {
     (void)state;
@@ -298,7 +290,7 @@ static void test_mixed_max(void **state)
         for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
             probe_t p[4];
             memcpy(mixed_max, maxes[i], sizeof(mixed_max));
-            recurse_mixed(p, depths[d]);
+            recurse_into(probe_mixed, p, depths[d]);
             int full = p[3].nunw + 1; /* cfi_walk's own frame first */
             for (int k = 0; k < 3; k++) {
                 int n = p[k].n;
