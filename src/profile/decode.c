@@ -655,6 +655,19 @@ static uint64_t len_field_size(const uint8_t *pos, const uint8_t *end)
 /* next_field for the top level: makes the whole field readable first. */
 static int next_top(dec_t *d, fld_t *f)
 {
+    /* Most fields are small messages wholly in a window of 24 bytes or
+     * more, their key and length a byte each: fill would do nothing and
+     * len_field_size ask for no more, so they are read at once. */
+    const uint8_t *p = d->pos;
+    size_t have = (size_t)(d->end - p);
+    if ((have >= 24 || d->eof) && have >= 2 && (p[0] & 0x87) == WT_LEN && p[0] >= 8 &&
+        !(p[1] & 0x80) && p[1] <= have - 2) {
+        rd_t r = {p, d->end};
+        int rc = next_field(d, &r, f);
+        if (rc > 0)
+            d->pos = r.pos;
+        return rc;
+    }
     for (;;) {
         int rc = fill(d, 24); /* a key and a length take at most 20 bytes */
         if (rc < 0)
