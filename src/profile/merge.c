@@ -103,7 +103,7 @@ static int ht_presize(htab_t *h, size_t n)
     size_t ns = 512;
     while (ns < (n + 1) * 2)
         ns *= 2;
-    if (!(h->slots = calloc(ns, sizeof(*h->slots))))
+    if (!(h->slots = profile_calloc_written(ns, sizeof(*h->slots))))
         return -ENOMEM;
     h->mask = ns - 1;
     return 0;
@@ -650,8 +650,8 @@ static int merger_set_src(merger_t *m, profile_t *src)
         ht_presize(&m->samples, src->n_samples) < 0)
         return -ENOMEM;
     m->strmap = malloc((src->n_strings + 1) * sizeof(*m->strmap));
-    m->fn_out = calloc(src->n_functions + 1, sizeof(*m->fn_out));
-    m->loc_out = calloc(src->n_locations + 1, sizeof(*m->loc_out));
+    m->fn_out = profile_calloc_written(src->n_functions + 1, sizeof(*m->fn_out));
+    m->loc_out = profile_calloc_written(src->n_locations + 1, sizeof(*m->loc_out));
     m->map_out = calloc(src->n_mappings + 1, sizeof(*m->map_out));
     m->map_off = calloc(src->n_mappings + 1, sizeof(*m->map_off));
     if (m->keyer && !m->kept && !(m->order = malloc((src->n_strings + 1) * sizeof(*m->order))))

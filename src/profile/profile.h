@@ -212,6 +212,14 @@ int profile_add_comment(profile_t *p, const char *text);
 /* Storage owned by the profile, released by profile_free. */
 void *profile_alloc(profile_t *p, size_t size);
 
+/* calloc(n, size) for a large table that is read and written at random
+ * (an index, a hash table), its pages mapped written at once: a read of
+ * an untouched page of fresh zeroed memory maps the shared zero page, and
+ * the first write there replaces it, which flushes the TLB of every CPU
+ * running another of the process's threads (an interrupt each). Freed
+ * with free; NULL on OOM. */
+void *profile_calloc_written(size_t n, size_t size);
+
 /* Storage for a sample's n location ids (its stack), a copy of ids unless
  * NULL, released by profile_free or profile_drop_stacks. Every sample's
  * location_ids come from here. NULL when n is 0 or on OOM. */

@@ -40,7 +40,7 @@ strkeys_t *strkeys_new(const profile_t *p)
     k->p = p;
     k->mask = ns - 1;
     k->next = (uint32_t)p->n_strings;
-    k->slots = calloc(ns, sizeof(*k->slots));
+    k->slots = profile_calloc_written(ns, sizeof(*k->slots));
     k->keys = malloc((p->n_strings + 1) * sizeof(*k->keys));
     if (!k->slots || !k->keys) {
         strkeys_free(k);

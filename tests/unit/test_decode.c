@@ -608,6 +608,36 @@ static void test_read_file(void **state)
     profile_free(g);
 }
 
+/* A file read in windows (256 KiB): each of its many small fields is
+ * read from the window when wholly there, the ones across a window's end
+ * after the window moves on. Equal to the profile written. */
+static void test_read_file_windows(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cprof-test-decode-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    profgen_opts_t o;
+    profgen_defaults(&o, 11);
+    o.samples = 20000; /* 20-60 bytes each: ~1 MB, four windows and more */
+    o.locations = 20000;
+    o.functions = 8000;
+    profile_t *g = profgen_make(&o);
+    assert_non_null(g);
+    assert_int_equal(profile_write_fd(g, fd), 0);
+    close(fd);
+    profile_t *p = NULL;
+    char err[256] = "", why[256] = "";
+    assert_int_equal(profile_read_file(path, &p, err, sizeof(err)), 0);
+    bool same = profgen_equal(g, p, why, sizeof(why));
+    if (!same)
+        fprintf(stderr, "differs: %s\n", why);
+    assert_true(same);
+    profile_free(p);
+    unlink(path);
+    profile_free(g);
+}
+
 /* --- hostile corpus -------------------------------------------------------------- */
 
 /* Any outcome but a crash is fine; a success must be a valid profile that
@@ -834,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gzip_errors),
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_read_file_windows),
         cmocka_unit_test(test_hostile_truncations),
         cmocka_unit_test(test_hostile_bitflips),
         cmocka_unit_test(test_hostile_random),

@@ -158,8 +158,18 @@ static void test_many_nodes(void **state)
     assert_int_equal(graph_build(g, NULL), 0);
     assert_int_equal(g->n_nodes, NF);
     assert_int_equal(g->n_sel, NF);
-    for (size_t i = 0; i < g->n_nodes; i++)
+    /* the nodes moved to their block's aligned start at each growth,
+     * whole: node i is function i's, in the order made */
+    assert_int_equal((uintptr_t)g->nodes % 64, 0);
+    for (size_t i = 0; i < g->n_nodes; i++) {
         assert_int_equal(g->nodes[i].flat, 2);
+        snprintf(name, sizeof(name), "f%zu", i);
+        assert_string_equal(work_str(w, g->nodes[i].info.name), name);
+    }
+    for (size_t i = NF; i-- > 0;) { /* the names' array grows from the last */
+        snprintf(name, sizeof(name), "f%zu", i);
+        assert_string_equal(graph_node_name(g, (uint32_t)i), name);
+    }
     graph_free(g);
     work_free(w);
     profile_free(p);

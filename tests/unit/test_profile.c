@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "profile/profile.h"
 
@@ -46,10 +49,38 @@ static void test_chunk_alignment(void **state)
     profile_free(p);
 }
 
+/* A large table from profile_calloc_written is zero and each of its pages
+ * is mapped (mincore: resident) before any use; a small one is zero. */
+static void test_calloc_written(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {1, 4096, (64 << 10) - 1, 64 << 10, (3 << 20) + 100};
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(*sizes); k++) {
+        size_t n = sizes[k];
+        unsigned char *b = profile_calloc_written(n, 1);
+        assert_non_null(b);
+        if (n >= (64 << 10)) {
+            uintptr_t a = (uintptr_t)b & ~(uintptr_t)(pg - 1);
+            size_t span = (size_t)((uintptr_t)b + n - a), np = (span + pg - 1) / pg;
+            unsigned char *vec = malloc(np);
+            assert_non_null(vec);
+            assert_int_equal(mincore((void *)a, span, vec), 0);
+            for (size_t i = 0; i < np; i++)
+                assert_true(vec[i] & 1);
+            free(vec);
+        }
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(b[i], 0);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_alignment),
+        cmocka_unit_test(test_calloc_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

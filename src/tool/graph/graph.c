@@ -80,10 +80,38 @@ static int node_rehash(graph_t *g, size_t nslots)
     return hslots_resize(&g->node_slots, &g->node_mask, nslots);
 }
 
+_Static_assert(sizeof(gnode_t) == 96 && offsetof(gnode_t, in_n) + 4 == 32,
+               "graph_build's node fields fill the first 32 bytes of 96");
+
+/* Room for one more node. nodes starts on a 64-byte line, so that each
+ * node's first 32 bytes (96-byte nodes) sit in one line: nodes_mem is
+ * realloc'd with a line to spare (a large block then grows in place, by
+ * mremap, not copied beside itself) and the nodes move to the block's
+ * new aligned start. -1 on OOM. */
+static int grow_nodes(graph_t *g)
+{
+    if (g->n_nodes < g->cap_nodes)
+        return 0;
+    size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+    size_t old = g->nodes ? (size_t)((char *)g->nodes - (char *)g->nodes_mem) : 0;
+    if (cap > (SIZE_MAX - 64) / sizeof(*g->nodes))
+        return -1;
+    char *mem = realloc(g->nodes_mem, cap * sizeof(*g->nodes) + 64);
+    if (!mem)
+        return -1;
+    size_t off = (size_t)(-(uintptr_t)mem & 63);
+    if (off != old)
+        memmove(mem + off, mem + old, g->n_nodes * sizeof(*g->nodes));
+    g->nodes_mem = mem;
+    g->nodes = (gnode_t *)(void *)(mem + off);
+    g->cap_nodes = cap;
+    return 0;
+}
+
 static int64_t append_node(graph_t *g, const ninfo_t *i)
 {
     ninfo_t info = *i;
-    if (err_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof(*g->nodes)) < 0)
+    if (grow_nodes(g) < 0)
         return -1;
     gnode_t *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof(*n));
@@ -110,9 +138,10 @@ void graph_free(graph_t *g)
 {
     if (!g)
         return;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        free(g->nodes[i].pname);
-    free(g->nodes);
+    for (size_t i = 0; i < g->n_pnames; i++)
+        free(g->pnames[i]);
+    free(g->pnames);
+    free(g->nodes_mem);
     free(g->node_slots);
     free(g->loc_first);
     free(g->loc_nodes);
@@ -780,10 +809,8 @@ static void prefetch_sample(const graph_t *g, size_t si)
         const wsample_t *s = &w->samples[si + 1];
         for (uint32_t i = 0; i < s->n_locs; i++)
             for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++) {
-                /* visit reads cum and stamp: 28 bytes apart in a 120-byte
-                 * node, in two lines for many nodes */
-                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]].cum);
-                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]].stamp);
+                /* visit's fields: one line (gnode_t) */
+                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]]);
             }
     }
 }
@@ -869,9 +896,18 @@ oom:
 
 const char *graph_node_name(graph_t *g, uint32_t idx)
 {
+    if (idx >= g->n_pnames) {
+        size_t np = g->n_nodes > idx ? g->n_nodes : (size_t)idx + 1;
+        char **p = realloc(g->pnames, np * sizeof(*p));
+        if (!p)
+            return "";
+        memset(p + g->n_pnames, 0, (np - g->n_pnames) * sizeof(*p));
+        g->pnames = p;
+        g->n_pnames = np;
+    }
+    if (g->pnames[idx])
+        return g->pnames[idx];
     gnode_t *n = &g->nodes[idx];
-    if (n->pname)
-        return n->pname;
     const work_t *w = g->w;
     const ninfo_t *i = &n->info;
     sbuf_t b = {0};
@@ -911,8 +947,8 @@ const char *graph_node_name(graph_t *g, uint32_t idx)
         sb_free(&b);
         return "";
     }
-    n->pname = sb_steal(&b);
-    return n->pname;
+    g->pnames[idx] = sb_steal(&b);
+    return g->pnames[idx];
 }
 
 /* fmt.Sprint of pprof's NodeInfo, the final tie-break of every order. */

@@ -20,17 +20,23 @@
 #include "tool/graph/work.h"
 
 typedef struct {
-    int64_t name, orig_name, file, objfile; /* string indexes */
+    /* string indexes: a profile of at most 1 GiB has fewer than 2^30 */
+    int32_t name, orig_name, file, objfile;
     uint64_t address;
     int64_t start_line, lineno;
 } ninfo_t;
 
+/* 96 bytes in an array that starts on a cache line (graph.c's
+ * grow_nodes): the 32 that graph_build adds to for each node of each
+ * sample come first, in one line for every node. */
 typedef struct {
-    ninfo_t info;
-    int64_t flat, flat_div, cum, cum_div;
-    char *pname; /* printable name, computed on first use */
+    int64_t cum, cum_div, flat;
     uint32_t stamp;
-    uint32_t in_start, in_n, out_start, out_n; /* into graph_t in_refs/out_refs */
+    uint32_t in_n; /* in_start, in_n, out_start, out_n: into graph_t in_refs/out_refs */
+    int64_t flat_div;
+    ninfo_t info;
+    uint32_t in_start, out_start, out_n;
+    uint32_t pad_;
 } gnode_t;
 
 typedef struct {
@@ -70,8 +76,11 @@ typedef struct {
 typedef struct {
     work_t *w;
     graph_opts_t o;
-    gnode_t *nodes; /* every possible node */
+    gnode_t *nodes; /* every possible node; in nodes_mem, 64-byte aligned */
     size_t n_nodes, cap_nodes;
+    void *nodes_mem;
+    char **pnames; /* per node: printable name, computed on first use */
+    size_t n_pnames;
     uint64_t *node_slots; /* hash of ninfo -> node index + 1, beside the hash's low half */
     size_t node_mask;
     uint32_t *loc_first; /* per location: first entry in loc_nodes; n_locs+1 entries */
