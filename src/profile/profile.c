@@ -6,11 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/err.h"
 #include "base/hash.h"
 #include "base/hslots.h"
+#include "base/pages.h"
 #include "base/path.h"
 
 /* Small arrays (sample stacks, values, labels, location lines, strings) come
@@ -489,32 +489,17 @@ static int idpos_cmp(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos; /* first occurrence wins */
 }
 
-/* Dense array for ids up to 2 * count + 1024 (the usual 1..N case); larger
- * ids go to a sorted side table searched by bisection, so that a profile
- * whose writer uses hashes or addresses as ids stays O(log n) per lookup. */
 void *profile_calloc_written(size_t n, size_t size)
 {
     char *p = calloc(n, size);
-    size_t bytes = n * size; /* calloc checked the product */
-    if (!p || bytes < ((size_t)64 << 10))
-        return p;
-    /* The whole pages inside the block in one system call where the
-     * kernel has it (5.14), else a write to each page: its bytes are zero
-     * already, so writing a zero keeps them. */
-    size_t pg = 4096;
-    char *a = (char *)(((uintptr_t)p + pg - 1) & ~(uintptr_t)(pg - 1));
-    char *e = (char *)(((uintptr_t)p + bytes) & ~(uintptr_t)(pg - 1));
-    bool done = false;
-#ifdef MADV_POPULATE_WRITE
-    done = e > a && madvise(a, (size_t)(e - a), MADV_POPULATE_WRITE) == 0;
-#endif
-    for (char *q = done ? e : p; q < p + bytes; q += pg)
-        *(volatile char *)q = 0;
-    *(volatile char *)p = 0; /* the first and last pages, partly the block's */
-    *(volatile char *)(p + bytes - 1) = 0;
+    if (p && n * size >= ((size_t)64 << 10)) /* calloc checked the product */
+        pages_populate(p, n * size);
     return p;
 }
 
+/* Dense array for ids up to 2 * count + 1024 (the usual 1..N case); larger
+ * ids go to a sorted side table searched by bisection, so that a profile
+ * whose writer uses hashes or addresses as ids stays O(log n) per lookup. */
 static int build_index(uint32_t **idx, size_t *nidx, profile_idpos_t **sparse,
                        size_t *nsparse, const void *base, size_t n, size_t elem)
 {

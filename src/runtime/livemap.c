@@ -2,11 +2,11 @@
 #include "livemap.h"
 
 #include "arena.h"
+#include "base/pages.h"
 #include "rt.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #define STRIPE_BITS 6
 #define NSTRIPES (1 << STRIPE_BITS)
@@ -175,17 +175,6 @@ static bool rehash_locked(const stripe_t *s, slot_t *slots, uint64_t n, uint64_t
     return true;
 }
 
-/* Maps every page of a new table written, as a write to each would. */
-static void populate(slot_t *slots, size_t size)
-{
-#ifdef MADV_POPULATE_WRITE
-    if (madvise(slots, size, MADV_POPULATE_WRITE) == 0)
-        return;
-#endif
-    for (size_t off = 0; off < size; off += 4096)
-        ((volatile char *)slots)[off] = 0;
-}
-
 /* Remakes the stripe's slots for span and shift and a margin past the last
  * window of at least spare, twice that if a run would reach the end. Lock
  * held. The margin, not the span, grows for a long run at the end: windows
@@ -205,7 +194,7 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t s
          * program's run at rate 1, perf, bench/workloads/mtindex.c). Slots
          * spread over the whole table, so every page is soon used anyway.
          * One system call for all of them where the kernel has it (5.14). */
-        populate(slots, n * sizeof(slot_t));
+        pages_populate(slots, n * sizeof(slot_t));
         if (!rehash_locked(s, slots, n, span, shift)) {
             arena_unmap(slots, n * sizeof(slot_t));
             continue;

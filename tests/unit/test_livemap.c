@@ -1,4 +1,4 @@
-// links: src/runtime/livemap.c src/runtime/arena.c src/runtime/rt.c
+// links: src/runtime/livemap.c src/runtime/arena.c src/runtime/rt.c src/base/pages.c
 /* test_livemap.c — the live sampled-object map against a reference, through
  * growth and backward-shift deletion, keys adjacent and far apart, the
  * leak scan's copy, the filter's saturation, and its behaviour when full;
