@@ -8,9 +8,20 @@
 #    smaller than the rate: docs TESTING);
 #  - mutex contentions within 4 sigma of the truth (each event kept with
 #    probability 1/5 and counted 5 times: sigma = sqrt(4 N));
-#  - CPU: kind a's share of the labeled samples 3/4 within 4 sigma
-#    (sqrt(p (1 - p) / n) for n samples: every unit's work is the same
-#    for both kinds, in CPU time);
+#  - CPU: each kind's samples what the kernel delivered to that kind: a
+#    bare timer on each worker's CPU clock at cprof's period, credited to
+#    the request running (tests/progs/ktimer.h). Not the 3/4 of CPU time
+#    that kind a uses: the kernel notices a CPU timer's expiry only at a
+#    tick that finds the thread running, and on a loaded machine a thread
+#    that runs in short bursts is found rarely, so that one signal stands
+#    for tens of periods, all credited to the request running then (beside
+#    two busy loops, kind a's share of the delivered periods ranged from
+#    0.55 to 0.996 over 14 runs, where its share of CPU time is 0.75).
+#    Both timers count expiries of the same clock at the same ticks, so at
+#    each tick their totals differ by one period at most: a kind's
+#    difference is a sum of +-2 over the runs of its signals, zero on
+#    average; within 4 sigma (sigma = sqrt(2 s) for its s signals), plus
+#    one period per thread for the timers' phases;
 #  - and the labels stay on their own threads' samples (-traces);
 #  - with Go 1.19 and the newest Go installed.
 # timeout: 300
@@ -39,10 +50,15 @@ for go in $GOS; do
     within "mutex contentions kind=$kind ($go)" "$est" "$t" "$(awk -v n="$t" 'BEGIN { print sqrt(4 * n) }')"
   done
   a=$(tagtotal "$go" samples kind=a "$T/s.cpu"); b=$(tagtotal "$go" samples kind=b "$T/s.cpu")
-  [ "$((a + b))" -ge 200 ] || fail "cpu: only $((a + b)) labeled samples ($go)"
-  within "cpu share of kind=a ($go)" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / (a + b) }')" 0.75 \
-    "$(awk -v n="$((a + b))" 'BEGIN { print sqrt(0.75 * 0.25 / n) }')"
+  [ "$((a + b))" -gt 0 ] || fail "cpu: no labeled samples ($go)"
+  for kind in a b; do
+    set -- $(awk -v k=$kind '$1 == "KERNEL" && $2 == k { print $3, $4 }' "$T/s.out")
+    got=$a; [ $kind = a ] || got=$b
+    awk -v g="$got" -v p="$1" -v s="$2" 'BEGIN { d = g - p; if (d < 0) d = -d; exit !(d <= 4 * sqrt(2 * s) + 2) }' ||
+      fail "cpu samples kind=$kind: $got, the kernel delivered $1 periods in $2 signals ($go)"
+    note "cpu samples kind=$kind: $got, the kernel delivered $1 periods in $2 signals ($go)"
+  done
   check_isolation "$go" "$T/s.cpu"
   check_isolation "$go" "$T/s.heap" alloc_space
 done
-note "default rate: every kind's estimate within 4 sigma; CPU share of a 3/4"
+note "default rate: every kind's estimate within 4 sigma; CPU samples per kind as the kernel delivered"

@@ -12,6 +12,9 @@
  *   ktimer_stop()            deletes it
  *   ktimer_signals           signals delivered to this thread
  *   ktimer_periods           periods they stood for (1 + si_overrun each)
+ *   ktimer_credit            if set, [0] also gets each signal's periods
+ *                            and [1] counts the signals: a test points it
+ *                            at the counters of the work the thread does
  */
 #ifndef KTIMER_H
 #define KTIMER_H
@@ -26,13 +29,19 @@
 
 static __thread volatile long ktimer_signals, ktimer_periods;
 static __thread timer_t ktimer_id;
+static __thread volatile long *volatile ktimer_credit;
 
 static void ktimer_handler(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     (void)uc;
+    long periods = 1 + (si->si_overrun > 0 ? si->si_overrun : 0);
     ktimer_signals++;
-    ktimer_periods += 1 + (si->si_overrun > 0 ? si->si_overrun : 0);
+    ktimer_periods += periods;
+    if (ktimer_credit) {
+        ktimer_credit[0] += periods;
+        ktimer_credit[1]++;
+    }
 }
 
 /* 0, or -1 with errno. */

@@ -14,12 +14,16 @@
  * with no label, and, when both workers wait in the middle of a kind=a
  * request, writes the threads profile to THREADS.1 (debug=1) and
  * THREADS.pb.gz (debug=0).
+ * Each worker also runs a bare kernel timer on its CPU clock at cprof's
+ * period (CPROF_CPU_HZ; ktimer.h), whose periods it credits to the kind of
+ * the request running: the CPU samples the kernel delivered to each kind.
  * Prints the truth per kind: "TRUTH kind units alloc_objects alloc_space
- * inuse_objects inuse_space leak_objects leak_space contentions", then
- * "ok SUM".
+ * inuse_objects inuse_space leak_objects leak_space contentions", what
+ * the kernel delivered: "KERNEL kind periods signals", then "ok SUM".
  * Usage: labels_server REQS CPU_US THREADS */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "cprof.h"
+#include "ktimer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +49,7 @@ static long reqs, cpu_us;
 static char **kept;
 static long nkept;
 static pthread_barrier_t parked, resume;
+static long kernel_periods[2][2]; /* per kind (a, b): periods, signals */
 
 /* Blocks are used through this: the compiler cannot drop them. */
 static void use(void *p)
@@ -162,8 +167,13 @@ static void serve(int worker)
     pthread_setname_np(pthread_self(), name);
     if (cprof_labels_push("worker", w))
         abort();
+    const char *hz = getenv("CPROF_CPU_HZ");
+    if (ktimer_start(1000000000L / (hz ? atol(hz) : 100)) < 0)
+        abort();
+    static __thread volatile long credit[2][2];
     for (long r = 0; r < 2 * reqs; r++) {
         int a = r % 2 == 0;
+        ktimer_credit = credit[a ? 0 : 1];
         if (cprof_labels_push("kind", a ? "a" : "b"))
             abort();
         for (int u = 0; u < (a ? UNITS_A : UNITS_B); u++)
@@ -174,7 +184,12 @@ static void serve(int worker)
         }
         if (cprof_labels_pop())
             abort();
+        ktimer_credit = NULL;
     }
+    ktimer_stop();
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 2; i++)
+            __atomic_add_fetch(&kernel_periods[k][i], credit[k][i], __ATOMIC_RELAXED);
     if (cprof_labels_pop() || cprof_labels_pop() != -ENOENT)
         abort();
     __atomic_store_n(&pr.go, -1, __ATOMIC_RELEASE);
@@ -262,6 +277,8 @@ int main(int argc, char **argv)
                u * (TEMPS * TEMP_SIZE + KEPT_SIZE + LEAK_SIZE), u * 2, u * (KEPT_SIZE + LEAK_SIZE),
                u, u * LEAK_SIZE, u);
     }
+    for (int k = 0; k < 2; k++)
+        printf("KERNEL %s %ld %ld\n", kinds[k].kind, kernel_periods[k][0], kernel_periods[k][1]);
     printf("ok %ld\n", sum);
     return nkept == units ? 0 : 1;
 }
