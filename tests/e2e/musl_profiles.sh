@@ -89,7 +89,7 @@ done
 grep -q '^ *thread: Total 8' "$T/tk.tags" || { cat "$T/tk.tags"; fail "threads: not 8 threads"; }
 note "threadcreate exact, threads named"
 
-# --- CPU: hot() 600 ms of CPU, warm() 150 ms ---------------------------------------
+# --- CPU: hot() 4/5 of the CPU time, warm() 1/5 ----------------------------------
 under cpu_prof "$T/cpu" CPROF_CPU_PROFILE="$T/cpu.prof"
 gzip -t "$T/cpu.prof" || fail "cpu: not gzip"
 go tool pprof -top -cum -unit=ms "$T/cpu" "$T/cpu.prof" > "$T/cpu.top" 2>&1 || { cat "$T/cpu.top"; fail "cpu: go tool pprof cannot load it"; }
