@@ -943,7 +943,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
      * INT_MAX once frames were taken from the last walk by copy */
     int fp_new = -1;
     bool whole = true;
-    uintptr_t next[3] = {0, 0, 0};
+    uintptr_t next[3]; /* set where whole is cleared */
     if (state & CLOSING_MASK)
         goto give_up;
     for (;;) {
@@ -1087,13 +1087,22 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         hash_n = n;
     }
     memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
-    memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
     uint64_t h = joined >= 0 ? s->khash[joined] : HASH_PCS_SEED;
-    for (int i = hash_n - 1; whole && i >= 0; i--)
-        s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);
+    if (RT_LIKELY(whole && hash_n == walked)) {
+        /* The new pcs kept as they are hashed: no copy of their own. */
+        for (int i = walked - 1; i >= 0; i--) {
+            s->kpcs[at + i] = pcs[i];
+            s->khash[at + i] = h = hash_pcs_step(h, pcs[i]);
+        }
+    } else {
+        memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
+        for (int i = hash_n - 1; whole && i >= 0; i--)
+            s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);
+    }
     s->n = n;
     s->whole = whole;
-    memcpy(s->next, next, sizeof(next));
+    if (!whole)
+        memcpy(s->next, next, sizeof(next));
     s->state = state;
     out->pcs = s->kpcs + at;
     out->hashes = whole ? s->khash + at : NULL;
