@@ -122,7 +122,23 @@ static const frame_t end_frame = {.sp = UINTPTR_MAX,
  * n frames lie at the end of the kept arrays (indices max_frames - n to
  * max_frames - 1, leaf first), so its outer part, where the next walk
  * usually joins it, stays where it is: that walk writes only its own new
- * frames, just before the part it reuses, and copies none of the rest. */
+ * frames, just before the part it reuses, and copies none of the rest.
+ *
+ * Keeping the walk before the last one too did not pay (callgrind, rate
+ * 1, scale 0.2). Joined at the best of the last k walks (pc and sp of
+ * every frame out equal), the frames walked would fall, k = 2 / 4 / 8:
+ * xmllint 1.11 M -> 0.52 / 0.25 / 0.23 M, jq 0.38 -> 0.24 / 0.16 / 0.09,
+ * python3 1.36 -> 1.01 / 0.96 / 0.91 (1.16 at k = 1: fp differs),
+ * sqlite3 2.82 -> 2.63 / 2.46 / 2.32 (its sites share the leaf frames,
+ * sqlite3Malloc's chain, and differ above them: no join there). Built
+ * for k = 2, exact (the last walk's frames below a join copied aside
+ * with their hashes, joined where their words and the last walk's from
+ * the link out are unchanged; the part taken copied back): xmllint
+ * joined it in 185 K of 343 K walks, the walk's own code 152.9 -> 109.7
+ * M, but the copies and the second check cost 105 M: totals xmllint
+ * 930.1 -> 972.7 M, sqlite3 1871.7 -> 1988.7, python3 1619.2 -> 1802.2,
+ * jq 1651.9 -> 1671.9. Even with copies at their bytes' cost it would
+ * gain ~1% on xmllint and lose on sqlite3, which copies at every walk. */
 typedef struct {
     int claimed;
     int busy; /* walking: a nested walk (none is expected) goes without */
@@ -927,7 +943,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
      * INT_MAX once frames were taken from the last walk by copy */
     int fp_new = -1;
     bool whole = true;
-    uintptr_t next[3] = {0, 0, 0};
+    uintptr_t next[3]; /* set where whole is cleared */
     if (state & CLOSING_MASK)
         goto give_up;
     for (;;) {
@@ -987,6 +1003,14 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         f->sp = sp;
         f->bp = bp;
         n++;
+        /* Following the last walk's frames moved to another sp instead
+         * (a site called at another depth meets the same pcs: sqlite3's
+         * allocation wrappers; exact where the rules take the CFA from
+         * sp, beyond fp_hi) did not pay: 1.23 M of sqlite3's 2.82 M new
+         * frames at scale 0.2 went that way, each for ~36 instructions
+         * against ~45 here, but the test on every other frame and the
+         * registers spilled cost more: cfi_walk_frame 416.1 -> 437.5 M,
+         * xmllint 192.5 -> 206.5 M (it moved 1% of its frames). */
         rule_t one;
         const rule_t *r = s ? lookup_near(s, pc, state) : (one = lookup(pc, state), &one);
         if (RT_UNLIKELY(r->kind != RULE_STEP)) {
@@ -1071,13 +1095,22 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         hash_n = n;
     }
     memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
-    memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
     uint64_t h = joined >= 0 ? s->khash[joined] : HASH_PCS_SEED;
-    for (int i = hash_n - 1; whole && i >= 0; i--)
-        s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);
+    if (RT_LIKELY(whole && hash_n == walked)) {
+        /* The new pcs kept as they are hashed: no copy of their own. */
+        for (int i = walked - 1; i >= 0; i--) {
+            s->kpcs[at + i] = pcs[i];
+            s->khash[at + i] = h = hash_pcs_step(h, pcs[i]);
+        }
+    } else {
+        memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
+        for (int i = hash_n - 1; whole && i >= 0; i--)
+            s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);
+    }
     s->n = n;
     s->whole = whole;
-    memcpy(s->next, next, sizeof(next));
+    if (!whole)
+        memcpy(s->next, next, sizeof(next));
     s->state = state;
     out->pcs = s->kpcs + at;
     out->hashes = whole ? s->khash + at : NULL;
