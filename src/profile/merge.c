@@ -642,7 +642,7 @@ static void merger_free_src(merger_t *m)
 static int merger_set_src(merger_t *m, profile_t *src)
 {
     merger_free_src(m);
-    if (profile_index(src) < 0)
+    if (profile_index_movable(src) < 0)
         return -ENOMEM;
     m->src = src;
     /* the first source's counts: the most its elements can make */
