@@ -18,10 +18,8 @@ int err_fmt(char *err, size_t errlen, int rc, const char *fmt, ...)
     return rc;
 }
 
-int err_grow(void **arr, size_t *cap, size_t need, size_t elem)
+int err_grow_slow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return 0;
     size_t nc = *cap ? *cap : 16;
     while (nc < need) {
         if (nc > SIZE_MAX / 2 / elem)

@@ -13,8 +13,15 @@
 int err_fmt(char *err, size_t errlen, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* err_grow when need > *cap. */
+int err_grow_slow(void **arr, size_t *cap, size_t need, size_t elem);
+
 /* Makes room for need elements of size elem in *arr (capacity *cap),
- * doubling from 16. 0, or -ENOMEM with *arr unchanged. */
-int err_grow(void **arr, size_t *cap, size_t need, size_t elem);
+ * doubling from 16. 0, or -ENOMEM with *arr unchanged. Inline: a decoder
+ * or a merge calls it for each element, nearly always with room. */
+static inline int err_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    return need <= *cap ? 0 : err_grow_slow(arr, cap, need, elem);
+}
 
 #endif

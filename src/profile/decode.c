@@ -867,13 +867,15 @@ static void shrink(void **arr, size_t n, size_t *cap, size_t elem)
 }
 /* --- id sets (validation) --------------------------------------------------- */
 
-/* The ids of one table: a byte map when they are dense, else a sorted
- * array, so that checking every reference stays O(1) / O(log n). */
+/* The ids of one table: 1..npos when they are the positions + 1 (every
+ * encoder's), else a byte map when they are dense, else a sorted array,
+ * so that checking every reference stays O(1) / O(log n). */
 typedef struct {
     uint8_t *dense;
     size_t ndense;
     uint64_t *sorted;
     size_t nsorted;
+    size_t npos;
 } idset_t;
 
 static int u64_cmp(const void *a, const void *b)
@@ -904,6 +906,15 @@ static int idset_build(idset_t *s, const void *base, size_t n, size_t elem, cons
     }
     if (n == 0)
         return 0;
+    if (max == n) { /* maybe 1..n in order: nonzero, unique, none to store */
+        size_t i = 0;
+        while (i < n && *(const uint64_t *)((const char *)base + i * elem) == i + 1)
+            i++;
+        if (i == n) {
+            s->npos = n;
+            return 0;
+        }
+    }
     if (max < 4 * (uint64_t)n + 1024) {
         s->ndense = (size_t)max + 1;
         s->dense = calloc(s->ndense, 1);
@@ -936,8 +947,10 @@ static int idset_build(idset_t *s, const void *base, size_t n, size_t elem, cons
     return 0;
 }
 
-static bool idset_has(const idset_t *s, uint64_t id)
+static inline bool idset_has(const idset_t *s, uint64_t id)
 {
+    if (s->npos)
+        return id - 1 < s->npos;
     if (s->dense)
         return id < s->ndense && s->dense[id];
     size_t lo = 0, hi = s->nsorted;
@@ -959,14 +972,17 @@ typedef struct {
     size_t errlen;
 } vctx_t;
 
-static int check_str(const vctx_t *v, int64_t idx, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static int check_str_failed(const vctx_t *v, int64_t idx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noinline));
 
-/* fmt/... name the field ("function 3 name"). */
-static int check_str(const vctx_t *v, int64_t idx, const char *fmt, ...)
+/* 0 if idx is a string's index, else the error naming the field (fmt,
+ * ...: "function 3 name"). A macro: its range check is inline, the
+ * message (a varargs call) made only on failure. */
+#define check_str(v, idx, ...)                                                                \
+    ((idx) >= 0 && (uint64_t)(idx) < (v)->p->n_strings ? 0 : check_str_failed(v, idx, __VA_ARGS__))
+
+static int check_str_failed(const vctx_t *v, int64_t idx, const char *fmt, ...)
 {
-    if (idx >= 0 && (uint64_t)idx < v->p->n_strings)
-        return 0;
     char what[160];
     va_list ap;
     va_start(ap, fmt);
@@ -1098,7 +1114,7 @@ static int drop_dangling_mapping_ids(profile_t *p, char *err, size_t errlen)
     for (size_t i = 0; i < p->n_mappings; i++)
         ids[i] = p->mappings[i].id;
     qsort(ids, p->n_mappings, sizeof(*ids), u64_cmp);
-    idset_t s = {NULL, 0, ids, p->n_mappings};
+    idset_t s = {.sorted = ids, .nsorted = p->n_mappings};
     for (size_t i = 0; i < p->n_locations; i++)
         if (p->locations[i].mapping_id && !idset_has(&s, p->locations[i].mapping_id))
             p->locations[i].mapping_id = 0;

@@ -297,6 +297,14 @@ static int64_t src_pos_slow(const void *el, const void *base, size_t size)
     return el ? (int64_t)(((const char *)el - (const char *)base) / size) : -1;
 }
 
+/* The function key's hash: start line and out's string indexes. */
+static inline uint64_t fn_hash(const profile_function_t *key)
+{
+    return mix(mix(mix(mix(2, (uint64_t)key->start_line), (uint64_t)key->name),
+                   (uint64_t)key->system_name),
+               (uint64_t)key->filename);
+}
+
 static int64_t map_function(merger_t *m, uint64_t id)
 {
     int64_t fp = SRC_POS(m->src, fn_index, n_fn_index, functions, profile_function_by_id, id);
@@ -312,9 +320,7 @@ static int64_t map_function(merger_t *m, uint64_t id)
     key.filename = str_out(m, sf->filename);
     if (key.name < 0 || key.system_name < 0 || key.filename < 0)
         return -1;
-    uint64_t hv = mix(mix(mix(mix(2, (uint64_t)key.start_line), (uint64_t)key.name),
-                          (uint64_t)key.system_name),
-                      (uint64_t)key.filename);
+    uint64_t hv = fn_hash(&key);
     size_t k = SIZE_MAX;
     for (int64_t c; (c = ht_next(&m->fns, hv, &k)) >= 0;) {
         const profile_function_t *of = &m->out->functions[c];
@@ -642,7 +648,7 @@ static void merger_free_src(merger_t *m)
 static int merger_set_src(merger_t *m, profile_t *src)
 {
     merger_free_src(m);
-    if (profile_index(src) < 0)
+    if (profile_index_movable(src) < 0)
         return -ENOMEM;
     m->src = src;
     /* the first source's counts: the most its elements can make */
@@ -763,8 +769,10 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
 }
 
 /* The source location of id if the merge has not mapped it yet, else
- * (mapped, or not an id of the source) NULL. */
-static const profile_location_t *unmapped_location(const merger_t *m, uint64_t id)
+ * (mapped, or not an id of the source) NULL. Inlined: the prefetch steps
+ * ask it three times for each frame of each sample. */
+static inline __attribute__((always_inline)) const profile_location_t *
+unmapped_location(const merger_t *m, uint64_t id)
 {
     const profile_t *src = m->src;
     if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
@@ -839,6 +847,34 @@ static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
     }
 }
 
+/* The step after prefetch_functions: for the functions not mapped yet,
+ * their strings' slots in strmap and, when out's string indexes are the
+ * source's (keyed or kept: str_out gives i for i), their slots in the
+ * function table, whose hash is then known. The strings shape has a
+ * name, system name and file name of its own per function: 250,000
+ * functions, four misses each, which map_function met one by one. */
+static void prefetch_strings(const merger_t *m, const profile_sample_t *s)
+{
+    const profile_t *src = m->src;
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
+        for (uint32_t k = 0; l && k < l->n_lines; k++) {
+            uint64_t f = l->lines[k].function_id;
+            if (f >= src->n_fn_index || !src->fn_index[f] || m->fn_out[src->fn_index[f] - 1])
+                continue;
+            const profile_function_t *sf = &src->functions[src->fn_index[f] - 1];
+            if ((uint64_t)sf->name < src->n_strings)
+                __builtin_prefetch(&m->strmap[sf->name]);
+            if ((uint64_t)sf->system_name < src->n_strings)
+                __builtin_prefetch(&m->strmap[sf->system_name]);
+            if ((uint64_t)sf->filename < src->n_strings)
+                __builtin_prefetch(&m->strmap[sf->filename]);
+            if (m->keyer && m->fns.slots)
+                __builtin_prefetch(&m->fns.slots[fn_hash(sf) & m->fns.mask]);
+        }
+    }
+}
+
 /* Merges src's samples (adopted: out's array that holds them) into m. */
 static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
 {
@@ -847,20 +883,23 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
     for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
-        /* five samples ahead, the index slots of their locations load
-         * while this one is mapped; four ahead, the locations; three
-         * ahead, their lines; two ahead, the index slots of those lines'
-         * functions; one ahead, the functions */
+        /* six samples ahead, the index slots of their locations load
+         * while this one is mapped; five ahead, the locations; four
+         * ahead, their lines; three ahead, the index slots of those
+         * lines' functions; two ahead, the functions; one ahead, their
+         * strings' and table slots */
+        if (j + 6 < src->n_samples)
+            prefetch_loc_index(m, &ss[j + 6]);
         if (j + 5 < src->n_samples)
-            prefetch_loc_index(m, &ss[j + 5]);
+            prefetch_locations(m, &ss[j + 5]);
         if (j + 4 < src->n_samples)
-            prefetch_locations(m, &ss[j + 4]);
+            prefetch_lines(m, &ss[j + 4]);
         if (j + 3 < src->n_samples)
-            prefetch_lines(m, &ss[j + 3]);
+            prefetch_fn_index(m, &ss[j + 3]);
         if (j + 2 < src->n_samples)
-            prefetch_fn_index(m, &ss[j + 2]);
+            prefetch_functions(m, &ss[j + 2]);
         if (j + 1 < src->n_samples)
-            prefetch_functions(m, &ss[j + 1]);
+            prefetch_strings(m, &ss[j + 1]);
         if (!is_zero(src, &ss[j]))
             rc = map_sample(m, &ss[j]);
     }

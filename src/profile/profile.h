@@ -104,7 +104,9 @@ typedef struct {
     size_t cap_samples, cap_mappings, cap_locations, cap_functions;
     size_t cap_strings, cap_comments, cap_sample_types;
     profile_strtab_t *strtab;
-    uint32_t *loc_index; /* id -> position + 1, for ids < n_loc_index */
+    uint32_t *loc_index; /* id -> position + 1, for ids < n_loc_index;
+                          * NULL: id -> id - 1 (the ids were the
+                          * positions + 1 when indexed) */
     size_t n_loc_index;
     uint32_t *fn_index;
     size_t n_fn_index;
@@ -251,16 +253,46 @@ void profile_drop_locations(profile_t *p);
 void profile_take_storage(profile_t *p, profile_t *from);
 
 /* Swaps the locations at positions a and b, their ids' index entries
- * with them (ids unique and indexed, as a decoded profile's). */
+ * with them (ids unique and indexed by profile_index_movable, as a
+ * decoded profile's). */
 void profile_swap_locations(profile_t *p, size_t a, size_t b);
 /* The same for functions. */
 void profile_swap_functions(profile_t *p, size_t a, size_t b);
 
-/* Rebuilds the id -> element indexes; 0 or -ENOMEM. */
+/* Rebuilds the id -> element indexes; 0 or -ENOMEM. Ids that are the
+ * positions + 1 (every encoder's, a merge's) are indexed by no table. */
 int profile_index(profile_t *p);
-const profile_location_t *profile_location_by_id(const profile_t *p, uint64_t id);
-const profile_function_t *profile_function_by_id(const profile_t *p, uint64_t id);
-const profile_mapping_t *profile_mapping_by_id(const profile_t *p, uint64_t id);
+/* profile_index with tables for locations and functions whatever their
+ * ids, which profile_swap_* keep up to date. */
+int profile_index_movable(profile_t *p);
+
+/* The element of id, NULL if none: O(1) for dense ids, O(log n) for
+ * sparse ones; one appended since the last profile_index is scanned for.
+ * Ids that are the positions + 1 are found inline. */
+const profile_location_t *profile_location_lookup(const profile_t *p, uint64_t id);
+const profile_function_t *profile_function_lookup(const profile_t *p, uint64_t id);
+const profile_mapping_t *profile_mapping_lookup(const profile_t *p, uint64_t id);
+
+static inline const profile_location_t *profile_location_by_id(const profile_t *p, uint64_t id)
+{
+    if (!p->loc_index && id && id < p->n_loc_index)
+        return &p->locations[id - 1];
+    return profile_location_lookup(p, id);
+}
+
+static inline const profile_function_t *profile_function_by_id(const profile_t *p, uint64_t id)
+{
+    if (!p->fn_index && id && id < p->n_fn_index)
+        return &p->functions[id - 1];
+    return profile_function_lookup(p, id);
+}
+
+static inline const profile_mapping_t *profile_mapping_by_id(const profile_t *p, uint64_t id)
+{
+    if (!p->map_index && id && id < p->n_map_index)
+        return &p->mappings[id - 1];
+    return profile_mapping_lookup(p, id);
+}
 
 /* pprof's Mapping.Unsymbolizable, for a mapping of that file name: one no
  * symbolizer even tries ("[vdso]", "[heap]", linux-vdso.so.1, GPU driver

@@ -849,10 +849,65 @@ static void test_hostile_structures(void **state)
     decode_fails(packed, sizeof(packed), "exceeds");
 }
 
+/* minimal's profile plus locations extra_ids (each with one line of
+ * function 1) and a sample of location ref. */
+static void with_locations(wb_t *b, const uint64_t *extra_ids, size_t n, uint64_t ref)
+{
+    wb_t extra = {.n = 0}, m, l;
+    for (size_t i = 0; i < n; i++) {
+        m.n = 0;
+        l.n = 0;
+        wb_u(&l, 1, 1);
+        wb_u(&m, 1, extra_ids[i]);
+        wb_msg(&m, 4, &l);
+        wb_msg(&extra, 4, &m);
+    }
+    m.n = 0;
+    wb_u(&m, 1, ref);
+    wb_u(&m, 2, 1);
+    wb_msg(&extra, 2, &m);
+    minimal(b, &extra);
+}
+
+/* Ids that are the positions + 1 are checked as a range, others by a
+ * set: the same references pass and fail either way. */
+static void test_positional_ids(void **state)
+{
+    (void)state;
+    wb_t b;
+    const uint64_t in_order[] = {2, 3}, shuffled[] = {3, 2}, gap[] = {3, 4};
+    const uint64_t *sets[] = {in_order, shuffled, gap};
+    for (size_t k = 0; k < 3; k++) {
+        for (size_t i = 0; i < 2; i++) {
+            with_locations(&b, sets[k], 2, sets[k][i]);
+            profile_t *p = decode_ok(b.d, b.n);
+            assert_int_equal(p->n_locations, 3);
+            assert_int_equal(p->samples[1].location_ids[0], sets[k][i]);
+            assert_ptr_equal(profile_location_by_id(p, sets[k][i]), &p->locations[i + 1]);
+            profile_free(p);
+        }
+        with_locations(&b, sets[k], 2, 5);
+        decode_fails(b.d, b.n, "sample 1: unknown location id 5");
+        if (k < 2) { /* 1..3: 4 is one past */
+            with_locations(&b, sets[k], 2, 4);
+            decode_fails(b.d, b.n, "sample 1: unknown location id 4");
+        }
+        with_locations(&b, sets[k], 2, 0);
+        decode_fails(b.d, b.n, "sample 1: unknown location id 0");
+    }
+    with_locations(&b, gap, 2, 2);
+    decode_fails(b.d, b.n, "sample 1: unknown location id 2");
+    /* 3 ids up to 3, one twice: not the positions */
+    const uint64_t twice[] = {3, 3};
+    with_locations(&b, twice, 2, 1);
+    decode_fails(b.d, b.n, "duplicate location id 3");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_random),
+        cmocka_unit_test(test_positional_ids),
         cmocka_unit_test(test_roundtrip_medium),
         cmocka_unit_test(test_roundtrip_empty),
         cmocka_unit_test(test_unpacked_and_order),

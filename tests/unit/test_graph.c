@@ -293,6 +293,54 @@ static void test_filters(void **state)
     profile_free(p);
 }
 
+/* No filter at all keeps every sample with a location, in order, as a
+ * filter that focuses on every location does, and drops those without
+ * one (pprof's focusedAndNotIgnored of no locations is false). */
+static void test_no_filters(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    int64_t v9 = 9;
+    assert_non_null(profile_add_sample(p, NULL, 0, &v9));
+    char err[128];
+    work_t *w, *wa;
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    assert_int_equal(work_new(p, &wa, err, sizeof(err)), 0);
+    assert_int_equal(w->n_samples, 6);
+    name_match_t m, ma;
+    filter_by_name(w, NULL, NULL, NULL, NULL, &m);
+    rx_t *all = rx_compile("", err, sizeof(err));
+    assert_non_null(all);
+    filter_by_name(wa, all, NULL, NULL, NULL, &ma);
+    assert_true(m.fm && ma.fm);
+    assert_false(m.im || m.hm || m.hnm);
+    assert_int_equal(w->n_samples, 5);
+    assert_int_equal(wa->n_samples, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(w->samples[i].n_locs, wa->samples[i].n_locs);
+        assert_memory_equal(w->samples[i].locs, wa->samples[i].locs,
+                            w->samples[i].n_locs * sizeof(*w->samples[i].locs));
+        assert_ptr_equal(w->samples[i].values, p->samples[i].values);
+    }
+    rx_free(all);
+    work_free(w);
+    work_free(wa);
+    profile_free(p);
+
+    /* no locations at all: no match, no sample */
+    p = profile_new();
+    assert_non_null(p);
+    profile_add_sample_type(p, "space", "bytes");
+    assert_non_null(profile_add_sample(p, NULL, 0, &v9));
+    assert_int_equal(profile_index(p), 0);
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    filter_by_name(w, NULL, NULL, NULL, NULL, &m);
+    assert_false(m.fm);
+    assert_int_equal(w->n_samples, 0);
+    work_free(w);
+    profile_free(p);
+}
+
 static void test_rx_translation(void **state)
 {
     (void)state;
@@ -473,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_trimming),
         cmocka_unit_test(test_lines_and_addresses),
         cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_no_filters),
         cmocka_unit_test(test_rx_translation),
         cmocka_unit_test(test_entropy_in_parts),
         cmocka_unit_test(test_take_equals_new),

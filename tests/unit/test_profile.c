@@ -3,6 +3,7 @@
  * strings packed. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -76,11 +77,132 @@ static void test_calloc_written(void **state)
     }
 }
 
+/* n locations whose ids are ids[i] (each with one line naming function
+ * ids[i] too, ids[i] nonzero), and n such functions. */
+static profile_t *with_ids(const uint64_t *ids, size_t n)
+{
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) {
+        profile_line_t ln = {ids[i], (int64_t)i};
+        profile_location_t *l = profile_add_location(p, &ln, 1);
+        assert_non_null(l);
+        l->id = ids[i];
+        l->address = 0x1000 + i;
+        profile_function_t *f = profile_add_function(p);
+        assert_non_null(f);
+        f->id = ids[i];
+        f->start_line = (int64_t)i;
+        profile_mapping_t *m = profile_add_mapping(p);
+        assert_non_null(m);
+        m->id = ids[i];
+        m->memory_start = 0x1000 * i;
+    }
+    return p;
+}
+
+/* Each id finds its element, an unknown id none, whatever the index. */
+static void check_lookups(const profile_t *p, const uint64_t *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        assert_ptr_equal(profile_location_by_id(p, ids[i]), &p->locations[i]);
+        assert_ptr_equal(profile_function_by_id(p, ids[i]), &p->functions[i]);
+        assert_ptr_equal(profile_mapping_by_id(p, ids[i]), &p->mappings[i]);
+    }
+    const uint64_t none[] = {0, n + 1, n + 2, 2 * n + 1023, 2 * n + 1024, UINT64_MAX};
+    for (size_t k = 0; k < sizeof(none) / sizeof(*none); k++) {
+        bool used = false;
+        for (size_t i = 0; i < n; i++)
+            used |= ids[i] == none[k];
+        if (used)
+            continue;
+        assert_null(profile_location_by_id(p, none[k]));
+        assert_null(profile_function_by_id(p, none[k]));
+        assert_null(profile_mapping_by_id(p, none[k]));
+    }
+}
+
+/* Ids that are the positions + 1 are indexed by no table; others (out of
+ * order, sparse, with a gap) by one; either way every id finds its
+ * element, and one appended after indexing is found too. */
+static void test_index_positions(void **state)
+{
+    (void)state;
+    const uint64_t pos[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const uint64_t shuffled[] = {3, 1, 2, 8, 5, 6, 7, 4};
+    const uint64_t gap[] = {1, 2, 3, 5, 6, 7, 8, 9};
+    const uint64_t sparse[] = {1, 2, 3, 4, 5, 6, 7, 1ull << 40};
+    const uint64_t *sets[] = {pos, shuffled, gap, sparse};
+    for (size_t s = 0; s < 4; s++) {
+        profile_t *p = with_ids(sets[s], 8);
+        assert_int_equal(profile_index(p), 0);
+        assert_true((p->loc_index == NULL) == (s == 0));
+        assert_true((p->fn_index == NULL) == (s == 0));
+        assert_true((p->map_index == NULL) == (s == 0));
+        check_lookups(p, sets[s], 8);
+        /* appended since: found by its id (a scan), the others still */
+        uint64_t more[9];
+        memcpy(more, sets[s], sizeof(pos));
+        more[8] = s == 0 ? 9 : 1000;
+        profile_line_t ln = {more[8], 1};
+        profile_location_t *l = profile_add_location(p, &ln, 1);
+        profile_function_t *f = profile_add_function(p);
+        profile_mapping_t *m = profile_add_mapping(p);
+        assert_true(l && f && m);
+        l->id = f->id = m->id = more[8];
+        check_lookups(p, more, 9);
+        assert_int_equal(profile_index(p), 0);
+        check_lookups(p, more, 9);
+        profile_free(p);
+    }
+    /* none at all */
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    assert_int_equal(profile_index(p), 0);
+    check_lookups(p, pos, 0);
+    profile_free(p);
+}
+
+/* profile_index_movable makes tables even for ids that are the
+ * positions + 1, and the swaps keep them: each id still finds its
+ * element after any sequence of swaps. */
+static void test_index_movable(void **state)
+{
+    (void)state;
+    uint64_t ids[16];
+    for (size_t i = 0; i < 16; i++)
+        ids[i] = i + 1;
+    profile_t *p = with_ids(ids, 16);
+    assert_int_equal(profile_index_movable(p), 0);
+    assert_non_null(p->loc_index);
+    assert_non_null(p->fn_index);
+    for (size_t k = 0; k < 40; k++) {
+        size_t a = (k * 7) % 16, b = (k * 11 + 3) % 16;
+        profile_swap_locations(p, a, b);
+        profile_swap_functions(p, a, b);
+        uint64_t t = ids[a];
+        ids[a] = ids[b];
+        ids[b] = t;
+        for (size_t i = 0; i < 16; i++) {
+            assert_ptr_equal(profile_location_by_id(p, ids[i]), &p->locations[i]);
+            assert_ptr_equal(profile_function_by_id(p, ids[i]), &p->functions[i]);
+        }
+    }
+    /* indexed again, the shuffled ids get a table */
+    assert_int_equal(profile_index(p), 0);
+    assert_non_null(p->loc_index);
+    for (size_t i = 0; i < 16; i++)
+        assert_ptr_equal(profile_location_by_id(p, ids[i]), &p->locations[i]);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_alignment),
         cmocka_unit_test(test_calloc_written),
+        cmocka_unit_test(test_index_positions),
+        cmocka_unit_test(test_index_movable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,6 +211,17 @@ void filter_by_name(work_t *w, const rx_t *focus, const rx_t *ignore, const rx_t
                     const rx_t *show, name_match_t *res)
 {
     *res = (name_match_t){0};
+    if (!focus && !ignore && !hide && !show) {
+        /* Every location is focused, none hidden: the samples without
+         * one go, as below, with no pass over every frame. */
+        res->fm = w->n_locs > 0;
+        size_t k = 0;
+        for (size_t i = 0; i < w->n_samples; i++)
+            if (w->samples[i].n_locs)
+                w->samples[k++] = w->samples[i];
+        w->n_samples = k;
+        return;
+    }
     matcher_t mf = {0}, mi = {0}, mh = {0}, ms = {0};
     uint8_t *foi = calloc(w->n_locs + 1, 1);
     uint8_t *hidden = calloc(w->n_locs + 1, 1);

@@ -287,7 +287,15 @@ int graph_new(work_t *w, const graph_opts_t *o, graph_t **out)
     g->loc_first = malloc((w->n_locs + 1) * sizeof(*g->loc_first));
     g->loc_nodes = malloc((total + 1) * sizeof(*g->loc_nodes));
     clean = malloc((w->n_funcs + 1) * sizeof(*clean));
-    if (!g->loc_first || !g->loc_nodes || !clean || node_rehash(g, 1024) < 0)
+    /* The node index made for half as many nodes as locations at once
+     * (there are about as many as lines on a large profile of distinct
+     * functions): at most one rebuild, where doubling from 1024 rebuilt
+     * it ten times on the strings shape, each new table's pages faulted
+     * in beside the old one. */
+    size_t nslots = 1024;
+    while (nslots < w->n_locs && nslots < ((size_t)1 << 31))
+        nslots *= 2;
+    if (!g->loc_first || !g->loc_nodes || !clean || node_rehash(g, nslots) < 0)
         goto oom;
     for (size_t i = 0; i < w->n_funcs; i++)
         clean[i] = -1;
