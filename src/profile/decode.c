@@ -906,14 +906,10 @@ static int idset_build(idset_t *s, const void *base, size_t n, size_t elem, cons
     }
     if (n == 0)
         return 0;
-    if (max == n) { /* maybe 1..n in order: nonzero, unique, none to store */
-        size_t i = 0;
-        while (i < n && *(const uint64_t *)((const char *)base + i * elem) == i + 1)
-            i++;
-        if (i == n) {
-            s->npos = n;
-            return 0;
-        }
+    /* 1..n in order: nonzero, unique, none to store */
+    if (max == n && profile_ids_are_positions(base, n, elem)) {
+        s->npos = n;
+        return 0;
     }
     if (max < 4 * (uint64_t)n + 1024) {
         s->ndense = (size_t)max + 1;

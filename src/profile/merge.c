@@ -790,6 +790,13 @@ static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
             __builtin_prefetch(&src->loc_index[s->location_ids[i]]);
 }
 
+/* The source position of function f through the dense index alone, -1 if
+ * it is not there: the prefetch steps search no further. */
+static inline int64_t dense_fn_pos(const profile_t *src, uint64_t f)
+{
+    return f < src->n_fn_index && src->fn_index[f] ? (int64_t)src->fn_index[f] - 1 : -1;
+}
+
 /* The step after prefetch_lines: the slots of the lines' functions in the
  * source's index. */
 static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
@@ -838,10 +845,10 @@ static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
         const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
         for (uint32_t k = 0; l && k < l->n_lines; k++) {
-            uint64_t f = l->lines[k].function_id;
-            if (f < src->n_fn_index && src->fn_index[f]) {
-                __builtin_prefetch(&src->functions[src->fn_index[f] - 1]);
-                __builtin_prefetch(&m->fn_out[src->fn_index[f] - 1]);
+            int64_t f = dense_fn_pos(src, l->lines[k].function_id);
+            if (f >= 0) {
+                __builtin_prefetch(&src->functions[f]);
+                __builtin_prefetch(&m->fn_out[f]);
             }
         }
     }
@@ -859,10 +866,10 @@ static void prefetch_strings(const merger_t *m, const profile_sample_t *s)
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
         const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
         for (uint32_t k = 0; l && k < l->n_lines; k++) {
-            uint64_t f = l->lines[k].function_id;
-            if (f >= src->n_fn_index || !src->fn_index[f] || m->fn_out[src->fn_index[f] - 1])
+            int64_t f = dense_fn_pos(src, l->lines[k].function_id);
+            if (f < 0 || m->fn_out[f])
                 continue;
-            const profile_function_t *sf = &src->functions[src->fn_index[f] - 1];
+            const profile_function_t *sf = &src->functions[f];
             if ((uint64_t)sf->name < src->n_strings)
                 __builtin_prefetch(&m->strmap[sf->name]);
             if ((uint64_t)sf->system_name < src->n_strings)

@@ -503,9 +503,7 @@ void *profile_calloc_written(size_t n, size_t size)
     return p;
 }
 
-/* True when the i-th element's id is i + 1 for every i: what every
- * encoder writes and every merge makes. */
-static bool ids_are_positions(const void *base, size_t n, size_t elem)
+bool profile_ids_are_positions(const void *base, size_t n, size_t elem)
 {
     for (size_t i = 0; i < n; i++)
         if (*(const uint64_t *)((const char *)base + i * elem) != i + 1)
@@ -522,7 +520,7 @@ static bool ids_are_positions(const void *base, size_t n, size_t elem)
 static int build_index(uint32_t **idx, size_t *nidx, profile_idpos_t **sparse,
                        size_t *nsparse, const void *base, size_t n, size_t elem, bool movable)
 {
-    if (!movable && ids_are_positions(base, n, elem)) {
+    if (!movable && profile_ids_are_positions(base, n, elem)) {
         free(*idx);
         *idx = NULL;
         *nidx = n ? n + 1 : 0;
