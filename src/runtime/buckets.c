@@ -7,7 +7,6 @@
 #include "rt.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -39,8 +38,7 @@ int buckets_init(void)
     heads = arena_map(NHEADS * sizeof(*heads));
     stack_heads = arena_map(NHEADS * sizeof(*stack_heads));
     table[0] = arena_map(sizeof(bucket_t *) << PAGE_BITS);
-    overflow = arena_alloc_aligned(offsetof(bucket_t, own_pcs) + sizeof(uintptr_t),
-                                   _Alignof(bucket_t));
+    overflow = arena_alloc(sizeof(*overflow) + sizeof(uintptr_t));
     if (!heads || !stack_heads || !table[0] || !overflow)
         return -ENOMEM;
     /* +1: the writer names pc-1, which must stay inside the function. */
@@ -100,8 +98,7 @@ bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t stack_hash, u
         __atomic_store_n(page, arena_map(sizeof(bucket_t *) << PAGE_BITS), __ATOMIC_RELEASE);
     bucket_t *same_stack = b ? NULL : find_stack_locked(stack_hash, pcs, depth);
     size_t own = same_stack ? 0 : (size_t)depth * sizeof(uintptr_t);
-    if (!b && count < MAX_BUCKETS && *page &&
-        (b = arena_alloc_aligned(offsetof(bucket_t, own_pcs) + own, _Alignof(bucket_t)))) {
+    if (!b && count < MAX_BUCKETS && *page && (b = arena_alloc(sizeof(*b) + own))) {
         b->hash = h;
         b->size = size;
         b->rate = rate;
@@ -190,8 +187,7 @@ uint64_t buckets_bytes(void)
     uint64_t n = buckets_count(), bytes = 0;
     for (uint32_t i = 0; i < n; i++) {
         const bucket_t *b = buckets_get(i);
-        bytes += offsetof(bucket_t, own_pcs) +
-                 (b->pcs == b->own_pcs ? b->depth * sizeof(uintptr_t) : 0);
+        bytes += sizeof(*b) + (b->pcs == b->own_pcs ? b->depth * sizeof(uintptr_t) : 0);
         if (__atomic_load_n(&b->shards, __ATOMIC_RELAXED))
             bytes += BUCKET_SHARDS * sizeof(bucket_shard_t);
     }
