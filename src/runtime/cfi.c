@@ -760,7 +760,12 @@ static rule_t lookup(uintptr_t pc, uint64_t state)
 
 /* lookup through the thread's own few rules. The rule is read where it
  * lies: GCC takes a copy's bit-fields apart in some 35 instructions a
- * frame, where a field read from memory is a load and a mask. */
+ * frame, where a field read from memory is a load and a mask. Its entry's
+ * load is where most of the walk's time goes on sqlite3 at rate 1 (21% of
+ * cfi_walk_frame's samples: the program evicts near[] between samples);
+ * prefetching the next frame's entry as soon as its pc is read, before the
+ * join test, measured no faster (perf samples / libsqlite3's, medians of
+ * 7: 2.213 against 2.221, noise +-0.05). */
 static const rule_t *lookup_near(slot_t *s, uintptr_t pc, uint64_t state)
 {
     near_t *e = &s->near[hash_pc(pc, NEAR_BITS)];

@@ -414,7 +414,16 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
      * entry before the count and the chunk header's read, and with the
      * next slot's line too, it changed nothing measurable: the load of
      * the home slot kept 62-67% of this function's samples (perf, python3
-     * at rate 1), a miss longer than all the free path does before it. */
+     * at rate 1), a miss longer than all the free path does before it.
+     * Nor did calling the real free first where the process has one
+     * thread (__libc_single_threaded), to overlap the miss with glibc's
+     * free: python3 unchanged (perf samples / libpython's, medians of 5:
+     * 1.93 -> 1.95), the home slot's load still 53% of the samples; and
+     * the prefetch's own page walk stalls (61% of livemap_prefetch's
+     * samples fall just after it): the tables span thousands of pages.
+     * Huge pages for them (8 stripes, MADV_HUGEPAGE from 2 MiB, 10 MB of
+     * AnonHugePages) measured 2.006 -> 1.920 in 5 runs, and a single run
+     * after that the other way: not shown above the noise at load 1-3. */
     uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
     uint64_t span = __atomic_load_n(&s->span, __ATOMIC_RELAXED);
     uint32_t shift = __atomic_load_n(&s->shift, __ATOMIC_RELAXED);

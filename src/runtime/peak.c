@@ -190,8 +190,8 @@ static void set_at(bucket_counts_t *b, uint64_t now, heap_record_t *r, int64_t *
 static void bucket_at(bucket_t *b, uint64_t now, heap_record_t *r, int64_t *fo, int64_t *fb)
 {
     r->alloc_objects = r->alloc_bytes = *fo = *fb = 0;
-    set_at(&b->counts, now, r, fo, fb);
-    bucket_shard_t *sh = __atomic_load_n(&b->shards, __ATOMIC_ACQUIRE);
+    set_at(&b->cell->counts, now, r, fo, fb);
+    bucket_shard_t *sh = __atomic_load_n(&b->cell->shards, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; sh && i < BUCKET_SHARDS; i++)
         set_at(&sh[i].c, now, r, fo, fb);
 }
@@ -256,7 +256,7 @@ void peak_fork_child(void)
 {
     uint32_t n = buckets_count();
     for (uint32_t i = 0; i < n; i++) {
-        bucket_t *b = buckets_get(i);
+        bucket_cell_t *b = buckets_cell(i);
         if (b->counts.peak_epoch & PEAK_BUSY)
             b->counts.peak_epoch = 0;
         for (unsigned k = 0; b->shards && k < BUCKET_SHARDS; k++)

@@ -45,6 +45,16 @@ static void test_stack_and_size(void **state)
     for (uint64_t s = 1; s <= 5000; s++)
         assert_int_equal(intern(b, 3, s)->size, s);
     assert_int_equal(buckets_count(), before + 3 + 4999); /* b's 16 existed */
+    /* Each bucket's counters are its own cell, found by its index alone
+     * (a free's path), over several pages of cells, and start at zero. */
+    for (uint64_t s = 1; s <= 5000; s++) {
+        bucket_t *x = intern(b, 3, s);
+        assert_ptr_equal(buckets_cell(x->index), x->cell);
+        assert_int_equal(x->cell->counts.alloc_objects, 0);
+        x->cell->counts.alloc_objects = s;
+    }
+    for (uint64_t s = 1; s <= 5000; s++)
+        assert_int_equal(buckets_cell(intern(b, 3, s)->index)->counts.alloc_objects, s);
 }
 
 /* The stack interned is read where the unwinder left it (cfi.h: the
@@ -134,18 +144,18 @@ static void test_counts_shards(void **state)
     assert_int_equal(buckets_init(), 0);
     uintptr_t pcs[2] = {0x5000, 0x6000};
     bucket_t *b = intern(pcs, 2, 32);
-    assert_ptr_equal(bucket_counts(b, 0), &b->counts); /* no owner taken */
-    assert_int_equal(b->owner, 0);
-    assert_ptr_equal(bucket_counts(b, 3), &b->counts);
-    assert_int_equal(b->owner, 3);
-    assert_null(b->shards);
+    assert_ptr_equal(bucket_counts(b, 0), &b->cell->counts); /* no owner taken */
+    assert_int_equal(b->cell->owner, 0);
+    assert_ptr_equal(bucket_counts(b, 3), &b->cell->counts);
+    assert_int_equal(b->cell->owner, 3);
+    assert_null(b->cell->shards);
     bucket_counts(b, 3)->alloc_objects += 2;
     bucket_counts(b, 3)->alloc_bytes += 64;
     bucket_counts_t *c5 = bucket_counts(b, 5);
-    assert_non_null(b->shards);
-    assert_ptr_equal(c5, &b->shards[5 % BUCKET_SHARDS].c);
-    assert_ptr_equal(bucket_counts(b, 3), &b->shards[3 % BUCKET_SHARDS].c);
-    assert_ptr_equal(bucket_counts(b, 0), &b->shards[0].c);
+    assert_non_null(b->cell->shards);
+    assert_ptr_equal(c5, &b->cell->shards[5 % BUCKET_SHARDS].c);
+    assert_ptr_equal(bucket_counts(b, 3), &b->cell->shards[3 % BUCKET_SHARDS].c);
+    assert_ptr_equal(bucket_counts(b, 0), &b->cell->shards[0].c);
     c5->alloc_objects += 1;
     c5->alloc_bytes += 32;
     c5->free_objects += 1;
@@ -211,7 +221,7 @@ static void test_counts_race(void **state)
         bucket_counts_t c;
         bucket_read(raced[r], &c);
         if (c.alloc_objects != (uint64_t)RACERS * ADDS || c.alloc_bytes != bytes ||
-            c.free_objects != (uint64_t)RACERS * ADDS / 2 || !raced[r]->shards)
+            c.free_objects != (uint64_t)RACERS * ADDS / 2 || !raced[r]->cell->shards)
             bad++;
     }
     if (bad)

@@ -58,32 +58,32 @@ static void test_claim(void **state)
 {
     (void)state;
     bucket_t *b = bucket(0x1000);
-    b->counts.alloc_objects = 5;
-    b->counts.alloc_bytes = 50;
-    peak_touch(&b->counts); /* never saved: saves */
+    b->cell->counts.alloc_objects = 5;
+    b->cell->counts.alloc_bytes = 50;
+    peak_touch(&b->cell->counts); /* never saved: saves */
     uint64_t now = epoch_now();
-    assert_int_equal(b->counts.peak_epoch, now);
-    assert_int_equal(b->counts.peak_alloc_objects, 5);
-    assert_int_equal(b->counts.peak_alloc_bytes, 50);
+    assert_int_equal(b->cell->counts.peak_epoch, now);
+    assert_int_equal(b->cell->counts.peak_alloc_objects, 5);
+    assert_int_equal(b->cell->counts.peak_alloc_bytes, 50);
     assert_int_equal(rt_self.locks, 0);
-    b->counts.alloc_objects = 7;
-    peak_touch(&b->counts); /* saved in this epoch: nothing */
-    assert_int_equal(b->counts.peak_alloc_objects, 5);
+    b->cell->counts.alloc_objects = 7;
+    peak_touch(&b->cell->counts); /* saved in this epoch: nothing */
+    assert_int_equal(b->cell->counts.peak_alloc_objects, 5);
     /* Another thread's claim in this epoch, its values not written yet:
      * it read them before claiming, so this change goes on at once,
      * neither waiting nor writing. */
-    b->counts.peak_epoch = now | PEAK_BUSY;
-    b->counts.peak_alloc_objects = 99;
-    peak_touch(&b->counts);
-    assert_int_equal(b->counts.peak_epoch, now | PEAK_BUSY);
-    assert_int_equal(b->counts.peak_alloc_objects, 99);
+    b->cell->counts.peak_epoch = now | PEAK_BUSY;
+    b->cell->counts.peak_alloc_objects = 99;
+    peak_touch(&b->cell->counts);
+    assert_int_equal(b->cell->counts.peak_epoch, now | PEAK_BUSY);
+    assert_int_equal(b->cell->counts.peak_alloc_objects, 99);
     /* A new high: the next change closes it and saves the values of then. */
-    b->counts.peak_epoch = now;
+    b->cell->counts.peak_epoch = now;
     high();
-    peak_touch(&b->counts);
+    peak_touch(&b->cell->counts);
     assert_int_equal(peak_high.epoch, now + PEAK_STEP);
-    assert_int_equal(b->counts.peak_epoch, now + PEAK_STEP);
-    assert_int_equal(b->counts.peak_alloc_objects, 7);
+    assert_int_equal(b->cell->counts.peak_epoch, now + PEAK_STEP);
+    assert_int_equal(b->cell->counts.peak_alloc_objects, 7);
 }
 
 /* &rt_self through a call: gcc 12's UBSan null check of an initial-exec
@@ -106,22 +106,22 @@ static void test_open_run(void **state)
     uint64_t w = peak_high.epoch;
     assert_int_equal(w & (PEAK_OPEN | PEAK_FROZEN), PEAK_OPEN);
     counters_alloc(self(), 100);
-    b->counts.alloc_objects = 2, b->counts.alloc_bytes = 20; /* the high's own */
+    b->cell->counts.alloc_objects = 2, b->cell->counts.alloc_bytes = 20; /* the high's own */
     /* saved in this epoch, before the high: stale while open */
-    b->counts.peak_epoch = w & ~PEAK_OPEN;
-    b->counts.peak_alloc_objects = 1, b->counts.peak_alloc_bytes = 10;
+    b->cell->counts.peak_epoch = w & ~PEAK_OPEN;
+    b->cell->counts.peak_alloc_objects = 1, b->cell->counts.peak_alloc_bytes = 10;
     assert_true(peak_check());
     assert_int_equal(peak_high.epoch, w); /* not written */
-    b->counts.alloc_objects = 3, b->counts.alloc_bytes = 120;
+    b->cell->counts.alloc_objects = 3, b->cell->counts.alloc_bytes = 120;
     heap_snapshot_t s;
     assert_int_equal(peak_snapshot(&s), 0);
     assert_int_equal(s.recs[b->index].inuse_objects, 3);
     assert_int_equal(s.recs[b->index].inuse_bytes, 120);
     free(s.recs);
     assert_int_equal(peak_high.epoch, (w & ~PEAK_OPEN) + PEAK_STEP);
-    peak_touch(&b->counts); /* the high's values, saved in the new epoch */
-    assert_int_equal(b->counts.peak_epoch, (w & ~PEAK_OPEN) + PEAK_STEP);
-    assert_int_equal(b->counts.peak_alloc_objects, 3);
+    peak_touch(&b->cell->counts); /* the high's values, saved in the new epoch */
+    assert_int_equal(b->cell->counts.peak_epoch, (w & ~PEAK_OPEN) + PEAK_STEP);
+    assert_int_equal(b->cell->counts.peak_alloc_objects, 3);
     counters_free(self(), 1, 100);
     assert_false(peak_check());
     peak_reset();
@@ -140,13 +140,13 @@ static void test_snapshot(void **state)
     (void)state;
     bucket_t *changed = bucket(0x2000), *still = bucket(0x3000);
     next_epoch();
-    changed->counts.alloc_objects = 3;
-    changed->counts.alloc_bytes = 300;
-    still->counts.alloc_objects = 4;
-    still->counts.alloc_bytes = 400;
-    peak_touch(&changed->counts);
-    changed->counts.free_objects = 2;
-    changed->counts.free_bytes = 200;
+    changed->cell->counts.alloc_objects = 3;
+    changed->cell->counts.alloc_bytes = 300;
+    still->cell->counts.alloc_objects = 4;
+    still->cell->counts.alloc_bytes = 400;
+    peak_touch(&changed->cell->counts);
+    changed->cell->counts.free_objects = 2;
+    changed->cell->counts.free_bytes = 200;
     heap_snapshot_t s;
     assert_int_equal(peak_snapshot(&s), 0);
     assert_int_equal(s.recs[changed->index].inuse_objects, 3);
@@ -329,9 +329,9 @@ static void *worker(void *arg)
             sched_yield();
             continue;
         }
-        if (__atomic_load_n(&shared->counts.peak_epoch, __ATOMIC_ACQUIRE) != now)
-            peak_save(&shared->counts, now); /* peak_touch, with the epoch it saw */
-        uint64_t v = __atomic_fetch_add(&shared->counts.alloc_objects, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&shared->cell->counts.peak_epoch, __ATOMIC_ACQUIRE) != now)
+            peak_save(&shared->cell->counts, now); /* peak_touch, with the epoch it saw */
+        uint64_t v = __atomic_fetch_add(&shared->cell->counts.alloc_objects, 1, __ATOMIC_RELAXED);
         if (__atomic_load_n(&first_seen[w], __ATOMIC_RELAXED) != now) {
             __atomic_store_n(&first_value[w], v, __ATOMIC_RELAXED);
             __atomic_store_n(&first_seen[w], now, __ATOMIC_RELEASE);
@@ -354,7 +354,7 @@ static void test_racing_saves(void **state)
         assert_int_equal(pthread_create(&th[w], NULL, worker, (void *)(intptr_t)w), 0);
     int bad = 0;
     for (int i = 0; i < EPOCHS && !bad; i++) {
-        uint64_t before = __atomic_load_n(&shared->counts.alloc_objects, __ATOMIC_ACQUIRE);
+        uint64_t before = __atomic_load_n(&shared->cell->counts.alloc_objects, __ATOMIC_ACQUIRE);
         next_epoch();
         uint64_t now = epoch_now(), least = UINT64_MAX;
         for (int w = 0; w < WORKERS; w++) {
@@ -363,8 +363,8 @@ static void test_racing_saves(void **state)
             uint64_t v = __atomic_load_n(&first_value[w], __ATOMIC_RELAXED);
             least = v < least ? v : least;
         }
-        uint64_t stamp = __atomic_load_n(&shared->counts.peak_epoch, __ATOMIC_ACQUIRE);
-        uint64_t saved = __atomic_load_n(&shared->counts.peak_alloc_objects, __ATOMIC_RELAXED);
+        uint64_t stamp = __atomic_load_n(&shared->cell->counts.peak_epoch, __ATOMIC_ACQUIRE);
+        uint64_t saved = __atomic_load_n(&shared->cell->counts.peak_alloc_objects, __ATOMIC_RELAXED);
         if (stamp != now || saved < before || saved > least) {
             print_error("epoch %d: stamp %llu (want %llu), saved %llu, not in [%llu, %llu]\n", i,
                         (unsigned long long)stamp, (unsigned long long)now,
