@@ -1150,13 +1150,20 @@ int profile_merger_add(profile_merger_t *pm, profile_t *src)
 int profile_merger_add_keyed(profile_merger_t *pm, profile_t *src, const uint32_t *keys,
                              size_t n_keys)
 {
+    int rc = profile_merger_add_kept(pm, src, keys, n_keys);
+    profile_free(src);
+    return rc;
+}
+
+int profile_merger_add_kept(profile_merger_t *pm, profile_t *src, const uint32_t *keys,
+                            size_t n_keys)
+{
     pm->m.keys = keys;
     pm->m.n_keys = keys ? n_keys : 0;
     int rc = merge_src(&pm->m, src, NULL);
     pm->m.keys = NULL;
     pm->m.n_keys = 0;
     merger_free_src(&pm->m);
-    profile_free(src);
     return rc;
 }
 

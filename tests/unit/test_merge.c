@@ -18,6 +18,7 @@
 #include "profile/decode.h"
 #include "profile/merge.h"
 #include "profile/strkeys.h"
+#include "profile/zread.h"
 
 static const char *str(const profile_t *p, int64_t i)
 {
@@ -630,14 +631,17 @@ static profile_t *series_source(const profgen_opts_t *o, size_t i)
 /* profile_merger_add_keyed gives profile_merger_add's profile byte for
  * byte: sources of two programs (different string tables) in turn, keyed
  * by a table that also holds other strings (keys are not indexes), one
- * source keyed for only half its strings. */
+ * source keyed for only half its strings. So does profile_merger_add_kept
+ * with each source decoded into the storage of the one before (the
+ * driver's series): out keeps nothing of a source. */
 static void test_merger_keyed(void **state)
 {
     (void)state;
     char err[128], why[256];
     for (uint64_t seed = 1; seed <= 4; seed++) {
-        profile_t *out[2];
-        for (int keyed = 0; keyed < 2; keyed++) {
+        profile_t *out[3];
+        for (int keyed = 0; keyed < 3; keyed++) {
+            profile_t *spent = NULL; /* keyed 2: the source merged last */
             profile_t *dict = profile_new(), *heads[4];
             assert_non_null(dict);
             assert_true(profile_intern(dict, "unrelated 1") > 0);
@@ -649,6 +653,19 @@ static void test_merger_keyed(void **state)
                 o.seed = seed + (i % 2) * 100;
                 o.sample_seed = i + 1;
                 profile_t *src = series_source(&o, i);
+                if (keyed == 2) { /* decoded where the last one was */
+                    pbuf_t b = {0};
+                    assert_int_equal(profile_encode(src, &b), 0);
+                    profile_free(src);
+                    zread_t z;
+                    zread_mem(&z, b.data, b.len, b.len);
+                    profile_decode_fail_t fail;
+                    assert_int_equal(
+                        profile_decode_stream_reuse(&z, spent, &src, err, sizeof(err), &fail), 0);
+                    spent = NULL;
+                    zread_close(&z);
+                    pbuf_free(&b);
+                }
                 assert_int_equal(profile_header_copy(src, &heads[i]), 0);
                 if (i == 0)
                     assert_int_equal(profile_merger_new(heads[0], &pm), 0);
@@ -664,19 +681,27 @@ static void test_merger_keyed(void **state)
                     keys[k] = (uint32_t)key;
                 }
                 size_t n_keys = i == 3 ? src->n_strings / 2 : src->n_strings;
-                assert_int_equal(profile_merger_add_keyed(pm, src, keys, n_keys), 0);
+                if (keyed == 2) {
+                    assert_int_equal(profile_merger_add_kept(pm, src, keys, n_keys), 0);
+                    spent = src;
+                } else {
+                    assert_int_equal(profile_merger_add_keyed(pm, src, keys, n_keys), 0);
+                }
                 free(keys);
             }
+            profile_free(spent);
             assert_int_equal(profile_merger_end(pm, heads, 4, &out[keyed], err, sizeof(err)), 0);
             for (size_t i = 0; i < 4; i++)
                 profile_free(heads[i]);
             profile_free(dict);
         }
-        if (!profgen_equal(out[0], out[1], why, sizeof(why)))
-            fail_msg("seed %llu: keyed merge differs: %s", (unsigned long long)seed, why);
-        assert_same_encoding(out[0], out[1]);
-        profile_free(out[0]);
-        profile_free(out[1]);
+        for (int k = 1; k < 3; k++) {
+            if (!profgen_equal(out[0], out[k], why, sizeof(why)))
+                fail_msg("seed %llu: keyed merge %d differs: %s", (unsigned long long)seed, k, why);
+            assert_same_encoding(out[0], out[k]);
+        }
+        for (int k = 0; k < 3; k++)
+            profile_free(out[k]);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -583,10 +584,42 @@ typedef struct {
     uint32_t *keys;   /* p's strings' keys (string_keys), NULL on OOM */
 } loaded_t;
 
+/* A merged source given back for the worker to decode a later one into
+ * (profile_clear): its memory is in use already, where a new profile's
+ * would be faulted in a page at a time (113,700 page faults for 50
+ * snapshots of 50,000 locations, 15% of the CPU time). One at most, so
+ * the series holds no more sources' memory than without. */
+typedef struct {
+    pthread_mutex_t mu;
+    profile_t *p;
+} spare_t;
+
+static profile_t *spare_take(spare_t *sp)
+{
+    pthread_mutex_lock(&sp->mu);
+    profile_t *p = sp->p;
+    sp->p = NULL;
+    pthread_mutex_unlock(&sp->mu);
+    return p;
+}
+
+/* Keeps p (taken) for spare_take, or frees it when one is kept already. */
+static void spare_give(spare_t *sp, profile_t *p)
+{
+    pthread_mutex_lock(&sp->mu);
+    if (!sp->p) {
+        sp->p = p;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&sp->mu);
+    profile_free(p);
+}
+
 typedef struct {
     const char *const *names;
     const source_opts_t *s;
     profile_t *dict; /* every string of the sources read: the worker's */
+    spare_t spare;   /* the main thread gives, the worker takes */
 } ahead_ctx_t;
 
 /* Each string of p keyed by its index in dict, which holds every string
@@ -617,10 +650,11 @@ static uint32_t *string_keys(profile_t *dict, const profile_t *p)
  * thread does meanwhile (the decoder has no global state). */
 static void read_ahead(void *ctx, size_t i, void *slot)
 {
-    const ahead_ctx_t *c = ctx;
+    ahead_ctx_t *c = ctx;
     loaded_t *l = slot;
     memset(l, 0, sizeof(*l));
-    if ((l->rc = fetch_file(c->names[i], &l->p, l->err, sizeof(l->err))) < 0)
+    if ((l->rc = fetch_file_reuse(c->names[i], spare_take(&c->spare), &l->p, l->err,
+                                  sizeof(l->err))) < 0)
         return;
     if (override_mappings(l->p, c->s) < 0) {
         profile_free(l->p);
@@ -725,7 +759,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
         stream = stream && !is_url[i];
     /* A streamed series is read and decoded on a second thread while this
      * one merges: in order, so the result and the messages are the same. */
-    ahead_ctx_t actx = {names, s, stream ? profile_new() : NULL};
+    ahead_ctx_t actx = {names, s, stream ? profile_new() : NULL, {PTHREAD_MUTEX_INITIALIZER, NULL}};
     ahead_t *ra = NULL;
     if (stream && ahead_start(&ra, s->n_sources, sizeof(loaded_t), READ_AHEAD,
                               cpus_usable() > 1, read_ahead, &actx) < 0) {
@@ -797,8 +831,10 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
                 continue;
             }
             if (!st.no_eager && !st.sums_err[0]) {
-                int erc = combine_eager_add(&st.eager, h, p, keys, n_keys);
+                profile_t *spent;
+                int erc = combine_eager_add(&st.eager, h, p, keys, n_keys, &spent);
                 p = NULL;
+                spare_give(&actx.spare, spent);
                 if (erc != 0) { /* read them again: combine_stream */
                     combine_eager_free(st.eager);
                     st.eager = NULL;
@@ -821,6 +857,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     }
     ahead_end(ra, drop_loaded);
     profile_free(actx.dict);
+    profile_free(actx.spare.p);
     /* sources first, then the base group (at index n_sources) */
     *src = combine_group(ps, got_src, s->n_sources, false, stream ? &st : NULL);
     profile_t **bps = ps + s->n_sources;
