@@ -160,6 +160,8 @@ typedef struct {
                       * string takes 2 bytes of a profile of at most 1 GiB) */
     uint32_t *fn_out, *loc_out, *map_out; /* src position -> out position + 1 */
     int64_t *map_off;                     /* address shift per src mapping */
+    size_t cap_strmap, cap_fn_out, cap_loc_out, cap_map; /* their room, in elements,
+                                                          * kept for the next source */
     /* scratch */
     uint64_t *ids;
     size_t cap_ids;
@@ -284,12 +286,24 @@ static int64_t map_mapping(merger_t *m, size_t pos)
     return (int64_t)m->out->n_mappings - 1;
 }
 
+/* The position of id through a dense index of n ids (idx NULL: the ids
+ * are the positions + 1, profile.h), -1 if it is not there. */
+static inline __attribute__((always_inline)) int64_t dense_pos(const uint32_t *idx, size_t n,
+                                                              uint64_t id)
+{
+    if (id >= n)
+        return -1;
+    if (!idx)
+        return id ? (int64_t)id - 1 : -1;
+    return idx[id] ? (int64_t)idx[id] - 1 : -1;
+}
+
 /* The position of src's element id through its dense index (the common
  * case, inlined: a sample's every frame is looked up), else by_id's; -1 if
  * there is none. */
 #define SRC_POS(src, idx, nidx, arr, by_id, id)                                              \
-    ((id) < (src)->nidx && (src)->idx[id]                                                     \
-         ? (int64_t)(src)->idx[id] - 1                                                         \
+    (dense_pos((src)->idx, (src)->nidx, id) >= 0                                              \
+         ? dense_pos((src)->idx, (src)->nidx, id)                                              \
          : src_pos_slow((const void *)by_id(src, id), (const void *)(src)->arr, sizeof(*(src)->arr)))
 
 static int64_t src_pos_slow(const void *el, const void *base, size_t size)
@@ -643,23 +657,42 @@ static void merger_free_src(merger_t *m)
     m->strmap = NULL;
     m->fn_out = m->loc_out = m->map_out = NULL;
     m->map_off = NULL;
+    m->cap_strmap = m->cap_fn_out = m->cap_loc_out = m->cap_map = 0;
+}
+
+/* *arr as n zeroed elements of size bytes: the last source's array when
+ * it has room (a series' sources are about the same size: zeroing it
+ * costs less than faulting in a new one), else a new one. */
+static void *src_array(void **arr, size_t *cap, size_t n, size_t size)
+{
+    if (*arr && *cap >= n) {
+        memset(*arr, 0, n * size);
+        return *arr;
+    }
+    free(*arr);
+    *cap = n;
+    return *arr = profile_calloc_written(n, size);
 }
 
 static int merger_set_src(merger_t *m, profile_t *src)
 {
-    merger_free_src(m);
-    if (profile_index_movable(src) < 0)
+    /* Adopted, elements move (profile_swap_*): tables follow them. Else
+     * ids that are the positions + 1 need none. */
+    if ((m->adopt ? profile_index_movable(src) : profile_index(src)) < 0)
         return -ENOMEM;
     m->src = src;
     /* the first source's counts: the most its elements can make */
     if (ht_presize(&m->fns, src->n_functions) < 0 || ht_presize(&m->locs, src->n_locations) < 0 ||
         ht_presize(&m->samples, src->n_samples) < 0)
         return -ENOMEM;
-    m->strmap = malloc((src->n_strings + 1) * sizeof(*m->strmap));
-    m->fn_out = profile_calloc_written(src->n_functions + 1, sizeof(*m->fn_out));
-    m->loc_out = profile_calloc_written(src->n_locations + 1, sizeof(*m->loc_out));
-    m->map_out = calloc(src->n_mappings + 1, sizeof(*m->map_out));
-    m->map_off = calloc(src->n_mappings + 1, sizeof(*m->map_off));
+    size_t nm = src->n_mappings + 1;
+    src_array((void **)&m->strmap, &m->cap_strmap, src->n_strings + 1, sizeof(*m->strmap));
+    src_array((void **)&m->fn_out, &m->cap_fn_out, src->n_functions + 1, sizeof(*m->fn_out));
+    src_array((void **)&m->loc_out, &m->cap_loc_out, src->n_locations + 1, sizeof(*m->loc_out));
+    /* map_out and map_off: one count for both */
+    size_t cap_map = m->cap_map;
+    src_array((void **)&m->map_out, &m->cap_map, nm, sizeof(*m->map_out));
+    src_array((void **)&m->map_off, &cap_map, nm, sizeof(*m->map_off));
     if (m->keyer && !m->kept && !(m->order = malloc((src->n_strings + 1) * sizeof(*m->order))))
         return -ENOMEM;
     if (!m->strmap || !m->fn_out || !m->loc_out || !m->map_out || !m->map_off)
@@ -775,9 +808,8 @@ static inline __attribute__((always_inline)) const profile_location_t *
 unmapped_location(const merger_t *m, uint64_t id)
 {
     const profile_t *src = m->src;
-    if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
-        return NULL;
-    return &src->locations[src->loc_index[id] - 1];
+    int64_t p = dense_pos(src->loc_index, src->n_loc_index, id);
+    return p < 0 || m->loc_out[p] ? NULL : &src->locations[p];
 }
 
 /* The first step for a sample: the slots of its locations in the
@@ -785,7 +817,7 @@ unmapped_location(const merger_t *m, uint64_t id)
 static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++)
+    for (uint32_t i = 0; src->loc_index && i < s->n_location_ids; i++)
         if (s->location_ids[i] < src->n_loc_index)
             __builtin_prefetch(&src->loc_index[s->location_ids[i]]);
 }
@@ -794,7 +826,7 @@ static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
  * it is not there: the prefetch steps search no further. */
 static inline int64_t dense_fn_pos(const profile_t *src, uint64_t f)
 {
-    return f < src->n_fn_index && src->fn_index[f] ? (int64_t)src->fn_index[f] - 1 : -1;
+    return dense_pos(src->fn_index, src->n_fn_index, f);
 }
 
 /* The step after prefetch_lines: the slots of the lines' functions in the
@@ -802,7 +834,7 @@ static inline int64_t dense_fn_pos(const profile_t *src, uint64_t f)
 static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+    for (uint32_t i = 0; src->fn_index && i < s->n_location_ids; i++) {
         const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
         for (uint32_t k = 0; l && k < l->n_lines; k++)
             if (l->lines[k].function_id < src->n_fn_index)
@@ -818,10 +850,10 @@ static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        uint64_t id = s->location_ids[i];
-        if (id < src->n_loc_index && src->loc_index[id]) {
-            __builtin_prefetch(&src->locations[src->loc_index[id] - 1]);
-            __builtin_prefetch(&m->loc_out[src->loc_index[id] - 1]);
+        int64_t p = dense_pos(src->loc_index, src->n_loc_index, s->location_ids[i]);
+        if (p >= 0) {
+            __builtin_prefetch(&src->locations[p]);
+            __builtin_prefetch(&m->loc_out[p]);
         }
     }
 }
@@ -1074,10 +1106,8 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         rc = merge_src(&m, src, adopted);
         if (rc == 0 && m.keyer && !m.kept)
             rc = keys_finish(&m, &again);
-        if (stream) {
-            merger_free_src(&m);
-            profile_free(src);
-        }
+        if (stream)
+            profile_free(src); /* its arrays in m serve the next */
     }
     /* the caller's keying reads the source's strings until it is waited for */
     if (keyer && keyer != SAME_STRINGS && !m.waited)
@@ -1163,7 +1193,7 @@ int profile_merger_add_kept(profile_merger_t *pm, profile_t *src, const uint32_t
     int rc = merge_src(&pm->m, src, NULL);
     pm->m.keys = NULL;
     pm->m.n_keys = 0;
-    merger_free_src(&pm->m);
+    pm->m.src = NULL; /* its arrays in m serve the next */
     return rc;
 }
 

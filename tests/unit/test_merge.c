@@ -837,6 +837,143 @@ static void test_floods(void **state)
     profile_free(m);
 }
 
+/* A sample's stack as text: each frame's mapping file, address in it and
+ * lines (function name and line), leaf first. Malloc'd. */
+static char *stack_key(const profile_t *p, const profile_sample_t *s)
+{
+    size_t cap = 256, n = 0;
+    char *k = malloc(cap);
+    assert_non_null(k);
+    k[0] = '\0';
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        const profile_location_t *l = profile_location_by_id(p, s->location_ids[i]);
+        assert_non_null(l);
+        const profile_mapping_t *m = l->mapping_id ? profile_mapping_by_id(p, l->mapping_id) : NULL;
+        char f[512];
+        int w = snprintf(f, sizeof(f), "%s+%llx%s", m ? str(p, m->filename) : "",
+                         (unsigned long long)(l->address - (m ? m->memory_start : 0)),
+                         l->is_folded ? "F" : "");
+        for (uint32_t j = 0; j < l->n_lines && w < (int)sizeof(f); j++) {
+            const profile_function_t *fn = profile_function_by_id(p, l->lines[j].function_id);
+            assert_non_null(fn);
+            w += snprintf(f + w, sizeof(f) - (size_t)w, " %s/%s:%lld@%lld", str(p, fn->name),
+                          str(p, fn->filename), (long long)l->lines[j].line,
+                          (long long)fn->start_line);
+        }
+        size_t fl = strlen(f);
+        while (n + fl + 2 > cap)
+            assert_non_null(k = realloc(k, cap *= 2));
+        memcpy(k + n, f, fl);
+        n += fl;
+        k[n++] = ';';
+        k[n] = '\0';
+    }
+    return k;
+}
+
+typedef struct {
+    char *key;
+    int64_t v[4];
+} keyed_t;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    return strcmp(((const keyed_t *)a)->key, ((const keyed_t *)b)->key);
+}
+
+/* The samples of ps[0..n) summed by stack_key, sorted, all-zero sums
+ * left out: what a merge of them must hold, however it was made. */
+static keyed_t *by_stack(profile_t *const *ps, size_t n, size_t *count)
+{
+    size_t total = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        total += ps[i]->n_samples;
+    keyed_t *e = calloc(total + 1, sizeof(*e));
+    assert_non_null(e);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < ps[i]->n_samples; j++) {
+            e[k].key = stack_key(ps[i], &ps[i]->samples[j]);
+            for (size_t t = 0; t < 4; t++)
+                e[k].v[t] = ps[i]->samples[j].values[t];
+            k++;
+        }
+    qsort(e, k, sizeof(*e), keyed_cmp);
+    size_t out = 0;
+    for (size_t j = 0; j < k;) {
+        keyed_t sum = e[j];
+        size_t r = j + 1;
+        for (; r < k && strcmp(e[r].key, sum.key) == 0; r++) {
+            for (size_t t = 0; t < 4; t++)
+                sum.v[t] += e[r].v[t];
+            free(e[r].key);
+        }
+        if (sum.v[0] || sum.v[1] || sum.v[2] || sum.v[3])
+            e[out++] = sum;
+        else
+            free(sum.key);
+        j = r;
+    }
+    *count = out;
+    return e;
+}
+
+/* A merge of sources of other programs and sizes, one after another
+ * (large, small, large again; the merge keeps each one's arrays for the
+ * next), holds the sources' samples summed by stack: nothing of an
+ * earlier source's element mapping leaks into a later one's. */
+static void test_merge_sources_differ(void **state)
+{
+    (void)state;
+    char err[128];
+    const size_t locs[] = {3000, 150, 2500, 40};
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        profile_t *src[4], *copy[4], *heads[4], *m, *n;
+        for (size_t i = 0; i < 4; i++) {
+            profgen_opts_t o;
+            random_opts(&o, seed * 10 + i);
+            o.zero_values = false;
+            o.locations = locs[(i + seed) % 4];
+            o.functions = o.locations / 2 + 1;
+            o.samples = 300 + 100 * i;
+            src[i] = profgen_make(&o);
+            copy[i] = profgen_make(&o);
+            assert_int_equal(profile_header_copy(src[i], &heads[i]), 0);
+        }
+        size_t ne, nm, nn;
+        keyed_t *want = by_stack(src, 4, &ne);
+        /* as they come (kept and given back, the driver's series) */
+        profile_merger_t *pm;
+        assert_int_equal(profile_merger_new(heads[0], &pm), 0);
+        for (size_t i = 0; i < 4; i++)
+            assert_int_equal(profile_merger_add_kept(pm, src[i], NULL, 0), 0);
+        assert_int_equal(profile_merger_end(pm, heads, 4, &m, err, sizeof(err)), 0);
+        /* all at once */
+        assert_int_equal(profile_merge(copy, 4, &n, err, sizeof(err)), 0);
+        keyed_t *got_m = by_stack(&m, 1, &nm), *got_n = by_stack(&n, 1, &nn);
+        assert_int_equal(nm, ne);
+        assert_int_equal(nn, ne);
+        for (size_t j = 0; j < ne; j++) {
+            assert_string_equal(got_m[j].key, want[j].key);
+            assert_string_equal(got_n[j].key, want[j].key);
+            assert_memory_equal(got_m[j].v, want[j].v, sizeof(want[j].v));
+            assert_memory_equal(got_n[j].v, want[j].v, sizeof(want[j].v));
+            free(got_m[j].key);
+            free(got_n[j].key);
+            free(want[j].key);
+        }
+        free(want);
+        free(got_m);
+        free(got_n);
+        for (size_t i = 0; i < 4; i++) {
+            profile_free(src[i]);
+            profile_free(copy[i]);
+            profile_free(heads[i]);
+        }
+        profile_free(m);
+        profile_free(n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -856,6 +993,7 @@ int main(void)
         cmocka_unit_test(test_merge_stream),
         cmocka_unit_test(test_merger),
         cmocka_unit_test(test_merger_keyed),
+        cmocka_unit_test(test_merge_sources_differ),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
