@@ -974,6 +974,82 @@ static void test_merge_sources_differ(void **state)
     }
 }
 
+/* strkeys_series_add keys equal strings alike and different ones
+ * differently across a series whose tables repeat the last one's (the
+ * guess holds), change one string, shrink, grow, move their strings or
+ * repeat one; keyed so, the merger gives profile_merger_add's bytes. */
+static void test_series_keys(void **state)
+{
+    (void)state;
+    static const char *const tables[][6] = {
+        {"", "a", "b", "c", "d", "e"},
+        {"", "a", "b", "c", "d", "e"}, /* the same */
+        {"", "a", "B", "c", "d", "e"}, /* one changed */
+        {"", "a", "b", NULL},          /* shorter */
+        {"", "a", "b", "c", "d", "f"}, /* longer than the last, a new one */
+        {"", "e", "d", "c", "b", "a"}, /* moved */
+        {"", "c", "c", "b", "c", NULL}, /* repeated */
+    };
+    const size_t nt = sizeof(tables) / sizeof(*tables);
+    strkeys_series_t *ks = strkeys_series_new();
+    assert_non_null(ks);
+    const char *seen[64];
+    uint32_t seen_key[64];
+    size_t n_seen = 0;
+    for (size_t t = 0; t < nt; t++) {
+        profile_t *p = profile_new();
+        assert_non_null(p);
+        for (size_t i = 1; i < 6 && tables[t][i]; i++)
+            assert_true(profile_add_string(p, tables[t][i], strlen(tables[t][i])) > 0);
+        uint32_t *keys = strkeys_series_add(ks, p);
+        assert_non_null(keys);
+        for (size_t i = 0; i < p->n_strings; i++) {
+            for (size_t j = 0; j < n_seen; j++)
+                if ((strcmp(seen[j], p->strings[i]) == 0) != (seen_key[j] == keys[i]))
+                    fail_msg("table %zu: \"%s\" keyed %u, \"%s\" %u", t, p->strings[i], keys[i],
+                             seen[j], seen_key[j]);
+            assert_true(n_seen < 64);
+            seen[n_seen] = tables[t][i];
+            seen_key[n_seen++] = keys[i];
+        }
+        free(keys);
+        profile_free(p);
+    }
+    strkeys_series_free(ks);
+
+    /* a series of snapshots of two programs in turn, merged */
+    char err[128];
+    profile_t *out[2];
+    for (int keyed = 0; keyed < 2; keyed++) {
+        ks = strkeys_series_new();
+        assert_non_null(ks);
+        profile_t *heads[6];
+        profile_merger_t *pm = NULL;
+        for (size_t i = 0; i < 6; i++) {
+            profgen_opts_t o;
+            random_opts(&o, 7);
+            o.seed = 7 + (i / 3) * 100; /* three of one, three of another */
+            o.sample_seed = i + 1;
+            profile_t *src = series_source(&o, i);
+            assert_int_equal(profile_header_copy(src, &heads[i]), 0);
+            if (i == 0)
+                assert_int_equal(profile_merger_new(heads[0], &pm), 0);
+            uint32_t *keys = keyed ? strkeys_series_add(ks, src) : NULL;
+            assert_true(!keyed || keys);
+            assert_int_equal(profile_merger_add_keyed(pm, src, keys, keys ? src->n_strings : 0),
+                             0);
+            free(keys);
+        }
+        assert_int_equal(profile_merger_end(pm, heads, 6, &out[keyed], err, sizeof(err)), 0);
+        for (size_t i = 0; i < 6; i++)
+            profile_free(heads[i]);
+        strkeys_series_free(ks);
+    }
+    assert_same_encoding(out[0], out[1]);
+    profile_free(out[0]);
+    profile_free(out[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -994,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_merger),
         cmocka_unit_test(test_merger_keyed),
         cmocka_unit_test(test_merge_sources_differ),
+        cmocka_unit_test(test_series_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 
 #include "base/cpus.h"
 #include "profile/merge.h"
+#include "profile/strkeys.h"
 #include "tool/driver/browser.h"
 #include "tool/fetch/ahead.h"
 #include "tool/fetch/combine.h"
@@ -581,7 +582,7 @@ typedef struct {
     bool oom;         /* override_mappings failed */
     int sums_rc;      /* profile_check_sums' */
     char err[ERRLEN]; /* fetch_file's message, or else the sums' */
-    uint32_t *keys;   /* p's strings' keys (string_keys), NULL on OOM */
+    uint32_t *keys;   /* p's strings' keys (strkeys_series_add), NULL on OOM */
 } loaded_t;
 
 /* A merged source given back for the worker to decode a later one into
@@ -618,27 +619,12 @@ static void spare_give(spare_t *sp, profile_t *p)
 typedef struct {
     const char *const *names;
     const source_opts_t *s;
-    profile_t *dict; /* every string of the sources read: the worker's */
-    spare_t spare;   /* the main thread gives, the worker takes */
+    /* the worker's: keys of the sources' strings, hashed and compared
+     * there, so that the merge interns each distinct one once
+     * (profile_merger_add_keyed) */
+    strkeys_series_t *keys;
+    spare_t spare; /* the main thread gives, the worker takes */
 } ahead_ctx_t;
-
-/* Each string of p keyed by its index in dict, which holds every string
- * of the sources keyed so far (profile_merger_add_keyed): the strings are
- * hashed and compared here, on the worker, so that the merge interns each
- * distinct one once. NULL on OOM (the merge then interns them itself). */
-static uint32_t *string_keys(profile_t *dict, const profile_t *p)
-{
-    uint32_t *keys = malloc((p->n_strings + 1) * sizeof(*keys));
-    for (size_t i = 0; keys && i < p->n_strings; i++) {
-        int64_t k = profile_intern(dict, p->strings[i]);
-        if (k < 0 || k >= UINT32_MAX) {
-            free(keys);
-            return NULL;
-        }
-        keys[i] = (uint32_t)k;
-    }
-    return keys;
-}
 
 /* At most this many sources are decoded, or being decoded, ahead of the
  * one being merged (~10 MB each for a 50,000-location snapshot). One keeps
@@ -663,8 +649,8 @@ static void read_ahead(void *ctx, size_t i, void *slot)
         return;
     }
     l->sums_rc = profile_check_sums(l->p, l->err, sizeof(l->err));
-    if (c->dict)
-        l->keys = string_keys(c->dict, l->p);
+    if (c->keys) /* NULL on OOM: the merge then interns them itself */
+        l->keys = strkeys_series_add(c->keys, l->p);
 }
 
 static void drop_loaded(void *slot)
@@ -759,11 +745,12 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
         stream = stream && !is_url[i];
     /* A streamed series is read and decoded on a second thread while this
      * one merges: in order, so the result and the messages are the same. */
-    ahead_ctx_t actx = {names, s, stream ? profile_new() : NULL, {PTHREAD_MUTEX_INITIALIZER, NULL}};
+    ahead_ctx_t actx = {names, s, stream ? strkeys_series_new() : NULL,
+                        {PTHREAD_MUTEX_INITIALIZER, NULL}};
     ahead_t *ra = NULL;
     if (stream && ahead_start(&ra, s->n_sources, sizeof(loaded_t), READ_AHEAD,
                               cpus_usable() > 1, read_ahead, &actx) < 0) {
-        profile_free(actx.dict);
+        strkeys_series_free(actx.keys);
         driver_msg("out of memory");
         goto out;
     }
@@ -856,7 +843,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
         ps[got_src++] = p;
     }
     ahead_end(ra, drop_loaded);
-    profile_free(actx.dict);
+    strkeys_series_free(actx.keys);
     profile_free(actx.spare.p);
     /* sources first, then the base group (at index n_sources) */
     *src = combine_group(ps, got_src, s->n_sources, false, stream ? &st : NULL);
