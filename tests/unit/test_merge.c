@@ -919,8 +919,10 @@ static keyed_t *by_stack(profile_t *const *ps, size_t n, size_t *count)
 
 /* A merge of sources of other programs and sizes, one after another
  * (large, small, large again; the merge keeps each one's arrays for the
- * next), holds the sources' samples summed by stack: nothing of an
- * earlier source's element mapping leaks into a later one's. */
+ * next, and checks each element against the out element the last
+ * source's at its position became), or of snapshots of one program,
+ * holds the sources' samples summed by stack: nothing of an earlier
+ * source's element mapping leaks into a later one's. */
 static void test_merge_sources_differ(void **state)
 {
     (void)state;
@@ -935,6 +937,11 @@ static void test_merge_sources_differ(void **state)
             o.locations = locs[(i + seed) % 4];
             o.functions = o.locations / 2 + 1;
             o.samples = 300 + 100 * i;
+            if (seed % 2 == 0) { /* snapshots of one program: the hints hold */
+                random_opts(&o, seed * 10);
+                o.zero_values = false;
+                o.sample_seed = i + 1;
+            }
             src[i] = profgen_make(&o);
             copy[i] = profgen_make(&o);
             assert_int_equal(profile_header_copy(src[i], &heads[i]), 0);
