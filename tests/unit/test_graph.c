@@ -512,10 +512,41 @@ static void test_take_equals_new(void **state)
     }
 }
 
+/* work_label_key finds a label key by name among the samples' labels:
+ * after more than its 16 remembered other keys, and a key present only
+ * in the strings (no label has it) or nowhere is -1. */
+static void test_label_key(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    int64_t unused = profile_intern(p, "pprof::base"); /* a string, no label's */
+    assert_true(unused > 0);
+    char k[16];
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (int j = 0; j < 12; j++) {
+            /* 40 distinct keys over the samples, "target" last of all */
+            int n = (int)i * 8 + j;
+            snprintf(k, sizeof(k), n == 40 ? "target" : "key%d", n % 41);
+            profile_label_t l = {profile_intern(p, k), profile_intern(p, "v"), 0, 0};
+            assert_int_equal(profile_sample_add_label(p, &p->samples[i], &l), 0);
+        }
+    work_t *w;
+    char err[128];
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    int64_t target = profile_intern(p, "target");
+    assert_int_equal(work_label_key(w, "target"), target);
+    assert_int_equal(work_label_key(w, "key3"), profile_intern(p, "key3"));
+    assert_int_equal(work_label_key(w, "pprof::base"), -1);
+    assert_int_equal(work_label_key(w, "nowhere"), -1);
+    work_free(w);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_and_edges),
+        cmocka_unit_test(test_label_key),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_kept_nodes_make_residual_edges),
         cmocka_unit_test(test_trimming),

@@ -468,14 +468,7 @@ static int64_t tstr_intern(graph_t *g, const char *s)
 static int tags_prepare(graph_t *g)
 {
     work_t *w = g->w;
-    const profile_t *p = w->p;
-    int64_t key_bytes = -1, key_base = -1;
-    for (size_t i = 1; i < p->n_strings; i++) {
-        if (key_bytes < 0 && strcmp(p->strings[i], "bytes") == 0)
-            key_bytes = (int64_t)i;
-        if (key_base < 0 && strcmp(p->strings[i], "pprof::base") == 0)
-            key_base = (int64_t)i;
-    }
+    int64_t key_bytes = work_label_key(w, "bytes"), key_base = work_label_key(w, "pprof::base");
     size_t nnum = 0;
     for (size_t i = 0; i < w->n_samples; i++)
         for (uint32_t j = 0; j < w->samples[i].n_labels; j++) {
