@@ -542,11 +542,79 @@ static void test_label_key(void **state)
     profile_free(p);
 }
 
+/* A visual graph trimmed to node_count computes tags only for the nodes
+ * it may keep (add_tags), to count them as pprof's selectTopNodes does:
+ * the nodes it keeps are those that the tags of the graph of every node
+ * (node_count 0, the same order) select, with nodes dropped before
+ * (residual stacks, inline frames) and samples that reach none of them. */
+static void test_deferred_tags(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        profgen_opts_t po;
+        profgen_defaults(&po, seed);
+        po.samples = 3000;
+        po.locations = 600;
+        po.functions = 300;
+        po.labels = 3;
+        po.inline_pct = 40;
+        profile_t *p = profgen_make(&po);
+        assert_non_null(p);
+        const int K = 30 + (int)seed * 5;
+        int32_t want[64];
+        size_t n_want = 0;
+        for (int run = 0; run < 2; run++) {
+            work_t *w;
+            functions_view(&w, p);
+            graph_opts_t o = {.value_index = 1, .mean_index = -1, .tags = true};
+            graph_t *g;
+            assert_int_equal(graph_new(w, &o, &g), 0);
+            trim_opts_t t = {.node_fraction = 0.002, .edge_fraction = 0.001,
+                             .node_count = run ? K : 0, .visual = true};
+            trim_result_t r;
+            assert_int_equal(graph_trimmed(g, &t, &r), 0);
+            if (run == 0) {
+                assert_true(r.dropped_nodes > 0);
+                /* selectTopNodes over the tags of every node */
+                size_t count = 0, max = g->n_sel;
+                for (size_t i = 0; i < g->n_sel; i++) {
+                    uint32_t n = g->sel[i];
+                    int tags = 0;
+                    for (uint32_t k = g->tag_first[n]; k < g->tag_first[n + 1]; k++)
+                        tags += !g->tags[g->tag_refs[k]].removed && g->tags[g->tag_refs[k]].flat;
+                    count += (size_t)(tags > 4 ? 4 : tags) + 1;
+                    if (count >= (size_t)K) {
+                        max = i + 1;
+                        break;
+                    }
+                }
+                assert_true(max < g->n_sel && max <= 64);
+                for (size_t i = 0; i < max; i++)
+                    want[n_want++] = g->nodes[g->sel[i]].info.name;
+            } else {
+                if (g->n_sel != n_want)
+                    fail_msg("seed %llu: %zu nodes kept, want %zu", (unsigned long long)seed,
+                             g->n_sel, n_want);
+                for (size_t i = 0; i < n_want; i++) {
+                    size_t j = 0;
+                    while (j < g->n_sel && g->nodes[g->sel[j]].info.name != want[i])
+                        j++;
+                    assert_true(j < g->n_sel);
+                }
+            }
+            graph_free(g);
+            work_free(w);
+        }
+        profile_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_and_edges),
         cmocka_unit_test(test_label_key),
+        cmocka_unit_test(test_deferred_tags),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_kept_nodes_make_residual_edges),
         cmocka_unit_test(test_trimming),
