@@ -14,6 +14,7 @@
 #include "gen/gen.h"
 #include "tool/graph/filter.h"
 #include "tool/graph/graph.h"
+#include "tool/graph/measure.h"
 #include "tool/graph/work.h"
 
 /* Functions 1..4: main, alloc, helper (inlined into alloc), leaf.
@@ -609,12 +610,104 @@ static void test_deferred_tags(void **state)
     }
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each sample's tag group is its string labels, "key:value" sorted and
+ * joined by a literal \n (pprof::base left out), and its numeric tags the
+ * names of its "bytes" values, however often the same lists (in any
+ * order, up to six pairs; 200 that differ in one value) and values (300
+ * of them) repeat. */
+static void test_tag_groups(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    static const char *const keys[] = {"a", "b", "c", "d", "e", "f", "pprof::base"};
+    int64_t kbytes = profile_intern(p, "bytes");
+    /* more samples, all on the first stack */
+    uint64_t stack[] = {2, 1};
+    for (int i = 0; i < 600; i++) {
+        int64_t v = i + 1;
+        profile_sample_t *sm = profile_add_sample(p, stack, 2, &v);
+        assert_non_null(sm);
+        int nl = i % 7;
+        for (int j = 0; j < nl; j++) {
+            int k = (i / 7 + j * (i % 2 ? 1 : 3)) % 7; /* orders vary */
+            char val[16];
+            snprintf(val, sizeof(val), "v%d", (i / 3 + j) % 3);
+            profile_label_t l = {profile_intern(p, keys[k]), profile_intern(p, val), 0, 0};
+            assert_int_equal(profile_sample_add_label(p, sm, &l), 0);
+        }
+        profile_label_t n = {kbytes, 0, 8 * ((i * 7919) % 300 + 1), 0};
+        assert_int_equal(profile_sample_add_label(p, sm, &n), 0);
+    }
+    /* lists alike but for one value: 200 of them, twice each */
+    for (int i = 0; i < 400; i++) {
+        int64_t v = i + 1;
+        profile_sample_t *sm = profile_add_sample(p, stack, 2, &v);
+        assert_non_null(sm);
+        char val[16];
+        snprintf(val, sizeof(val), "x%d", i % 200);
+        profile_label_t l = {profile_intern(p, "a"), profile_intern(p, val), 0, 0};
+        assert_int_equal(profile_sample_add_label(p, sm, &l), 0);
+    }
+    work_t *w;
+    functions_view(&w, p);
+    graph_opts_t o = {.value_index = 0, .mean_index = -1, .tags = true};
+    graph_t *g;
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    trim_opts_t t = {.node_fraction = 0, .edge_fraction = 0};
+    trim_result_t r;
+    assert_int_equal(graph_trimmed(g, &t, &r), 0);
+    assert_non_null(g->s_group);
+    for (size_t i = 0; i < w->n_samples; i++) {
+        const wsample_t *sm = &w->samples[i];
+        char *parts[16], want[512] = "";
+        size_t np = 0;
+        for (uint32_t j = 0; j < sm->n_labels; j++) {
+            const profile_label_t *l = &sm->labels[j];
+            if (l->str == 0 || strcmp(work_str(w, l->key), "pprof::base") == 0)
+                continue;
+            char b[64];
+            snprintf(b, sizeof(b), "%s:%s", work_str(w, l->key), work_str(w, l->str));
+            parts[np++] = strdup(b);
+        }
+        qsort(parts, np, sizeof(*parts), str_cmp);
+        for (size_t j = 0; j < np; j++) {
+            if (j)
+                strcat(want, "\\n");
+            strcat(want, parts[j]);
+            free(parts[j]);
+        }
+        assert_string_equal(graph_tag_str(g, g->s_group[i]), want);
+        uint32_t k = g->s_num_first[i];
+        for (uint32_t j = 0; j < sm->n_labels; j++) {
+            const profile_label_t *l = &sm->labels[j];
+            if (l->key != kbytes || l->str != 0)
+                continue;
+            char name[64];
+            measure_scaled_label(name, sizeof(name), l->num, "bytes", "minimum");
+            assert_true(k < g->s_num_first[i + 1]);
+            assert_string_equal(graph_tag_str(g, g->s_num[k]), name);
+            assert_int_equal(g->s_numv[k], l->num);
+            k++;
+        }
+        assert_int_equal(k, g->s_num_first[i + 1]);
+    }
+    graph_free(g);
+    work_free(w);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_and_edges),
         cmocka_unit_test(test_label_key),
         cmocka_unit_test(test_deferred_tags),
+        cmocka_unit_test(test_tag_groups),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_kept_nodes_make_residual_edges),
         cmocka_unit_test(test_trimming),

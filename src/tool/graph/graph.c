@@ -463,6 +463,25 @@ static int64_t tstr_intern(graph_t *g, const char *s)
     return (int64_t)g->n_tstr++;
 }
 
+/* Samples repeat their labels: tags_prepare keeps the group of the last
+ * string-label lists seen (up to MEMO_PAIRS pairs, in the samples'
+ * order) and the name of the last "bytes" values, MEMO_SLOTS of each by
+ * hash, instead of formatting, joining and interning them again (3% of
+ * strings -svg's perf samples). */
+#define MEMO_SLOTS 64
+#define MEMO_PAIRS 4
+
+typedef struct {
+    uint32_t n;                    /* pairs; 0: empty slot */
+    int64_t kv[2 * MEMO_PAIRS];    /* key, str of each */
+    uint32_t gid;
+} group_memo_t;
+
+typedef struct {
+    int64_t v;
+    uint32_t nid; /* 0: empty slot */
+} num_memo_t;
+
 /* Per sample, once: the joined labels (pprof's joinLabels, without
  * pprof::base) and the names of its "bytes" numeric tags. */
 static int tags_prepare(graph_t *g)
@@ -489,9 +508,35 @@ static int tags_prepare(graph_t *g)
     size_t cap_parts = 0;
     size_t k = 0;
     int rc = 0;
+    group_memo_t *gm = calloc(MEMO_SLOTS, sizeof(*gm));
+    num_memo_t *nm = calloc(MEMO_SLOTS, sizeof(*nm));
+    if (!gm || !nm)
+        goto oom;
     for (size_t i = 0; i < w->n_samples; i++) {
         const wsample_t *s = &w->samples[i];
         g->s_num_first[i] = (uint32_t)k;
+        /* the sample's string labels as pairs, looked up in gm */
+        group_memo_t key = {0};
+        uint64_t hk = 0;
+        for (uint32_t j = 0; j < s->n_labels && key.n <= MEMO_PAIRS; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (l->str == 0 || l->key == key_base)
+                continue;
+            if (key.n < MEMO_PAIRS) {
+                key.kv[2 * key.n] = l->key;
+                key.kv[2 * key.n + 1] = l->str;
+                hk = (hk ^ (uint64_t)l->key * 0x9e3779b97f4a7c15ull ^ (uint64_t)l->str) *
+                     0xbf58476d1ce4e5b9ull;
+            }
+            key.n++;
+        }
+        group_memo_t *slot = &gm[(hk ^ hk >> 31) % MEMO_SLOTS];
+        bool memo = key.n > 0 && key.n <= MEMO_PAIRS;
+        if (memo && slot->n == key.n &&
+            memcmp(slot->kv, key.kv, 2 * key.n * sizeof(*key.kv)) == 0) {
+            g->s_group[i] = slot->gid;
+            goto numeric;
+        }
         size_t np = 0;
         for (uint32_t j = 0; j < s->n_labels; j++) {
             const profile_label_t *l = &s->labels[j];
@@ -525,15 +570,25 @@ static int tags_prepare(graph_t *g)
         if (gid < 0)
             goto oom;
         g->s_group[i] = (uint32_t)gid;
+        if (memo) {
+            key.gid = (uint32_t)gid;
+            *slot = key;
+        }
+    numeric:
         for (uint32_t j = 0; j < s->n_labels; j++) {
             const profile_label_t *l = &s->labels[j];
             if (!(l->key == key_bytes && l->str == 0 && (l->num != 0 || l->num_unit != 0)))
                 continue;
-            char name[64];
-            measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
-            int64_t nid = tstr_intern(g, name);
-            if (nid < 0)
-                goto oom;
+            num_memo_t *ns = &nm[((uint64_t)l->num * 0x9e3779b97f4a7c15ull) >> 58];
+            int64_t nid = ns->nid && ns->v == l->num ? (int64_t)ns->nid : -1;
+            if (nid < 0) {
+                char name[64];
+                measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
+                if ((nid = tstr_intern(g, name)) < 0)
+                    goto oom;
+                if (nid > 0)
+                    *ns = (num_memo_t){l->num, (uint32_t)nid};
+            }
             g->s_num[k] = (uint32_t)nid;
             g->s_numv[k] = l->num;
             k++;
@@ -544,6 +599,8 @@ static int tags_prepare(graph_t *g)
 oom:
     rc = -ENOMEM;
 out:
+    free(gm);
+    free(nm);
     free(parts);
     sb_free(&b);
     return rc;
