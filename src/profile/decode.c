@@ -575,7 +575,10 @@ static const char *top_name(uint64_t field)
 }
 
 /* The window's size when reading a source: top-level fields are small
- * (a sample, a location, a string), a larger one widens the window. */
+ * (a sample, a location, a string), a larger one widens the window.
+ * 1 MiB (fewer inflate calls, less of zlib's window copying) measured
+ * slower: 50 snapshots -top, the decoding thread's perf samples at
+ * 2 kHz, 5 interleaved runs at load 2-3, median 1,876 -> 1,982. */
 #define WIN_SIZE ((size_t)256 << 10)
 
 /* Makes need bytes readable at d->pos, fewer only at the end of the
