@@ -843,7 +843,30 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
  * chain of three cache misses each (loc_first, loc_nodes, the node): they
  * are loaded in stages while earlier samples are added, as merge.c's
  * prefetch_locations (the call tree's paths are its s_path). */
-static void prefetch_sample(const graph_t *g, size_t si)
+/* Whether location loc's bit is set in a map of a bit per location. */
+#define LOC_BIT(map, loc) ((map)[(loc) / 64] >> ((loc) % 64) & 1)
+
+/* A bit per location one of whose nodes is kept (graph_build with kept):
+ * every location has a node, so a location without a bit only makes its
+ * frame residual, which a build of few kept nodes (a call graph's) then
+ * learns from this small map instead of loc_first, loc_nodes and kept,
+ * read at random. NULL on OOM. */
+static uint64_t *kept_locs(const graph_t *g, const bool *kept)
+{
+    size_t nl = g->w->n_locs;
+    uint64_t *map = calloc(nl / 64 + 1, sizeof(*map));
+    for (size_t loc = 0; map && loc < nl; loc++)
+        for (uint32_t ni = g->loc_first[loc]; ni < g->loc_first[loc + 1]; ni++)
+            if (kept[g->loc_nodes[ni]]) {
+                map[loc / 64] |= (uint64_t)1 << (loc % 64);
+                break;
+            }
+    return map;
+}
+
+/* kloc: kept_locs's map, or NULL (every location may have a node to
+ * visit). */
+static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
 {
     const work_t *w = g->w;
     if (g->o.call_tree) {
@@ -855,18 +878,21 @@ static void prefetch_sample(const graph_t *g, size_t si)
     if (si + 3 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 3];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            __builtin_prefetch(&g->loc_first[s->locs[i]]);
+            if (!kloc || LOC_BIT(kloc, s->locs[i]))
+                __builtin_prefetch(&g->loc_first[s->locs[i]]);
     }
     if (si + 2 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 2];
         __builtin_prefetch(s->values);
         for (uint32_t i = 0; i < s->n_locs; i++)
-            __builtin_prefetch(&g->loc_nodes[g->loc_first[s->locs[i]]]);
+            if (!kloc || LOC_BIT(kloc, s->locs[i]))
+                __builtin_prefetch(&g->loc_nodes[g->loc_first[s->locs[i]]]);
     }
     if (si + 1 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 1];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++) {
+            for (uint32_t ni = g->loc_first[s->locs[i]];
+                 (!kloc || LOC_BIT(kloc, s->locs[i])) && ni < g->loc_first[s->locs[i] + 1]; ni++) {
                 /* visit's fields: one line (gnode_t) */
                 __builtin_prefetch(&g->nodes[g->loc_nodes[ni]]);
             }
@@ -890,12 +916,19 @@ int graph_build(graph_t *g, const bool *kept)
     if (g->edge_floor > 0 && !g->nodes_only && !g->o.call_tree &&
         !(bound = edge_bounds(g, kept)))
         return -ENOMEM;
-    if (g->o.tags && tags_reset(g) < 0)
+    if (g->o.tags && tags_reset(g) < 0) {
+        free(bound);
         return -ENOMEM;
+    }
+    uint64_t *kloc = NULL;
+    if (kept && !g->o.call_tree && !(kloc = kept_locs(g, kept))) {
+        free(bound);
+        return -ENOMEM;
+    }
 
     for (size_t si = 0; si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
-        prefetch_sample(g, si);
+        prefetch_sample(g, si, kloc);
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
@@ -910,6 +943,10 @@ int graph_build(graph_t *g, const bool *kept)
         } else {
             for (uint32_t i = s->n_locs; i-- > 0;) {
                 uint32_t loc = s->locs[i];
+                if (kloc && !LOC_BIT(kloc, loc)) {
+                    k.residual = true; /* none of its nodes (one at least) kept */
+                    continue;
+                }
                 uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
                 for (uint32_t ni = cnt; ni-- > 0;) {
                     uint32_t n = g->loc_nodes[first + ni];
@@ -929,6 +966,7 @@ int graph_build(graph_t *g, const bool *kept)
     }
 
     free(bound);
+    free(kloc);
     free(g->sel);
     g->sel = malloc((g->n_nodes + 1) * sizeof(*g->sel));
     if (!g->sel)
@@ -947,6 +985,7 @@ int graph_build(graph_t *g, const bool *kept)
     return build_adjacency(g);
 oom:
     free(bound);
+    free(kloc);
     return -ENOMEM;
 }
 
@@ -1482,9 +1521,6 @@ int graph_trim_edges(graph_t *g, int64_t cutoff)
     return dropped;
 }
 
-/* Whether location loc's bit is set in the map any (add_tags). */
-#define HAS_ONLY(any, loc) ((any)[(loc) / 64] >> ((loc) % 64) & 1)
-
 /* The tags graph_build would give the nodes in only (of a graph built
  * with kept), and none for the others: a visual graph looks at the tags of
  * the few nodes it may keep, not at the thousands it has before. */
@@ -1510,7 +1546,7 @@ static int add_tags(graph_t *g, const bool *kept, const bool *only)
         if (v == 0 && dv == 0)
             continue;
         uint32_t i = 0;
-        while (i < s->n_locs && !HAS_ONLY(any, s->locs[i]))
+        while (i < s->n_locs && !LOC_BIT(any, s->locs[i]))
             i++;
         if (i == s->n_locs)
             continue;
@@ -1521,7 +1557,7 @@ static int add_tags(graph_t *g, const bool *kept, const bool *only)
         uint32_t stamp = ++g->stamp;
         for (uint32_t j = s->n_locs; rc == 0 && j-- > i;) {
             uint32_t loc = s->locs[j];
-            if (!HAS_ONLY(any, loc))
+            if (!LOC_BIT(any, loc))
                 continue;
             for (uint32_t ni = g->loc_first[loc + 1]; rc == 0 && ni-- > g->loc_first[loc];) {
                 uint32_t n = g->loc_nodes[ni];
