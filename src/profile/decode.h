@@ -53,6 +53,11 @@ typedef enum {
 int profile_decode_stream(zread_t *src, profile_t **out, char *err, size_t errlen,
                           profile_decode_fail_t *why);
 
+/* profile_decode_stream into the storage of reuse (taken, freed on
+ * failure; NULL: a new profile), emptied with profile_clear. */
+int profile_decode_stream_reuse(zread_t *src, profile_t *reuse, profile_t **out, char *err,
+                                size_t errlen, profile_decode_fail_t *why);
+
 /* Checks the invariants every consumer relies on: strings[0] == "", every
  * string index in range, sample types present when samples are, ids of
  * mappings/locations/functions nonzero and unique, every location id of a

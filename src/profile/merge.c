@@ -142,11 +142,12 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* A source location of the sample being mapped, its key computed. */
 typedef struct {
-    uint64_t hv;         /* its hash (loc_hash) */
+    uint64_t hv;         /* its hash (loc_hash), when has_hv */
     uint64_t addr;       /* address, shifted to out's mapping */
     uint64_t mid, rel;   /* out's mapping id (0: none), address relative to it */
     uint32_t line0, nl;  /* its lines: m->lines[line0 .. line0 + nl) */
     bool folded;
+    bool has_hv; /* else it is first checked against its hint */
 } locpre_t;
 
 typedef struct {
@@ -160,6 +161,21 @@ typedef struct {
                       * string takes 2 bytes of a profile of at most 1 GiB) */
     uint32_t *fn_out, *loc_out, *map_out; /* src position -> out position + 1 */
     int64_t *map_off;                     /* address shift per src mapping */
+    size_t cap_strmap, cap_fn_out, cap_loc_out, cap_map; /* their room, in elements,
+                                                          * kept for the next source */
+    /* The last source's fn_out and loc_out, n_* long: a series' snapshots
+     * mostly hold the last one's elements at the same positions, so an
+     * element is first checked against the out element its position
+     * mapped to (one compare of what a probe would compare) before its
+     * hash is computed and its table probed. Prefetching the hints and
+     * their out elements in merge_src's steps measured no faster (50
+     * snapshots -top, main-thread perf samples at 2 kHz, 6 interleaved
+     * runs at load 3-4: 1628/1751/1716/1398/1309/1362 without,
+     * 1606/1772/1618/1321/1723/1474 with): not done. */
+    uint32_t *fn_hint, *loc_hint;
+    size_t n_fn_hint, n_loc_hint, cap_fn_hint, cap_loc_hint;
+    bool src_done;                /* fn_out and loc_out are a source's */
+    size_t n_fn_last, n_loc_last; /* that source's counts */
     /* scratch */
     uint64_t *ids;
     size_t cap_ids;
@@ -284,12 +300,24 @@ static int64_t map_mapping(merger_t *m, size_t pos)
     return (int64_t)m->out->n_mappings - 1;
 }
 
+/* The position of id through a dense index of n ids (idx NULL: the ids
+ * are the positions + 1, profile.h), -1 if it is not there. */
+static inline __attribute__((always_inline)) int64_t dense_pos(const uint32_t *idx, size_t n,
+                                                              uint64_t id)
+{
+    if (id >= n)
+        return -1;
+    if (!idx)
+        return id ? (int64_t)id - 1 : -1;
+    return idx[id] ? (int64_t)idx[id] - 1 : -1;
+}
+
 /* The position of src's element id through its dense index (the common
  * case, inlined: a sample's every frame is looked up), else by_id's; -1 if
  * there is none. */
 #define SRC_POS(src, idx, nidx, arr, by_id, id)                                              \
-    ((id) < (src)->nidx && (src)->idx[id]                                                     \
-         ? (int64_t)(src)->idx[id] - 1                                                         \
+    (dense_pos((src)->idx, (src)->nidx, id) >= 0                                              \
+         ? dense_pos((src)->idx, (src)->nidx, id)                                              \
          : src_pos_slow((const void *)by_id(src, id), (const void *)(src)->arr, sizeof(*(src)->arr)))
 
 static int64_t src_pos_slow(const void *el, const void *base, size_t size)
@@ -303,6 +331,21 @@ static inline uint64_t fn_hash(const profile_function_t *key)
     return mix(mix(mix(mix(2, (uint64_t)key->start_line), (uint64_t)key->name),
                    (uint64_t)key->system_name),
                (uint64_t)key->filename);
+}
+
+/* Whether out's function of equals key (out's string indexes). */
+static inline bool fn_same(const profile_function_t *of, const profile_function_t *key)
+{
+    return of->start_line == key->start_line && of->name == key->name &&
+           of->system_name == key->system_name && of->filename == key->filename;
+}
+
+/* The out position of the source element at pos by the last source's
+ * element there (hint, n long), -1 if it had none: for the caller to
+ * check. */
+static inline int64_t hinted(const uint32_t *hint, size_t n, size_t pos)
+{
+    return pos < n && hint[pos] ? (int64_t)hint[pos] - 1 : -1;
 }
 
 static int64_t map_function(merger_t *m, uint64_t id)
@@ -320,12 +363,17 @@ static int64_t map_function(merger_t *m, uint64_t id)
     key.filename = str_out(m, sf->filename);
     if (key.name < 0 || key.system_name < 0 || key.filename < 0)
         return -1;
+    /* out's functions are unique: the hint, if equal, is what the table
+     * gives */
+    int64_t h = hinted(m->fn_hint, m->n_fn_hint, pos);
+    if (h >= 0 && fn_same(&m->out->functions[h], &key)) {
+        m->fn_out[pos] = (uint32_t)h + 1;
+        return h;
+    }
     uint64_t hv = fn_hash(&key);
     size_t k = SIZE_MAX;
     for (int64_t c; (c = ht_next(&m->fns, hv, &k)) >= 0;) {
-        const profile_function_t *of = &m->out->functions[c];
-        if (of->start_line == key.start_line && of->name == key.name &&
-            of->system_name == key.system_name && of->filename == key.filename) {
+        if (fn_same(&m->out->functions[c], &key)) {
             m->fn_out[pos] = (uint32_t)c + 1;
             return c;
         }
@@ -353,19 +401,29 @@ static int64_t map_function(merger_t *m, uint64_t id)
     return (int64_t)m->out->n_functions - 1;
 }
 
-/* The location key: address relative to its mapping, mapping, lines. */
-static uint64_t loc_hash(const profile_t *out, uint64_t addr, int64_t mpos,
-                         const profile_line_t *lines, uint32_t n, bool folded)
+/* The location key's hash: address relative to its mapping, mapping,
+ * lines. */
+static uint64_t loc_hash(const locpre_t *lp, const profile_line_t *lines)
 {
-    uint64_t mid = 0;
-    if (mpos >= 0) {
-        addr -= out->mappings[mpos].memory_start;
-        mid = out->mappings[mpos].id;
-    }
-    uint64_t h = mix(mix(mix(3, addr), mid), folded);
-    for (uint32_t i = 0; i < n; i++)
+    uint64_t h = mix(mix(mix(3, lp->rel), lp->mid), lp->folded);
+    for (uint32_t i = 0; i < lp->nl; i++)
         h = mix(mix(h, lines[i].function_id), (uint64_t)lines[i].line);
-    return mix(h, n);
+    return mix(h, lp->nl);
+}
+
+/* Whether out's location ol has the key prepared as lp. */
+static inline bool loc_same(const profile_t *out, const profile_location_t *ol,
+                            const locpre_t *lp, const profile_line_t *lines)
+{
+    const profile_mapping_t *om = ol->mapping_id ? &out->mappings[ol->mapping_id - 1] : NULL;
+    uint64_t orel = om ? ol->address - om->memory_start : ol->address;
+    if (orel != lp->rel || ol->mapping_id != lp->mid || ol->is_folded != lp->folded ||
+        ol->n_lines != lp->nl)
+        return false;
+    for (uint32_t i = 0; i < lp->nl; i++)
+        if (ol->lines[i].function_id != lines[i].function_id || ol->lines[i].line != lines[i].line)
+            return false;
+    return true;
 }
 
 /* A sample's locations are mapped in two passes, so that the probes of
@@ -405,11 +463,16 @@ static int loc_prepare(merger_t *m, size_t pos, locpre_t *lp, size_t *nlines)
     *nlines += nl;
     lp->folded = sl->is_folded;
     lp->addr = (uint64_t)((int64_t)sl->address + off);
-    lp->hv = loc_hash(m->out, lp->addr, mpos, lines, nl, lp->folded);
     lp->mid = mpos >= 0 ? m->out->mappings[mpos].id : 0;
     lp->rel = mpos >= 0 ? lp->addr - m->out->mappings[mpos].memory_start : lp->addr;
-    if (m->locs.slots)
-        __builtin_prefetch(&m->locs.slots[lp->hv & m->locs.mask]);
+    /* with a hint (loaded ahead: prefetch_lines), the hash waits until
+     * the hint is found another location */
+    lp->has_hv = hinted(m->loc_hint, m->n_loc_hint, pos) < 0;
+    if (lp->has_hv) {
+        lp->hv = loc_hash(lp, lines);
+        if (m->locs.slots)
+            __builtin_prefetch(&m->locs.slots[lp->hv & m->locs.mask]);
+    }
     return 0;
 }
 
@@ -426,19 +489,20 @@ static int64_t loc_finish(merger_t *m, uint64_t id, const locpre_t *lp)
         return m->loc_out[pos] - 1;
     const profile_line_t *lines = m->lines + lp->line0;
     const uint32_t nl = lp->nl;
+    uint64_t hv = lp->hv;
+    if (!lp->has_hv) {
+        /* out's locations are unique: the hint, if equal, is what the
+         * table gives */
+        int64_t h = hinted(m->loc_hint, m->n_loc_hint, pos);
+        if (h >= 0 && loc_same(m->out, &m->out->locations[h], lp, lines)) {
+            m->loc_out[pos] = (uint32_t)h + 1;
+            return h;
+        }
+        hv = loc_hash(lp, lines);
+    }
     size_t k = SIZE_MAX;
-    for (int64_t c; (c = ht_next(&m->locs, lp->hv, &k)) >= 0;) {
-        const profile_location_t *ol = &m->out->locations[c];
-        const profile_mapping_t *om = ol->mapping_id ? &m->out->mappings[ol->mapping_id - 1] : NULL;
-        uint64_t orel = om ? ol->address - om->memory_start : ol->address;
-        if (orel != lp->rel || ol->mapping_id != lp->mid || ol->is_folded != lp->folded ||
-            ol->n_lines != nl)
-            continue;
-        bool same = true;
-        for (uint32_t i = 0; same && i < nl; i++)
-            same = ol->lines[i].function_id == lines[i].function_id &&
-                   ol->lines[i].line == lines[i].line;
-        if (same) {
+    for (int64_t c; (c = ht_next(&m->locs, hv, &k)) >= 0;) {
+        if (loc_same(m->out, &m->out->locations[c], lp, lines)) {
             m->loc_out[pos] = (uint32_t)c + 1;
             return c;
         }
@@ -469,7 +533,7 @@ static int64_t loc_finish(merger_t *m, uint64_t id, const locpre_t *lp)
     ol->mapping_id = lp->mid;
     ol->address = lp->addr;
     ol->is_folded = lp->folded;
-    ht_insert(&m->locs, lp->hv);
+    ht_insert(&m->locs, hv);
     m->loc_out[pos] = (uint32_t)m->out->n_locations;
     return (int64_t)m->out->n_locations - 1;
 }
@@ -643,23 +707,69 @@ static void merger_free_src(merger_t *m)
     m->strmap = NULL;
     m->fn_out = m->loc_out = m->map_out = NULL;
     m->map_off = NULL;
+    m->cap_strmap = m->cap_fn_out = m->cap_loc_out = m->cap_map = 0;
+    free(m->fn_hint);
+    free(m->loc_hint);
+    m->fn_hint = m->loc_hint = NULL;
+    m->n_fn_hint = m->n_loc_hint = m->cap_fn_hint = m->cap_loc_hint = 0;
+}
+
+/* The last source's out positions become the hints (*hint), its array
+ * the next source's (*arr, zeroed by src_array). */
+static void rotate(uint32_t **arr, size_t *cap, uint32_t **hint, size_t *cap_hint,
+                   size_t *n_hint, size_t n_last)
+{
+    uint32_t *a = *arr;
+    size_t c = *cap;
+    *arr = *hint;
+    *cap = *cap_hint;
+    *hint = a;
+    *cap_hint = c;
+    *n_hint = a ? n_last : 0;
+}
+
+/* *arr as n zeroed elements of size bytes: the last source's array when
+ * it has room (a series' sources are about the same size: zeroing it
+ * costs less than faulting in a new one), else a new one. */
+static void *src_array(void **arr, size_t *cap, size_t n, size_t size)
+{
+    if (*arr && *cap >= n) {
+        memset(*arr, 0, n * size);
+        return *arr;
+    }
+    free(*arr);
+    *cap = n;
+    return *arr = profile_calloc_written(n, size);
 }
 
 static int merger_set_src(merger_t *m, profile_t *src)
 {
-    merger_free_src(m);
-    if (profile_index_movable(src) < 0)
+    /* Adopted, elements move (profile_swap_*): tables follow them. Else
+     * ids that are the positions + 1 need none. */
+    if ((m->adopt ? profile_index_movable(src) : profile_index(src)) < 0)
         return -ENOMEM;
+    if (m->src_done) {
+        rotate(&m->fn_out, &m->cap_fn_out, &m->fn_hint, &m->cap_fn_hint, &m->n_fn_hint,
+               m->n_fn_last);
+        rotate(&m->loc_out, &m->cap_loc_out, &m->loc_hint, &m->cap_loc_hint, &m->n_loc_hint,
+               m->n_loc_last);
+    }
+    m->src_done = true;
+    m->n_fn_last = src->n_functions;
+    m->n_loc_last = src->n_locations;
     m->src = src;
     /* the first source's counts: the most its elements can make */
     if (ht_presize(&m->fns, src->n_functions) < 0 || ht_presize(&m->locs, src->n_locations) < 0 ||
         ht_presize(&m->samples, src->n_samples) < 0)
         return -ENOMEM;
-    m->strmap = malloc((src->n_strings + 1) * sizeof(*m->strmap));
-    m->fn_out = profile_calloc_written(src->n_functions + 1, sizeof(*m->fn_out));
-    m->loc_out = profile_calloc_written(src->n_locations + 1, sizeof(*m->loc_out));
-    m->map_out = calloc(src->n_mappings + 1, sizeof(*m->map_out));
-    m->map_off = calloc(src->n_mappings + 1, sizeof(*m->map_off));
+    size_t nm = src->n_mappings + 1;
+    src_array((void **)&m->strmap, &m->cap_strmap, src->n_strings + 1, sizeof(*m->strmap));
+    src_array((void **)&m->fn_out, &m->cap_fn_out, src->n_functions + 1, sizeof(*m->fn_out));
+    src_array((void **)&m->loc_out, &m->cap_loc_out, src->n_locations + 1, sizeof(*m->loc_out));
+    /* map_out and map_off: one count for both */
+    size_t cap_map = m->cap_map;
+    src_array((void **)&m->map_out, &m->cap_map, nm, sizeof(*m->map_out));
+    src_array((void **)&m->map_off, &cap_map, nm, sizeof(*m->map_off));
     if (m->keyer && !m->kept && !(m->order = malloc((src->n_strings + 1) * sizeof(*m->order))))
         return -ENOMEM;
     if (!m->strmap || !m->fn_out || !m->loc_out || !m->map_out || !m->map_off)
@@ -775,9 +885,8 @@ static inline __attribute__((always_inline)) const profile_location_t *
 unmapped_location(const merger_t *m, uint64_t id)
 {
     const profile_t *src = m->src;
-    if (id >= src->n_loc_index || !src->loc_index[id] || m->loc_out[src->loc_index[id] - 1])
-        return NULL;
-    return &src->locations[src->loc_index[id] - 1];
+    int64_t p = dense_pos(src->loc_index, src->n_loc_index, id);
+    return p < 0 || m->loc_out[p] ? NULL : &src->locations[p];
 }
 
 /* The first step for a sample: the slots of its locations in the
@@ -785,7 +894,7 @@ unmapped_location(const merger_t *m, uint64_t id)
 static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++)
+    for (uint32_t i = 0; src->loc_index && i < s->n_location_ids; i++)
         if (s->location_ids[i] < src->n_loc_index)
             __builtin_prefetch(&src->loc_index[s->location_ids[i]]);
 }
@@ -794,7 +903,7 @@ static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
  * it is not there: the prefetch steps search no further. */
 static inline int64_t dense_fn_pos(const profile_t *src, uint64_t f)
 {
-    return f < src->n_fn_index && src->fn_index[f] ? (int64_t)src->fn_index[f] - 1 : -1;
+    return dense_pos(src->fn_index, src->n_fn_index, f);
 }
 
 /* The step after prefetch_lines: the slots of the lines' functions in the
@@ -802,7 +911,7 @@ static inline int64_t dense_fn_pos(const profile_t *src, uint64_t f)
 static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+    for (uint32_t i = 0; src->fn_index && i < s->n_location_ids; i++) {
         const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
         for (uint32_t k = 0; l && k < l->n_lines; k++)
             if (l->lines[k].function_id < src->n_fn_index)
@@ -818,10 +927,10 @@ static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
 {
     const profile_t *src = m->src;
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        uint64_t id = s->location_ids[i];
-        if (id < src->n_loc_index && src->loc_index[id]) {
-            __builtin_prefetch(&src->locations[src->loc_index[id] - 1]);
-            __builtin_prefetch(&m->loc_out[src->loc_index[id] - 1]);
+        int64_t p = dense_pos(src->loc_index, src->n_loc_index, s->location_ids[i]);
+        if (p >= 0) {
+            __builtin_prefetch(&src->locations[p]);
+            __builtin_prefetch(&m->loc_out[p]);
         }
     }
 }
@@ -878,6 +987,7 @@ static void prefetch_strings(const merger_t *m, const profile_sample_t *s)
                 __builtin_prefetch(&m->strmap[sf->filename]);
             if (m->keyer && m->fns.slots)
                 __builtin_prefetch(&m->fns.slots[fn_hash(sf) & m->fns.mask]);
+
         }
     }
 }
@@ -1074,10 +1184,8 @@ static int merge_from(profile_t **heads, size_t n, bool own, bool stream, src_fn
         rc = merge_src(&m, src, adopted);
         if (rc == 0 && m.keyer && !m.kept)
             rc = keys_finish(&m, &again);
-        if (stream) {
-            merger_free_src(&m);
-            profile_free(src);
-        }
+        if (stream)
+            profile_free(src); /* its arrays in m serve the next */
     }
     /* the caller's keying reads the source's strings until it is waited for */
     if (keyer && keyer != SAME_STRINGS && !m.waited)
@@ -1150,13 +1258,20 @@ int profile_merger_add(profile_merger_t *pm, profile_t *src)
 int profile_merger_add_keyed(profile_merger_t *pm, profile_t *src, const uint32_t *keys,
                              size_t n_keys)
 {
+    int rc = profile_merger_add_kept(pm, src, keys, n_keys);
+    profile_free(src);
+    return rc;
+}
+
+int profile_merger_add_kept(profile_merger_t *pm, profile_t *src, const uint32_t *keys,
+                            size_t n_keys)
+{
     pm->m.keys = keys;
     pm->m.n_keys = keys ? n_keys : 0;
     int rc = merge_src(&pm->m, src, NULL);
     pm->m.keys = NULL;
     pm->m.n_keys = 0;
-    merger_free_src(&pm->m);
-    profile_free(src);
+    pm->m.src = NULL; /* its arrays in m serve the next */
     return rc;
 }
 

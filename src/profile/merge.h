@@ -94,6 +94,11 @@ int profile_merger_add(profile_merger_t *m, profile_t *src);
  * the caller's. */
 int profile_merger_add_keyed(profile_merger_t *m, profile_t *src, const uint32_t *keys,
                              size_t n_keys);
+/* profile_merger_add_keyed that leaves src to the caller, who may free it
+ * or build the next source in its storage (profile_clear): out holds
+ * nothing of it. */
+int profile_merger_add_kept(profile_merger_t *m, profile_t *src, const uint32_t *keys,
+                            size_t n_keys);
 bool profile_merger_same_header(const profile_t *first, const profile_t *h);
 int profile_merger_end(profile_merger_t *m, profile_t *const *heads, size_t n, profile_t **out,
                        char *err, size_t errlen);

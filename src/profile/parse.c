@@ -56,11 +56,11 @@ static bool proto_final(int rc, profile_decode_fail_t why)
 
 /* The proto decode of a source: the message worded for the source's
  * failure ("decompressing profile: ..."). */
-static int decode_src(zread_t *z, profile_t **out, char *err, size_t errlen,
+static int decode_src(zread_t *z, profile_t *reuse, profile_t **out, char *err, size_t errlen,
                       profile_decode_fail_t *why)
 {
     char perr[256];
-    int rc = profile_decode_stream(z, out, perr, sizeof(perr), why);
+    int rc = profile_decode_stream_reuse(z, reuse, out, perr, sizeof(perr), why);
     if (rc < 0 && *why == PROFILE_DECODE_SOURCE && z->fail == ZREAD_GZIP)
         return err_fmt(err, errlen, rc, "decompressing profile: %s", perr);
     if (rc < 0)
@@ -77,7 +77,7 @@ int profile_parse(const uint8_t *data, size_t len, profile_t **out, char *err, s
     if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
         zread_t z;
         zread_mem(&z, data, len, PROFILE_MAX_INFLATED);
-        rc = decode_src(&z, out, perr, sizeof(perr), &why);
+        rc = decode_src(&z, NULL, out, perr, sizeof(perr), &why);
         zread_close(&z);
         if (proto_final(rc, why))
             return rc < 0 ? err_fmt(err, errlen, rc, "%s", perr) : 0;
@@ -153,15 +153,23 @@ int profile_read_file(const char *path, profile_t **out, char *err, size_t errle
 int profile_read_file_with(const char *path, const profile_inflater_t *inflater,
                            profile_t **out, char *err, size_t errlen)
 {
+    return profile_read_file_reuse(path, inflater, NULL, out, err, errlen);
+}
+
+int profile_read_file_reuse(const char *path, const profile_inflater_t *inflater,
+                            profile_t *reuse, profile_t **out, char *err, size_t errlen)
+{
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
+        profile_free(reuse);
         return err_fmt(err, errlen, -e, "%s: %s", path, strerror(e));
     }
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
         (uint64_t)st.st_size > PROFILE_MAX_INFLATED) {
+        profile_free(reuse);
         close(fd);
         return err_fmt(err, errlen, -EFBIG, "%s: file is larger than %zu MiB", path,
                        PROFILE_MAX_INFLATED >> 20);
@@ -174,12 +182,13 @@ int profile_read_file_with(const char *path, const profile_inflater_t *inflater,
     int rc = zread_fd(&z, fd, PROFILE_MAX_INFLATED, perr, sizeof(perr));
     zread_t piped;
     if (rc < 0) {
+        profile_free(reuse);
         why = PROFILE_DECODE_SOURCE;
     } else if (inflater && z.gz && inflater->start(inflater->ctx, &z, &piped) == 0) {
-        rc = decode_src(&piped, out, perr, sizeof(perr), &why);
+        rc = decode_src(&piped, reuse, out, perr, sizeof(perr), &why);
         inflater->end(inflater->ctx);
     } else {
-        rc = decode_src(&z, out, perr, sizeof(perr), &why);
+        rc = decode_src(&z, reuse, out, perr, sizeof(perr), &why);
     }
     zread_close(&z);
     if (!proto_final(rc, why)) {

@@ -45,4 +45,9 @@ typedef struct {
 int profile_read_file_with(const char *path, const profile_inflater_t *inflater,
                            profile_t **out, char *err, size_t errlen);
 
+/* profile_read_file_with decoding into reuse's storage (taken, freed on
+ * failure; NULL: none): profile_decode_stream_reuse. */
+int profile_read_file_reuse(const char *path, const profile_inflater_t *inflater,
+                            profile_t *reuse, profile_t **out, char *err, size_t errlen);
+
 #endif

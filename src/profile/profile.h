@@ -118,6 +118,7 @@ typedef struct {
     struct profile_chunk *chunks;       /* storage of sample/location arrays */
     struct profile_chunk *stack_chunks; /* storage of the samples' location_ids */
     struct profile_chunk *line_chunks;  /* storage of the locations' lines */
+    struct profile_chunk *spare_chunks; /* empty ones (profile_clear), used first */
 } profile_t;
 
 /* --- value arithmetic -------------------------------------------------- */
@@ -162,6 +163,13 @@ static inline int64_t profile_value_of(double x)
 /* A new empty profile with strings[0] == "". NULL when out of memory. */
 profile_t *profile_new(void);
 void profile_free(profile_t *p);
+
+/* Empties p as profile_new() makes one, keeping the memory of its arrays
+ * and storage for what is added next: a series of snapshots decodes one
+ * profile of about the same size after another, and fresh memory is
+ * faulted in a page at a time (9 MB, 2,300 faults, for each 50,000-
+ * location snapshot). 0, or -ENOMEM (p is then only to be freed). */
+int profile_clear(profile_t *p);
 
 /* Index of s in the string table, adding it if new; -1 on OOM. */
 int64_t profile_intern(profile_t *p, const char *s);

@@ -78,3 +78,56 @@ void strkeys_free(strkeys_t *k)
     free(k->keys);
     free(k);
 }
+
+/* --- over a series ------------------------------------------------------------ */
+
+struct strkeys_series {
+    profile_t *dict;   /* every string keyed so far, interned: key = index */
+    uint32_t *last;    /* the last profile's keys */
+    size_t n_last;
+};
+
+strkeys_series_t *strkeys_series_new(void)
+{
+    strkeys_series_t *s = calloc(1, sizeof(*s));
+    if (s && !(s->dict = profile_new())) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+uint32_t *strkeys_series_add(strkeys_series_t *s, const profile_t *p)
+{
+    uint32_t *keys = malloc((p->n_strings + 1) * sizeof(*keys));
+    for (size_t i = 0; keys && i < p->n_strings; i++) {
+        if (i < s->n_last && strcmp(s->dict->strings[s->last[i]], p->strings[i]) == 0) {
+            keys[i] = s->last[i];
+            continue;
+        }
+        int64_t k = profile_intern(s->dict, p->strings[i]);
+        if (k < 0 || k >= UINT32_MAX) {
+            free(keys);
+            keys = NULL;
+            break;
+        }
+        keys[i] = (uint32_t)k;
+    }
+    uint32_t *l = keys ? realloc(s->last, (p->n_strings + 1) * sizeof(*l)) : NULL;
+    if (l)
+        memcpy(l, keys, p->n_strings * sizeof(*l));
+    else
+        free(s->last);
+    s->last = l;
+    s->n_last = l ? p->n_strings : 0;
+    return keys;
+}
+
+void strkeys_series_free(strkeys_series_t *s)
+{
+    if (!s)
+        return;
+    profile_free(s->dict);
+    free(s->last);
+    free(s);
+}

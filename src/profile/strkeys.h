@@ -29,4 +29,20 @@ uint32_t strkeys_of(strkeys_t *k, const char *s);
 
 void strkeys_free(strkeys_t *k);
 
+/* Keys over a series of profiles (profile_merger_add_keyed's): each
+ * string's index in a table of every string of the profiles keyed so far.
+ * A series' snapshots mostly repeat the last one's table, string for
+ * string: the i-th string's key is first guessed to be the last
+ * profile's i-th, checked with one compare, and looked up only when the
+ * string is another. Threads: its maker's. */
+typedef struct strkeys_series strkeys_series_t;
+
+strkeys_series_t *strkeys_series_new(void);
+
+/* The keys of p's strings (n_strings of them, malloc'd: the caller's), or
+ * NULL on OOM. */
+uint32_t *strkeys_series_add(strkeys_series_t *s, const profile_t *p);
+
+void strkeys_series_free(strkeys_series_t *s);
+
 #endif

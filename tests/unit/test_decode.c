@@ -638,6 +638,78 @@ static void test_read_file_windows(void **state)
     profile_free(g);
 }
 
+/* A file decoded into the storage of a profile done with (a series'
+ * snapshot into the last one's: profile_read_file_reuse) gives the
+ * profile decoded anew, whatever the reused one held (more or fewer
+ * samples, sparse ids or not, another header); a failure frees it. */
+static void test_read_file_reuse(void **state)
+{
+    (void)state;
+    char path[3][32], err[256], why[256];
+    profile_t *g[3];
+    for (int k = 0; k < 3; k++) {
+        snprintf(path[k], sizeof(path[k]), "/tmp/cprof-test-reuse-XXXXXX");
+        int fd = mkstemp(path[k]);
+        assert_true(fd >= 0);
+        profgen_opts_t o;
+        profgen_defaults(&o, 20 + (uint64_t)k);
+        o.samples = k == 1 ? 500 : 6000;
+        o.locations = k == 1 ? 300 : 4000;
+        o.functions = 1500;
+        o.sparse_ids = k == 1;
+        o.mappings = (unsigned)k;
+        o.sample_types = 1 + (unsigned)k;
+        o.labels = (unsigned)k;
+        g[k] = profgen_make(&o);
+        assert_non_null(g[k]);
+        if (k == 2) { /* no header but what the decoder defaults */
+            g[k]->time_nanos = g[k]->duration_nanos = g[k]->period = 0;
+            g[k]->n_comments = 0;
+            g[k]->default_sample_type = g[k]->drop_frames = 0;
+        }
+        assert_int_equal(profile_write_fd(g[k], fd), 0);
+        close(fd);
+    }
+    profile_t *p = NULL;
+    const int order[] = {0, 1, 2, 0, 2, 1, 1, 0};
+    for (size_t s = 0; s < sizeof(order) / sizeof(*order); s++) {
+        int k = order[s];
+        profile_t *q;
+        assert_int_equal(profile_read_file_reuse(path[k], NULL, p, &q, err, sizeof(err)), 0);
+        if (!profgen_equal(g[k], q, why, sizeof(why)))
+            fail_msg("step %zu: decoded into a used profile: %s", s, why);
+        profile_t *fresh;
+        assert_int_equal(profile_read_file(path[k], &fresh, err, sizeof(err)), 0);
+        pbuf_t a, b;
+        encode(q, &a);
+        encode(fresh, &b);
+        assert_int_equal(a.len, b.len);
+        assert_memory_equal(a.data, b.data, a.len);
+        pbuf_free(&a);
+        pbuf_free(&b);
+        for (size_t i = 0; i < q->n_locations; i++)
+            assert_ptr_equal(profile_location_by_id(q, q->locations[i].id), &q->locations[i]);
+        for (size_t i = 0; i < q->n_functions; i++)
+            assert_ptr_equal(profile_function_by_id(q, q->functions[i].id), &q->functions[i]);
+        profile_free(fresh);
+        p = q;
+    }
+    /* failures free it (ASan and LeakSanitizer tell) */
+    assert_int_equal(profile_read_file_reuse("/nonexistent/x.pb.gz", NULL, p, &p, err, sizeof(err)),
+                     -ENOENT);
+    assert_null(p);
+    assert_int_equal(profile_read_file(path[0], &p, err, sizeof(err)), 0);
+    int fd = open(path[1], O_WRONLY | O_TRUNC);
+    assert_int_equal(write(fd, "\x1f\x8b\x08", 3), 3);
+    close(fd);
+    assert_true(profile_read_file_reuse(path[1], NULL, p, &p, err, sizeof(err)) < 0);
+    assert_null(p);
+    for (int k = 0; k < 3; k++) {
+        unlink(path[k]);
+        profile_free(g[k]);
+    }
+}
+
 /* --- hostile corpus -------------------------------------------------------------- */
 
 /* Any outcome but a crash is fine; a success must be a valid profile that
@@ -920,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_gzip_errors),
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_read_file_windows),
+        cmocka_unit_test(test_read_file_reuse),
         cmocka_unit_test(test_hostile_truncations),
         cmocka_unit_test(test_hostile_bitflips),
         cmocka_unit_test(test_hostile_random),

@@ -14,6 +14,7 @@
 #include "gen/gen.h"
 #include "tool/graph/filter.h"
 #include "tool/graph/graph.h"
+#include "tool/graph/measure.h"
 #include "tool/graph/work.h"
 
 /* Functions 1..4: main, alloc, helper (inlined into alloc), leaf.
@@ -512,10 +513,201 @@ static void test_take_equals_new(void **state)
     }
 }
 
+/* work_label_key finds a label key by name among the samples' labels:
+ * after more than its 16 remembered other keys, and a key present only
+ * in the strings (no label has it) or nowhere is -1. */
+static void test_label_key(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    int64_t unused = profile_intern(p, "pprof::base"); /* a string, no label's */
+    assert_true(unused > 0);
+    char k[16];
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (int j = 0; j < 12; j++) {
+            /* 40 distinct keys over the samples, "target" last of all */
+            int n = (int)i * 8 + j;
+            snprintf(k, sizeof(k), n == 40 ? "target" : "key%d", n % 41);
+            profile_label_t l = {profile_intern(p, k), profile_intern(p, "v"), 0, 0};
+            assert_int_equal(profile_sample_add_label(p, &p->samples[i], &l), 0);
+        }
+    work_t *w;
+    char err[128];
+    assert_int_equal(work_new(p, &w, err, sizeof(err)), 0);
+    int64_t target = profile_intern(p, "target");
+    assert_int_equal(work_label_key(w, "target"), target);
+    assert_int_equal(work_label_key(w, "key3"), profile_intern(p, "key3"));
+    assert_int_equal(work_label_key(w, "pprof::base"), -1);
+    assert_int_equal(work_label_key(w, "nowhere"), -1);
+    work_free(w);
+    profile_free(p);
+}
+
+/* A visual graph trimmed to node_count computes tags only for the nodes
+ * it may keep (add_tags), to count them as pprof's selectTopNodes does:
+ * the nodes it keeps are those that the tags of the graph of every node
+ * (node_count 0, the same order) select, with nodes dropped before
+ * (residual stacks, inline frames) and samples that reach none of them. */
+static void test_deferred_tags(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        profgen_opts_t po;
+        profgen_defaults(&po, seed);
+        po.samples = 3000;
+        po.locations = 600;
+        po.functions = 300;
+        po.labels = 3;
+        po.inline_pct = 40;
+        profile_t *p = profgen_make(&po);
+        assert_non_null(p);
+        const int K = 30 + (int)seed * 5;
+        int32_t want[64];
+        size_t n_want = 0;
+        for (int run = 0; run < 2; run++) {
+            work_t *w;
+            functions_view(&w, p);
+            graph_opts_t o = {.value_index = 1, .mean_index = -1, .tags = true};
+            graph_t *g;
+            assert_int_equal(graph_new(w, &o, &g), 0);
+            trim_opts_t t = {.node_fraction = 0.002, .edge_fraction = 0.001,
+                             .node_count = run ? K : 0, .visual = true};
+            trim_result_t r;
+            assert_int_equal(graph_trimmed(g, &t, &r), 0);
+            if (run == 0) {
+                assert_true(r.dropped_nodes > 0);
+                /* selectTopNodes over the tags of every node */
+                size_t count = 0, max = g->n_sel;
+                for (size_t i = 0; i < g->n_sel; i++) {
+                    uint32_t n = g->sel[i];
+                    int tags = 0;
+                    for (uint32_t k = g->tag_first[n]; k < g->tag_first[n + 1]; k++)
+                        tags += !g->tags[g->tag_refs[k]].removed && g->tags[g->tag_refs[k]].flat;
+                    count += (size_t)(tags > 4 ? 4 : tags) + 1;
+                    if (count >= (size_t)K) {
+                        max = i + 1;
+                        break;
+                    }
+                }
+                assert_true(max < g->n_sel && max <= 64);
+                for (size_t i = 0; i < max; i++)
+                    want[n_want++] = g->nodes[g->sel[i]].info.name;
+            } else {
+                if (g->n_sel != n_want)
+                    fail_msg("seed %llu: %zu nodes kept, want %zu", (unsigned long long)seed,
+                             g->n_sel, n_want);
+                for (size_t i = 0; i < n_want; i++) {
+                    size_t j = 0;
+                    while (j < g->n_sel && g->nodes[g->sel[j]].info.name != want[i])
+                        j++;
+                    assert_true(j < g->n_sel);
+                }
+            }
+            graph_free(g);
+            work_free(w);
+        }
+        profile_free(p);
+    }
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each sample's tag group is its string labels, "key:value" sorted and
+ * joined by a literal \n (pprof::base left out), and its numeric tags the
+ * names of its "bytes" values, however often the same lists (in any
+ * order, up to six pairs; 200 that differ in one value) and values (300
+ * of them) repeat. */
+static void test_tag_groups(void **state)
+{
+    (void)state;
+    profile_t *p = make_profile();
+    static const char *const keys[] = {"a", "b", "c", "d", "e", "f", "pprof::base"};
+    int64_t kbytes = profile_intern(p, "bytes");
+    /* more samples, all on the first stack */
+    uint64_t stack[] = {2, 1};
+    for (int i = 0; i < 600; i++) {
+        int64_t v = i + 1;
+        profile_sample_t *sm = profile_add_sample(p, stack, 2, &v);
+        assert_non_null(sm);
+        int nl = i % 7;
+        for (int j = 0; j < nl; j++) {
+            int k = (i / 7 + j * (i % 2 ? 1 : 3)) % 7; /* orders vary */
+            char val[16];
+            snprintf(val, sizeof(val), "v%d", (i / 3 + j) % 3);
+            profile_label_t l = {profile_intern(p, keys[k]), profile_intern(p, val), 0, 0};
+            assert_int_equal(profile_sample_add_label(p, sm, &l), 0);
+        }
+        profile_label_t n = {kbytes, 0, 8 * ((i * 7919) % 300 + 1), 0};
+        assert_int_equal(profile_sample_add_label(p, sm, &n), 0);
+    }
+    /* lists alike but for one value: 200 of them, twice each */
+    for (int i = 0; i < 400; i++) {
+        int64_t v = i + 1;
+        profile_sample_t *sm = profile_add_sample(p, stack, 2, &v);
+        assert_non_null(sm);
+        char val[16];
+        snprintf(val, sizeof(val), "x%d", i % 200);
+        profile_label_t l = {profile_intern(p, "a"), profile_intern(p, val), 0, 0};
+        assert_int_equal(profile_sample_add_label(p, sm, &l), 0);
+    }
+    work_t *w;
+    functions_view(&w, p);
+    graph_opts_t o = {.value_index = 0, .mean_index = -1, .tags = true};
+    graph_t *g;
+    assert_int_equal(graph_new(w, &o, &g), 0);
+    trim_opts_t t = {.node_fraction = 0, .edge_fraction = 0};
+    trim_result_t r;
+    assert_int_equal(graph_trimmed(g, &t, &r), 0);
+    assert_non_null(g->s_group);
+    for (size_t i = 0; i < w->n_samples; i++) {
+        const wsample_t *sm = &w->samples[i];
+        char *parts[16], want[512] = "";
+        size_t np = 0;
+        for (uint32_t j = 0; j < sm->n_labels; j++) {
+            const profile_label_t *l = &sm->labels[j];
+            if (l->str == 0 || strcmp(work_str(w, l->key), "pprof::base") == 0)
+                continue;
+            char b[64];
+            snprintf(b, sizeof(b), "%s:%s", work_str(w, l->key), work_str(w, l->str));
+            parts[np++] = strdup(b);
+        }
+        qsort(parts, np, sizeof(*parts), str_cmp);
+        for (size_t j = 0; j < np; j++) {
+            if (j)
+                strcat(want, "\\n");
+            strcat(want, parts[j]);
+            free(parts[j]);
+        }
+        assert_string_equal(graph_tag_str(g, g->s_group[i]), want);
+        uint32_t k = g->s_num_first[i];
+        for (uint32_t j = 0; j < sm->n_labels; j++) {
+            const profile_label_t *l = &sm->labels[j];
+            if (l->key != kbytes || l->str != 0)
+                continue;
+            char name[64];
+            measure_scaled_label(name, sizeof(name), l->num, "bytes", "minimum");
+            assert_true(k < g->s_num_first[i + 1]);
+            assert_string_equal(graph_tag_str(g, g->s_num[k]), name);
+            assert_int_equal(g->s_numv[k], l->num);
+            k++;
+        }
+        assert_int_equal(k, g->s_num_first[i + 1]);
+    }
+    graph_free(g);
+    work_free(w);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_and_edges),
+        cmocka_unit_test(test_label_key),
+        cmocka_unit_test(test_deferred_tags),
+        cmocka_unit_test(test_tag_groups),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_kept_nodes_make_residual_edges),
         cmocka_unit_test(test_trimming),

@@ -18,6 +18,7 @@
 #include "profile/decode.h"
 #include "profile/merge.h"
 #include "profile/strkeys.h"
+#include "profile/zread.h"
 
 static const char *str(const profile_t *p, int64_t i)
 {
@@ -630,14 +631,17 @@ static profile_t *series_source(const profgen_opts_t *o, size_t i)
 /* profile_merger_add_keyed gives profile_merger_add's profile byte for
  * byte: sources of two programs (different string tables) in turn, keyed
  * by a table that also holds other strings (keys are not indexes), one
- * source keyed for only half its strings. */
+ * source keyed for only half its strings. So does profile_merger_add_kept
+ * with each source decoded into the storage of the one before (the
+ * driver's series): out keeps nothing of a source. */
 static void test_merger_keyed(void **state)
 {
     (void)state;
     char err[128], why[256];
     for (uint64_t seed = 1; seed <= 4; seed++) {
-        profile_t *out[2];
-        for (int keyed = 0; keyed < 2; keyed++) {
+        profile_t *out[3];
+        for (int keyed = 0; keyed < 3; keyed++) {
+            profile_t *spent = NULL; /* keyed 2: the source merged last */
             profile_t *dict = profile_new(), *heads[4];
             assert_non_null(dict);
             assert_true(profile_intern(dict, "unrelated 1") > 0);
@@ -649,6 +653,19 @@ static void test_merger_keyed(void **state)
                 o.seed = seed + (i % 2) * 100;
                 o.sample_seed = i + 1;
                 profile_t *src = series_source(&o, i);
+                if (keyed == 2) { /* decoded where the last one was */
+                    pbuf_t b = {0};
+                    assert_int_equal(profile_encode(src, &b), 0);
+                    profile_free(src);
+                    zread_t z;
+                    zread_mem(&z, b.data, b.len, b.len);
+                    profile_decode_fail_t fail;
+                    assert_int_equal(
+                        profile_decode_stream_reuse(&z, spent, &src, err, sizeof(err), &fail), 0);
+                    spent = NULL;
+                    zread_close(&z);
+                    pbuf_free(&b);
+                }
                 assert_int_equal(profile_header_copy(src, &heads[i]), 0);
                 if (i == 0)
                     assert_int_equal(profile_merger_new(heads[0], &pm), 0);
@@ -664,19 +681,27 @@ static void test_merger_keyed(void **state)
                     keys[k] = (uint32_t)key;
                 }
                 size_t n_keys = i == 3 ? src->n_strings / 2 : src->n_strings;
-                assert_int_equal(profile_merger_add_keyed(pm, src, keys, n_keys), 0);
+                if (keyed == 2) {
+                    assert_int_equal(profile_merger_add_kept(pm, src, keys, n_keys), 0);
+                    spent = src;
+                } else {
+                    assert_int_equal(profile_merger_add_keyed(pm, src, keys, n_keys), 0);
+                }
                 free(keys);
             }
+            profile_free(spent);
             assert_int_equal(profile_merger_end(pm, heads, 4, &out[keyed], err, sizeof(err)), 0);
             for (size_t i = 0; i < 4; i++)
                 profile_free(heads[i]);
             profile_free(dict);
         }
-        if (!profgen_equal(out[0], out[1], why, sizeof(why)))
-            fail_msg("seed %llu: keyed merge differs: %s", (unsigned long long)seed, why);
-        assert_same_encoding(out[0], out[1]);
-        profile_free(out[0]);
-        profile_free(out[1]);
+        for (int k = 1; k < 3; k++) {
+            if (!profgen_equal(out[0], out[k], why, sizeof(why)))
+                fail_msg("seed %llu: keyed merge %d differs: %s", (unsigned long long)seed, k, why);
+            assert_same_encoding(out[0], out[k]);
+        }
+        for (int k = 0; k < 3; k++)
+            profile_free(out[k]);
     }
 }
 
@@ -812,6 +837,226 @@ static void test_floods(void **state)
     profile_free(m);
 }
 
+/* A sample's stack as text: each frame's mapping file, address in it and
+ * lines (function name and line), leaf first. Malloc'd. */
+static char *stack_key(const profile_t *p, const profile_sample_t *s)
+{
+    size_t cap = 256, n = 0;
+    char *k = malloc(cap);
+    assert_non_null(k);
+    k[0] = '\0';
+    for (uint32_t i = 0; i < s->n_location_ids; i++) {
+        const profile_location_t *l = profile_location_by_id(p, s->location_ids[i]);
+        assert_non_null(l);
+        const profile_mapping_t *m = l->mapping_id ? profile_mapping_by_id(p, l->mapping_id) : NULL;
+        char f[512];
+        int w = snprintf(f, sizeof(f), "%s+%llx%s", m ? str(p, m->filename) : "",
+                         (unsigned long long)(l->address - (m ? m->memory_start : 0)),
+                         l->is_folded ? "F" : "");
+        for (uint32_t j = 0; j < l->n_lines && w < (int)sizeof(f); j++) {
+            const profile_function_t *fn = profile_function_by_id(p, l->lines[j].function_id);
+            assert_non_null(fn);
+            w += snprintf(f + w, sizeof(f) - (size_t)w, " %s/%s:%lld@%lld", str(p, fn->name),
+                          str(p, fn->filename), (long long)l->lines[j].line,
+                          (long long)fn->start_line);
+        }
+        size_t fl = strlen(f);
+        while (n + fl + 2 > cap)
+            assert_non_null(k = realloc(k, cap *= 2));
+        memcpy(k + n, f, fl);
+        n += fl;
+        k[n++] = ';';
+        k[n] = '\0';
+    }
+    return k;
+}
+
+typedef struct {
+    char *key;
+    int64_t v[4];
+} keyed_t;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    return strcmp(((const keyed_t *)a)->key, ((const keyed_t *)b)->key);
+}
+
+/* The samples of ps[0..n) summed by stack_key, sorted, all-zero sums
+ * left out: what a merge of them must hold, however it was made. */
+static keyed_t *by_stack(profile_t *const *ps, size_t n, size_t *count)
+{
+    size_t total = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        total += ps[i]->n_samples;
+    keyed_t *e = calloc(total + 1, sizeof(*e));
+    assert_non_null(e);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < ps[i]->n_samples; j++) {
+            e[k].key = stack_key(ps[i], &ps[i]->samples[j]);
+            for (size_t t = 0; t < 4; t++)
+                e[k].v[t] = ps[i]->samples[j].values[t];
+            k++;
+        }
+    qsort(e, k, sizeof(*e), keyed_cmp);
+    size_t out = 0;
+    for (size_t j = 0; j < k;) {
+        keyed_t sum = e[j];
+        size_t r = j + 1;
+        for (; r < k && strcmp(e[r].key, sum.key) == 0; r++) {
+            for (size_t t = 0; t < 4; t++)
+                sum.v[t] += e[r].v[t];
+            free(e[r].key);
+        }
+        if (sum.v[0] || sum.v[1] || sum.v[2] || sum.v[3])
+            e[out++] = sum;
+        else
+            free(sum.key);
+        j = r;
+    }
+    *count = out;
+    return e;
+}
+
+/* A merge of sources of other programs and sizes, one after another
+ * (large, small, large again; the merge keeps each one's arrays for the
+ * next, and checks each element against the out element the last
+ * source's at its position became), or of snapshots of one program,
+ * holds the sources' samples summed by stack: nothing of an earlier
+ * source's element mapping leaks into a later one's. */
+static void test_merge_sources_differ(void **state)
+{
+    (void)state;
+    char err[128];
+    const size_t locs[] = {3000, 150, 2500, 40};
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        profile_t *src[4], *copy[4], *heads[4], *m, *n;
+        for (size_t i = 0; i < 4; i++) {
+            profgen_opts_t o;
+            random_opts(&o, seed * 10 + i);
+            o.zero_values = false;
+            o.locations = locs[(i + seed) % 4];
+            o.functions = o.locations / 2 + 1;
+            o.samples = 300 + 100 * i;
+            if (seed % 2 == 0) { /* snapshots of one program: the hints hold */
+                random_opts(&o, seed * 10);
+                o.zero_values = false;
+                o.sample_seed = i + 1;
+            }
+            src[i] = profgen_make(&o);
+            copy[i] = profgen_make(&o);
+            assert_int_equal(profile_header_copy(src[i], &heads[i]), 0);
+        }
+        size_t ne, nm, nn;
+        keyed_t *want = by_stack(src, 4, &ne);
+        /* as they come (kept and given back, the driver's series) */
+        profile_merger_t *pm;
+        assert_int_equal(profile_merger_new(heads[0], &pm), 0);
+        for (size_t i = 0; i < 4; i++)
+            assert_int_equal(profile_merger_add_kept(pm, src[i], NULL, 0), 0);
+        assert_int_equal(profile_merger_end(pm, heads, 4, &m, err, sizeof(err)), 0);
+        /* all at once */
+        assert_int_equal(profile_merge(copy, 4, &n, err, sizeof(err)), 0);
+        keyed_t *got_m = by_stack(&m, 1, &nm), *got_n = by_stack(&n, 1, &nn);
+        assert_int_equal(nm, ne);
+        assert_int_equal(nn, ne);
+        for (size_t j = 0; j < ne; j++) {
+            assert_string_equal(got_m[j].key, want[j].key);
+            assert_string_equal(got_n[j].key, want[j].key);
+            assert_memory_equal(got_m[j].v, want[j].v, sizeof(want[j].v));
+            assert_memory_equal(got_n[j].v, want[j].v, sizeof(want[j].v));
+            free(got_m[j].key);
+            free(got_n[j].key);
+            free(want[j].key);
+        }
+        free(want);
+        free(got_m);
+        free(got_n);
+        for (size_t i = 0; i < 4; i++) {
+            profile_free(src[i]);
+            profile_free(copy[i]);
+            profile_free(heads[i]);
+        }
+        profile_free(m);
+        profile_free(n);
+    }
+}
+
+/* strkeys_series_add keys equal strings alike and different ones
+ * differently across a series whose tables repeat the last one's (the
+ * guess holds), change one string, shrink, grow, move their strings or
+ * repeat one; keyed so, the merger gives profile_merger_add's bytes. */
+static void test_series_keys(void **state)
+{
+    (void)state;
+    static const char *const tables[][6] = {
+        {"", "a", "b", "c", "d", "e"},
+        {"", "a", "b", "c", "d", "e"}, /* the same */
+        {"", "a", "B", "c", "d", "e"}, /* one changed */
+        {"", "a", "b", NULL},          /* shorter */
+        {"", "a", "b", "c", "d", "f"}, /* longer than the last, a new one */
+        {"", "e", "d", "c", "b", "a"}, /* moved */
+        {"", "c", "c", "b", "c", NULL}, /* repeated */
+    };
+    const size_t nt = sizeof(tables) / sizeof(*tables);
+    strkeys_series_t *ks = strkeys_series_new();
+    assert_non_null(ks);
+    const char *seen[64];
+    uint32_t seen_key[64];
+    size_t n_seen = 0;
+    for (size_t t = 0; t < nt; t++) {
+        profile_t *p = profile_new();
+        assert_non_null(p);
+        for (size_t i = 1; i < 6 && tables[t][i]; i++)
+            assert_true(profile_add_string(p, tables[t][i], strlen(tables[t][i])) > 0);
+        uint32_t *keys = strkeys_series_add(ks, p);
+        assert_non_null(keys);
+        for (size_t i = 0; i < p->n_strings; i++) {
+            for (size_t j = 0; j < n_seen; j++)
+                if ((strcmp(seen[j], p->strings[i]) == 0) != (seen_key[j] == keys[i]))
+                    fail_msg("table %zu: \"%s\" keyed %u, \"%s\" %u", t, p->strings[i], keys[i],
+                             seen[j], seen_key[j]);
+            assert_true(n_seen < 64);
+            seen[n_seen] = tables[t][i];
+            seen_key[n_seen++] = keys[i];
+        }
+        free(keys);
+        profile_free(p);
+    }
+    strkeys_series_free(ks);
+
+    /* a series of snapshots of two programs in turn, merged */
+    char err[128];
+    profile_t *out[2];
+    for (int keyed = 0; keyed < 2; keyed++) {
+        ks = strkeys_series_new();
+        assert_non_null(ks);
+        profile_t *heads[6];
+        profile_merger_t *pm = NULL;
+        for (size_t i = 0; i < 6; i++) {
+            profgen_opts_t o;
+            random_opts(&o, 7);
+            o.seed = 7 + (i / 3) * 100; /* three of one, three of another */
+            o.sample_seed = i + 1;
+            profile_t *src = series_source(&o, i);
+            assert_int_equal(profile_header_copy(src, &heads[i]), 0);
+            if (i == 0)
+                assert_int_equal(profile_merger_new(heads[0], &pm), 0);
+            uint32_t *keys = keyed ? strkeys_series_add(ks, src) : NULL;
+            assert_true(!keyed || keys);
+            assert_int_equal(profile_merger_add_keyed(pm, src, keys, keys ? src->n_strings : 0),
+                             0);
+            free(keys);
+        }
+        assert_int_equal(profile_merger_end(pm, heads, 6, &out[keyed], err, sizeof(err)), 0);
+        for (size_t i = 0; i < 6; i++)
+            profile_free(heads[i]);
+        strkeys_series_free(ks);
+    }
+    assert_same_encoding(out[0], out[1]);
+    profile_free(out[0]);
+    profile_free(out[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -831,6 +1076,8 @@ int main(void)
         cmocka_unit_test(test_merge_stream),
         cmocka_unit_test(test_merger),
         cmocka_unit_test(test_merger_keyed),
+        cmocka_unit_test(test_merge_sources_differ),
+        cmocka_unit_test(test_series_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

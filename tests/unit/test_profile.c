@@ -1,15 +1,18 @@
 // links: profile
 /* test_profile.c — the profile's storage: chunk blocks aligned per kind,
- * strings packed. */
+ * strings packed, kept by profile_clear. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "profile/profile.h"
@@ -196,6 +199,122 @@ static void test_index_movable(void **state)
     profile_free(p);
 }
 
+/* A profile with k of everything (k * 100 stack ids, strings of ~100
+ * bytes: several chunks of each kind for k in the thousands) and every
+ * header field set from k. */
+static void fill(profile_t *p, size_t k)
+{
+    char buf[128];
+    assert_int_equal(profile_add_sample_type(p, "alloc_space", "bytes"), 0);
+    assert_int_equal(profile_add_comment(p, k % 2 ? "odd" : "even"), 0);
+    p->drop_frames = profile_intern(p, "drop.*");
+    p->keep_frames = profile_intern(p, "keep.*");
+    p->period_type.type = profile_intern(p, "space");
+    p->period_type.unit = profile_intern(p, "bytes");
+    p->default_sample_type = p->sample_types[0].type;
+    p->time_nanos = (int64_t)k;
+    p->duration_nanos = (int64_t)k * 2;
+    p->period = (int64_t)k * 3;
+    profile_mapping_t *m = profile_add_mapping(p);
+    assert_non_null(m);
+    m->id = 1;
+    m->memory_limit = 1 << 20;
+    m->filename = profile_intern(p, "/bin/x");
+    uint64_t stack[100];
+    for (size_t i = 0; i < k; i++) {
+        snprintf(buf, sizeof(buf), "%zu-%090zu", k, i);
+        profile_function_t *f = profile_add_function(p);
+        assert_non_null(f);
+        f->id = i + 1;
+        f->name = f->system_name = profile_intern(p, buf);
+        profile_line_t ln[2] = {{i + 1, (int64_t)i}, {1, 7}};
+        profile_location_t *l = profile_add_location(p, ln, 1 + i % 2);
+        assert_non_null(l);
+        l->id = i + 1;
+        l->mapping_id = 1;
+        l->address = 0x1000 + i;
+        for (size_t d = 0; d < 100; d++)
+            stack[d] = (i + d) % k + 1;
+        int64_t v = (int64_t)i;
+        profile_sample_t *sm = profile_add_sample(p, stack, 100, &v);
+        assert_non_null(sm);
+        profile_label_t lb = {p->sample_types[0].unit, 0, (int64_t)i, 0};
+        assert_int_equal(profile_sample_add_label(p, sm, &lb), 0);
+    }
+    assert_int_equal(profile_index(p), 0);
+}
+
+/* Page faults of this process so far: memory written for the first time. */
+static long faults(void)
+{
+    struct rusage ru;
+    assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+    return ru.ru_minflt;
+}
+
+static void encode_eq(const profile_t *a, const profile_t *b)
+{
+    pbuf_t x = {0}, y = {0};
+    assert_int_equal(profile_encode(a, &x), 0);
+    assert_int_equal(profile_encode(b, &y), 0);
+    assert_int_equal(x.len, y.len);
+    assert_memory_equal(x.data, y.data, x.len);
+    pbuf_free(&x);
+    pbuf_free(&y);
+}
+
+/* profile_clear leaves a profile as profile_new makes one, whatever it
+ * held, and what is built in it next takes the memory it kept: a smaller
+ * profile faults in no page of its own (a new one does, each large block
+ * mapped alone as cprof's main has it), and equals the same built in a
+ * new profile. */
+static void test_clear(void **state)
+{
+    (void)state;
+    mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    profile_t *p = profile_new();
+    assert_non_null(p);
+    fill(p, 3000);
+    assert_int_equal(profile_clear(p), 0);
+    assert_int_equal(p->n_strings, 1);
+    assert_string_equal(p->strings[0], "");
+    assert_true(p->n_samples == 0 && p->n_locations == 0 && p->n_functions == 0 &&
+                p->n_mappings == 0 && p->n_sample_types == 0 && p->n_comments == 0);
+    assert_true(p->time_nanos == 0 && p->duration_nanos == 0 && p->period == 0 &&
+                p->drop_frames == 0 && p->keep_frames == 0 && p->default_sample_type == 0 &&
+                p->period_type.type == 0 && p->period_type.unit == 0);
+    assert_true(p->n_loc_index == 0 && p->n_fn_index == 0 && p->n_map_index == 0);
+    assert_int_equal(profile_intern(p, ""), 0);
+    long f0 = faults();
+    fill(p, 1000);
+    long reused = faults() - f0;
+    profile_t *q = profile_new();
+    assert_non_null(q);
+    f0 = faults();
+    fill(q, 1000); /* ~1.3 MB: stacks 800 KB, strings 100 KB, elements */
+    long fresh = faults() - f0;
+    /* the intern table is made again (a few pages) */
+    if (reused * 5 > fresh)
+        fail_msg("page faults: %ld building in a cleared profile, %ld in a new one", reused,
+                 fresh);
+    encode_eq(p, q);
+    for (size_t i = 0; i < 1000; i++) {
+        assert_ptr_equal(profile_location_by_id(p, i + 1), &p->locations[i]);
+        assert_ptr_equal(profile_function_by_id(p, i + 1), &p->functions[i]);
+    }
+    assert_null(profile_location_by_id(p, 1001));
+    /* and larger again: the memory kept first, then more */
+    assert_int_equal(profile_clear(p), 0);
+    fill(p, 4000);
+    profile_free(q);
+    q = profile_new();
+    assert_non_null(q);
+    fill(q, 4000);
+    encode_eq(p, q);
+    profile_free(p);
+    profile_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_calloc_written),
         cmocka_unit_test(test_index_positions),
         cmocka_unit_test(test_index_movable),
+        cmocka_unit_test(test_clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

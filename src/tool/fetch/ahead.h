@@ -6,8 +6,9 @@
  * Bounded: at most depth results are done and not yet taken (the worker
  * waits), so the memory they hold is bounded. Threads: one caller thread
  * takes and ends; fn runs on the worker with every signal blocked, and
- * must touch only ctx's read-only data and its slot. No lock is held while
- * fn runs. Without a thread (threaded false, or pthread_create failed)
+ * must touch only ctx's read-only data, its slot, and what ctx guards with
+ * a lock of its own (the driver's spare profile). No lock of ahead's is
+ * held while fn runs. Without a thread (threaded false, or pthread_create failed)
  * ahead_take runs fn itself: the results are the same. */
 #ifndef CPROF_TOOL_AHEAD_H
 #define CPROF_TOOL_AHEAD_H

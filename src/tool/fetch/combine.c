@@ -290,35 +290,48 @@ void combine_eager_free(combine_eager_t *e)
     free(e);
 }
 
+/* src, done with: the caller's again when it asked (spent), else freed. */
+static void spend(profile_t *src, profile_t **spent)
+{
+    if (spent)
+        *spent = src;
+    else
+        profile_free(src);
+}
+
 int combine_eager_add(combine_eager_t **ep, const profile_t *head, profile_t *src,
-                      const uint32_t *keys, size_t n_keys)
+                      const uint32_t *keys, size_t n_keys, profile_t **spent)
 {
     combine_eager_t *e = *ep;
     char err[8];
     int rc = 0;
+    if (spent)
+        *spent = NULL;
     if (!e) {
         if (!(e = calloc(1, sizeof(*e))) || profile_header_copy(head, &e->first) < 0) {
             free(e);
-            profile_free(src);
+            spend(src, spent);
             return -ENOMEM;
         }
         profile_t *two[2] = {e->first, e->first};
         if ((rc = plan_scale(two, 2, &e->plan, err, sizeof(err))) < 0 ||
             (rc = apply_scale(e->first, &e->plan)) < 0 || (rc = profile_merger_new(e->first, &e->m)) < 0) {
             combine_eager_free(e);
-            profile_free(src);
+            spend(src, spent);
             return rc;
         }
         *ep = e;
     } else if (!profile_merger_same_header(e->first, head)) {
-        profile_free(src);
+        spend(src, spent);
         return 1;
     }
     if ((rc = apply_scale(src, &e->plan)) < 0) {
-        profile_free(src);
+        spend(src, spent);
         return rc;
     }
-    return profile_merger_add_keyed(e->m, src, keys, n_keys);
+    rc = profile_merger_add_kept(e->m, src, keys, n_keys);
+    spend(src, spent);
+    return rc;
 }
 
 int combine_eager_end(combine_eager_t *e, profile_t **heads, size_t n, profile_t **out, char *err,

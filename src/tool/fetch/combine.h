@@ -30,10 +30,12 @@ int combine_stream(profile_t **heads, size_t n, profile_source_fn next, void *ct
  * 0, or -ENOMEM (*e is then to be freed, too). combine_eager_end (e and
  * heads taken) gives combine_stream's result for the sources added, whose
  * header copies heads are. keys (may be NULL): profile_merger_add_keyed's
- * for src's strings, the caller's. */
+ * for src's strings, the caller's. spent (may be NULL): src is given back
+ * there whatever the result, merged or not, for the caller to decode the
+ * next source into (profile_clear), instead of being freed. */
 typedef struct combine_eager combine_eager_t;
 int combine_eager_add(combine_eager_t **e, const profile_t *head, profile_t *src,
-                      const uint32_t *keys, size_t n_keys);
+                      const uint32_t *keys, size_t n_keys, profile_t **spent);
 int combine_eager_end(combine_eager_t *e, profile_t **heads, size_t n, profile_t **out, char *err,
                       size_t errlen);
 void combine_eager_free(combine_eager_t *e);

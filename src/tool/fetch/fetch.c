@@ -849,11 +849,11 @@ int fetch_post(const char *url, const char *body, size_t len, long timeout_ms, c
 
 /* --- files ---------------------------------------------------------------------- */
 
-static int read_file(const char *path, const profile_inflater_t *inflater, profile_t **out,
-                     char *err, size_t errlen)
+static int read_file(const char *path, const profile_inflater_t *inflater, profile_t *reuse,
+                     profile_t **out, char *err, size_t errlen)
 {
     char e[1024];
-    int rc = profile_read_file_with(path, inflater, out, e, sizeof(e));
+    int rc = profile_read_file_reuse(path, inflater, reuse, out, e, sizeof(e));
     if (rc < 0) {
         /* profile_read_file names the path first; the driver does too */
         size_t pl = strlen(path);
@@ -865,14 +865,20 @@ static int read_file(const char *path, const profile_inflater_t *inflater, profi
 
 int fetch_file(const char *path, profile_t **out, char *err, size_t errlen)
 {
-    return read_file(path, NULL, out, err, errlen);
+    return read_file(path, NULL, NULL, out, err, errlen);
+}
+
+int fetch_file_reuse(const char *path, profile_t *reuse, profile_t **out, char *err,
+                     size_t errlen)
+{
+    return read_file(path, NULL, reuse, out, err, errlen);
 }
 
 int fetch_file_ahead(const char *path, profile_t **out, char *err, size_t errlen)
 {
     profile_inflater_t pi;
     inflater_t *in = inflater_new(&pi);
-    int rc = read_file(path, in ? &pi : NULL, out, err, errlen);
+    int rc = read_file(path, in ? &pi : NULL, NULL, out, err, errlen);
     inflater_free(in);
     return rc;
 }

@@ -65,6 +65,11 @@ int fetch_post(const char *url, const char *body, size_t len, long timeout_ms, c
  * caller prefixes it (the driver prints "PATH: err"). */
 int fetch_file(const char *path, profile_t **out, char *err, size_t errlen);
 
+/* fetch_file decoding into the storage of reuse (taken, freed on failure;
+ * NULL: none), a profile done with (profile_clear). */
+int fetch_file_reuse(const char *path, profile_t *reuse, profile_t **out, char *err,
+                     size_t errlen);
+
 /* fetch_file with a gzip'd file inflated on a second thread while this one
  * decodes (fetch/inflate.h): for a thread that has the other CPU to
  * itself. */

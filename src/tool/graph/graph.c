@@ -463,19 +463,31 @@ static int64_t tstr_intern(graph_t *g, const char *s)
     return (int64_t)g->n_tstr++;
 }
 
+/* Samples repeat their labels: tags_prepare keeps the group of the last
+ * string-label lists seen (up to MEMO_PAIRS pairs, in the samples'
+ * order) and the name of the last "bytes" values, MEMO_SLOTS of each by
+ * hash, instead of formatting, joining and interning them again (3% of
+ * strings -svg's perf samples). */
+#define MEMO_SLOTS 64
+#define MEMO_PAIRS 4
+
+typedef struct {
+    uint32_t n;                    /* pairs; 0: empty slot */
+    int64_t kv[2 * MEMO_PAIRS];    /* key, str of each */
+    uint32_t gid;
+} group_memo_t;
+
+typedef struct {
+    int64_t v;
+    uint32_t nid; /* 0: empty slot */
+} num_memo_t;
+
 /* Per sample, once: the joined labels (pprof's joinLabels, without
  * pprof::base) and the names of its "bytes" numeric tags. */
 static int tags_prepare(graph_t *g)
 {
     work_t *w = g->w;
-    const profile_t *p = w->p;
-    int64_t key_bytes = -1, key_base = -1;
-    for (size_t i = 1; i < p->n_strings; i++) {
-        if (key_bytes < 0 && strcmp(p->strings[i], "bytes") == 0)
-            key_bytes = (int64_t)i;
-        if (key_base < 0 && strcmp(p->strings[i], "pprof::base") == 0)
-            key_base = (int64_t)i;
-    }
+    int64_t key_bytes = work_label_key(w, "bytes"), key_base = work_label_key(w, "pprof::base");
     size_t nnum = 0;
     for (size_t i = 0; i < w->n_samples; i++)
         for (uint32_t j = 0; j < w->samples[i].n_labels; j++) {
@@ -496,9 +508,35 @@ static int tags_prepare(graph_t *g)
     size_t cap_parts = 0;
     size_t k = 0;
     int rc = 0;
+    group_memo_t *gm = calloc(MEMO_SLOTS, sizeof(*gm));
+    num_memo_t *nm = calloc(MEMO_SLOTS, sizeof(*nm));
+    if (!gm || !nm)
+        goto oom;
     for (size_t i = 0; i < w->n_samples; i++) {
         const wsample_t *s = &w->samples[i];
         g->s_num_first[i] = (uint32_t)k;
+        /* the sample's string labels as pairs, looked up in gm */
+        group_memo_t key = {0};
+        uint64_t hk = 0;
+        for (uint32_t j = 0; j < s->n_labels && key.n <= MEMO_PAIRS; j++) {
+            const profile_label_t *l = &s->labels[j];
+            if (l->str == 0 || l->key == key_base)
+                continue;
+            if (key.n < MEMO_PAIRS) {
+                key.kv[2 * key.n] = l->key;
+                key.kv[2 * key.n + 1] = l->str;
+                hk = (hk ^ (uint64_t)l->key * 0x9e3779b97f4a7c15ull ^ (uint64_t)l->str) *
+                     0xbf58476d1ce4e5b9ull;
+            }
+            key.n++;
+        }
+        group_memo_t *slot = &gm[(hk ^ hk >> 31) % MEMO_SLOTS];
+        bool memo = key.n > 0 && key.n <= MEMO_PAIRS;
+        if (memo && slot->n == key.n &&
+            memcmp(slot->kv, key.kv, 2 * key.n * sizeof(*key.kv)) == 0) {
+            g->s_group[i] = slot->gid;
+            goto numeric;
+        }
         size_t np = 0;
         for (uint32_t j = 0; j < s->n_labels; j++) {
             const profile_label_t *l = &s->labels[j];
@@ -532,15 +570,25 @@ static int tags_prepare(graph_t *g)
         if (gid < 0)
             goto oom;
         g->s_group[i] = (uint32_t)gid;
+        if (memo) {
+            key.gid = (uint32_t)gid;
+            *slot = key;
+        }
+    numeric:
         for (uint32_t j = 0; j < s->n_labels; j++) {
             const profile_label_t *l = &s->labels[j];
             if (!(l->key == key_bytes && l->str == 0 && (l->num != 0 || l->num_unit != 0)))
                 continue;
-            char name[64];
-            measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
-            int64_t nid = tstr_intern(g, name);
-            if (nid < 0)
-                goto oom;
+            num_memo_t *ns = &nm[((uint64_t)l->num * 0x9e3779b97f4a7c15ull) >> 58];
+            int64_t nid = ns->nid && ns->v == l->num ? (int64_t)ns->nid : -1;
+            if (nid < 0) {
+                char name[64];
+                measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
+                if ((nid = tstr_intern(g, name)) < 0)
+                    goto oom;
+                if (nid > 0)
+                    *ns = (num_memo_t){l->num, (uint32_t)nid};
+            }
             g->s_num[k] = (uint32_t)nid;
             g->s_numv[k] = l->num;
             k++;
@@ -551,6 +599,8 @@ static int tags_prepare(graph_t *g)
 oom:
     rc = -ENOMEM;
 out:
+    free(gm);
+    free(nm);
     free(parts);
     sb_free(&b);
     return rc;
@@ -793,7 +843,30 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
  * chain of three cache misses each (loc_first, loc_nodes, the node): they
  * are loaded in stages while earlier samples are added, as merge.c's
  * prefetch_locations (the call tree's paths are its s_path). */
-static void prefetch_sample(const graph_t *g, size_t si)
+/* Whether location loc's bit is set in a map of a bit per location. */
+#define LOC_BIT(map, loc) ((map)[(loc) / 64] >> ((loc) % 64) & 1)
+
+/* A bit per location one of whose nodes is kept (graph_build with kept):
+ * every location has a node, so a location without a bit only makes its
+ * frame residual, which a build of few kept nodes (a call graph's) then
+ * learns from this small map instead of loc_first, loc_nodes and kept,
+ * read at random. NULL on OOM. */
+static uint64_t *kept_locs(const graph_t *g, const bool *kept)
+{
+    size_t nl = g->w->n_locs;
+    uint64_t *map = calloc(nl / 64 + 1, sizeof(*map));
+    for (size_t loc = 0; map && loc < nl; loc++)
+        for (uint32_t ni = g->loc_first[loc]; ni < g->loc_first[loc + 1]; ni++)
+            if (kept[g->loc_nodes[ni]]) {
+                map[loc / 64] |= (uint64_t)1 << (loc % 64);
+                break;
+            }
+    return map;
+}
+
+/* kloc: kept_locs's map, or NULL (every location may have a node to
+ * visit). */
+static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
 {
     const work_t *w = g->w;
     if (g->o.call_tree) {
@@ -805,18 +878,21 @@ static void prefetch_sample(const graph_t *g, size_t si)
     if (si + 3 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 3];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            __builtin_prefetch(&g->loc_first[s->locs[i]]);
+            if (!kloc || LOC_BIT(kloc, s->locs[i]))
+                __builtin_prefetch(&g->loc_first[s->locs[i]]);
     }
     if (si + 2 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 2];
         __builtin_prefetch(s->values);
         for (uint32_t i = 0; i < s->n_locs; i++)
-            __builtin_prefetch(&g->loc_nodes[g->loc_first[s->locs[i]]]);
+            if (!kloc || LOC_BIT(kloc, s->locs[i]))
+                __builtin_prefetch(&g->loc_nodes[g->loc_first[s->locs[i]]]);
     }
     if (si + 1 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 1];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1]; ni++) {
+            for (uint32_t ni = g->loc_first[s->locs[i]];
+                 (!kloc || LOC_BIT(kloc, s->locs[i])) && ni < g->loc_first[s->locs[i] + 1]; ni++) {
                 /* visit's fields: one line (gnode_t) */
                 __builtin_prefetch(&g->nodes[g->loc_nodes[ni]]);
             }
@@ -840,12 +916,19 @@ int graph_build(graph_t *g, const bool *kept)
     if (g->edge_floor > 0 && !g->nodes_only && !g->o.call_tree &&
         !(bound = edge_bounds(g, kept)))
         return -ENOMEM;
-    if (g->o.tags && tags_reset(g) < 0)
+    if (g->o.tags && tags_reset(g) < 0) {
+        free(bound);
         return -ENOMEM;
+    }
+    uint64_t *kloc = NULL;
+    if (kept && !g->o.call_tree && !(kloc = kept_locs(g, kept))) {
+        free(bound);
+        return -ENOMEM;
+    }
 
     for (size_t si = 0; si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
-        prefetch_sample(g, si);
+        prefetch_sample(g, si, kloc);
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
@@ -860,6 +943,10 @@ int graph_build(graph_t *g, const bool *kept)
         } else {
             for (uint32_t i = s->n_locs; i-- > 0;) {
                 uint32_t loc = s->locs[i];
+                if (kloc && !LOC_BIT(kloc, loc)) {
+                    k.residual = true; /* none of its nodes (one at least) kept */
+                    continue;
+                }
                 uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
                 for (uint32_t ni = cnt; ni-- > 0;) {
                     uint32_t n = g->loc_nodes[first + ni];
@@ -879,6 +966,7 @@ int graph_build(graph_t *g, const bool *kept)
     }
 
     free(bound);
+    free(kloc);
     free(g->sel);
     g->sel = malloc((g->n_nodes + 1) * sizeof(*g->sel));
     if (!g->sel)
@@ -897,6 +985,7 @@ int graph_build(graph_t *g, const bool *kept)
     return build_adjacency(g);
 oom:
     free(bound);
+    free(kloc);
     return -ENOMEM;
 }
 
@@ -1439,34 +1528,55 @@ static int add_tags(graph_t *g, const bool *kept, const bool *only)
 {
     const work_t *w = g->w;
     int rc = tags_reset(g);
+    /* A bit per location one of whose nodes is in only: a sample none of
+     * whose locations has one gets no tag, and each of its frames is then
+     * one read of this small map, not of loc_first, loc_nodes, kept and
+     * only (misses all: 2.5% of strings -svg). */
+    uint64_t *any = rc == 0 ? calloc(w->n_locs / 64 + 1, sizeof(*any)) : NULL;
+    if (rc == 0 && !any)
+        rc = -ENOMEM;
+    for (size_t loc = 0; rc == 0 && loc < w->n_locs; loc++)
+        for (uint32_t ni = g->loc_first[loc]; ni < g->loc_first[loc + 1]; ni++)
+            if (only[g->loc_nodes[ni]])
+                any[loc / 64] |= (uint64_t)1 << (loc % 64);
     for (size_t si = 0; rc == 0 && si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
             continue;
+        uint32_t i = 0;
+        while (i < s->n_locs && !LOC_BIT(any, s->locs[i]))
+            i++;
+        if (i == s->n_locs)
+            continue;
+        /* pprof's walk from the root: a kept node in only gets the
+         * sample's tags once; the last node walked (the leaf-most
+         * location's first), kept and in only, its flat ones. Locations
+         * without a node in only change neither. */
         uint32_t stamp = ++g->stamp;
-        int64_t last = -1;
-        bool residual = false;
-        for (uint32_t i = s->n_locs; rc == 0 && i-- > 0;) {
-            uint32_t loc = s->locs[i];
+        for (uint32_t j = s->n_locs; rc == 0 && j-- > i;) {
+            uint32_t loc = s->locs[j];
+            if (!LOC_BIT(any, loc))
+                continue;
             for (uint32_t ni = g->loc_first[loc + 1]; rc == 0 && ni-- > g->loc_first[loc];) {
                 uint32_t n = g->loc_nodes[ni];
-                if (kept && !kept[n]) {
-                    residual = true;
-                    continue;
-                }
-                residual = false;
-                last = n;
-                if (only[n] && g->nodes[n].stamp != stamp) {
+                if ((!kept || kept[n]) && only[n] && g->nodes[n].stamp != stamp) {
                     g->nodes[n].stamp = stamp;
                     rc = tags_add(g, n, si, v, dv, false);
                 }
             }
         }
-        if (rc == 0 && last >= 0 && !residual && only[last])
-            rc = tags_add(g, (uint32_t)last, si, v, dv, true);
+        uint32_t j = 0;
+        while (j < s->n_locs && g->loc_first[s->locs[j]] == g->loc_first[s->locs[j] + 1])
+            j++;
+        if (rc == 0 && j < s->n_locs) {
+            uint32_t n = g->loc_nodes[g->loc_first[s->locs[j]]];
+            if ((!kept || kept[n]) && only[n])
+                rc = tags_add(g, n, si, v, dv, true);
+        }
     }
+    free(any);
     return rc < 0 ? rc : tags_adjacency(g);
 }
 

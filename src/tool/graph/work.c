@@ -20,6 +20,27 @@ void work_free(work_t *w)
     free(w);
 }
 
+int64_t work_label_key(const work_t *w, const char *name)
+{
+    int64_t other[16]; /* keys found to be other strings: the last 16 */
+    size_t n_other = 0, next = 0;
+    for (size_t i = 0; i < w->n_samples; i++)
+        for (uint32_t j = 0; j < w->samples[i].n_labels; j++) {
+            int64_t k = w->samples[i].labels[j].key;
+            size_t o = 0;
+            while (o < n_other && other[o] != k)
+                o++;
+            if (o < n_other)
+                continue;
+            if (strcmp(work_str(w, k), name) == 0)
+                return k;
+            other[next] = k;
+            next = (next + 1) % 16;
+            n_other += n_other < 16;
+        }
+    return -1;
+}
+
 const char *work_loc_objfile(const work_t *w, const wloc_t *l)
 {
     if (!l->mapping)

@@ -21,13 +21,10 @@ static inline int64_t abs64(int64_t v)
 int64_t report_compute_total(const work_t *w, int vi, int mi)
 {
     int64_t div = 0, total = 0, diff_div = 0, diff_total = 0;
-    int64_t key = -1, val = -1;
-    for (size_t i = 1; i < w->p->n_strings && (key < 0 || val < 0); i++) {
-        if (key < 0 && strcmp(w->p->strings[i], "pprof::base") == 0)
-            key = (int64_t)i;
-        if (val < 0 && strcmp(w->p->strings[i], "true") == 0)
+    int64_t key = work_label_key(w, "pprof::base"), val = -1;
+    for (size_t i = 1; key > 0 && i < w->p->n_strings && val < 0; i++)
+        if (strcmp(w->p->strings[i], "true") == 0)
             val = (int64_t)i;
-    }
     for (size_t i = 0; i < w->n_samples; i++) {
         const wsample_t *s = &w->samples[i];
         int64_t v = s->values[vi], d = mi >= 0 ? s->values[mi] : 0;
