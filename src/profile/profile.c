@@ -353,6 +353,18 @@ profile_t *profile_new(void)
     return p;
 }
 
+/* Frees the id indexes (profile_index's); their pointers are left as they
+ * were. */
+static void free_indexes(profile_t *p)
+{
+    free(p->loc_index);
+    free(p->fn_index);
+    free(p->map_index);
+    free(p->loc_sparse);
+    free(p->fn_sparse);
+    free(p->map_sparse);
+}
+
 void profile_free(profile_t *p)
 {
     if (!p)
@@ -367,12 +379,7 @@ void profile_free(profile_t *p)
     if (p->strtab)
         free(p->strtab->slots);
     free(p->strtab);
-    free(p->loc_index);
-    free(p->fn_index);
-    free(p->map_index);
-    free(p->loc_sparse);
-    free(p->fn_sparse);
-    free(p->map_sparse);
+    free_indexes(p);
     chunks_free(p->chunks);
     chunks_free(p->stack_chunks);
     chunks_free(p->line_chunks);
@@ -400,12 +407,7 @@ static void chunks_spare(struct profile_chunk **list, struct profile_chunk **spa
 int profile_clear(profile_t *p)
 {
     free(p->comments);
-    free(p->loc_index);
-    free(p->fn_index);
-    free(p->map_index);
-    free(p->loc_sparse);
-    free(p->fn_sparse);
-    free(p->map_sparse);
+    free_indexes(p);
     chunks_spare(&p->chunks, &p->spare_chunks);
     chunks_spare(&p->stack_chunks, &p->spare_chunks);
     chunks_spare(&p->line_chunks, &p->spare_chunks);

@@ -20,6 +20,8 @@
 #include "profile/strkeys.h"
 #include "profile/zread.h"
 
+#include "encode_same.h"
+
 static const char *str(const profile_t *p, int64_t i)
 {
     return p->strings[i];
@@ -367,18 +369,6 @@ static void test_random_properties(void **state)
  * its arrays in place, gives what profile_merge gives, byte for byte:
  * random ids, zero samples, duplicate stacks, labels out of order, and the
  * second merge after values cancel out. */
-/* m and n encode to the same bytes. */
-static void assert_same_encoding(const profile_t *m, const profile_t *n)
-{
-    pbuf_t x = {0}, y = {0};
-    assert_int_equal(profile_encode(m, &x), 0);
-    assert_int_equal(profile_encode(n, &y), 0);
-    assert_int_equal(x.len, y.len);
-    assert_memory_equal(x.data, y.data, x.len);
-    pbuf_free(&x);
-    pbuf_free(&y);
-}
-
 static void test_merge_owned(void **state)
 {
     (void)state;

@@ -17,6 +17,8 @@
 
 #include "profile/profile.h"
 
+#include "encode_same.h"
+
 /* Strings take their bytes and NUL only (a decoded profile holds
  * hundreds of thousands); every other block keeps its alignment whatever
  * string lengths came before it. */
@@ -252,17 +254,6 @@ static long faults(void)
     return ru.ru_minflt;
 }
 
-static void encode_eq(const profile_t *a, const profile_t *b)
-{
-    pbuf_t x = {0}, y = {0};
-    assert_int_equal(profile_encode(a, &x), 0);
-    assert_int_equal(profile_encode(b, &y), 0);
-    assert_int_equal(x.len, y.len);
-    assert_memory_equal(x.data, y.data, x.len);
-    pbuf_free(&x);
-    pbuf_free(&y);
-}
-
 /* profile_clear leaves a profile as profile_new makes one, whatever it
  * held, and what is built in it next takes the memory it kept: a smaller
  * profile faults in no page of its own (a new one does, each large block
@@ -297,7 +288,7 @@ static void test_clear(void **state)
     if (reused * 5 > fresh)
         fail_msg("page faults: %ld building in a cleared profile, %ld in a new one", reused,
                  fresh);
-    encode_eq(p, q);
+    assert_same_encoding(p, q);
     for (size_t i = 0; i < 1000; i++) {
         assert_ptr_equal(profile_location_by_id(p, i + 1), &p->locations[i]);
         assert_ptr_equal(profile_function_by_id(p, i + 1), &p->functions[i]);
@@ -310,7 +301,7 @@ static void test_clear(void **state)
     q = profile_new();
     assert_non_null(q);
     fill(q, 4000);
-    encode_eq(p, q);
+    assert_same_encoding(p, q);
     profile_free(p);
     profile_free(q);
 }
