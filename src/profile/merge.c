@@ -987,7 +987,6 @@ static void prefetch_strings(const merger_t *m, const profile_sample_t *s)
                 __builtin_prefetch(&m->strmap[sf->filename]);
             if (m->keyer && m->fns.slots)
                 __builtin_prefetch(&m->fns.slots[fn_hash(sf) & m->fns.mask]);
-
         }
     }
 }

@@ -846,25 +846,26 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
 /* Whether location loc's bit is set in a map of a bit per location. */
 #define LOC_BIT(map, loc) ((map)[(loc) / 64] >> ((loc) % 64) & 1)
 
-/* A bit per location one of whose nodes is kept (graph_build with kept):
- * every location has a node, so a location without a bit only makes its
- * frame residual, which a build of few kept nodes (a call graph's) then
- * learns from this small map instead of loc_first, loc_nodes and kept,
- * read at random. NULL on OOM. */
-static uint64_t *kept_locs(const graph_t *g, const bool *kept)
+/* A bit per location one of whose nodes is marked: a pass over the
+ * samples that has nothing to do at a location without one learns it
+ * from this small map instead of loc_first, loc_nodes and marked, read
+ * at random. NULL on OOM. */
+static uint64_t *locs_marked(const graph_t *g, const bool *marked)
 {
     size_t nl = g->w->n_locs;
     uint64_t *map = calloc(nl / 64 + 1, sizeof(*map));
     for (size_t loc = 0; map && loc < nl; loc++)
         for (uint32_t ni = g->loc_first[loc]; ni < g->loc_first[loc + 1]; ni++)
-            if (kept[g->loc_nodes[ni]]) {
+            if (marked[g->loc_nodes[ni]]) {
                 map[loc / 64] |= (uint64_t)1 << (loc % 64);
                 break;
             }
     return map;
 }
 
-/* kloc: kept_locs's map, or NULL (every location may have a node to
+/* kloc: locs_marked's map of the kept nodes (graph_build: every location
+ * has a node, so a location without a bit only makes its frame residual),
+ * or NULL (every location may have a node to
  * visit). */
 static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
 {
@@ -921,7 +922,7 @@ int graph_build(graph_t *g, const bool *kept)
         return -ENOMEM;
     }
     uint64_t *kloc = NULL;
-    if (kept && !g->o.call_tree && !(kloc = kept_locs(g, kept))) {
+    if (kept && !g->o.call_tree && !(kloc = locs_marked(g, kept))) {
         free(bound);
         return -ENOMEM;
     }
@@ -1532,13 +1533,9 @@ static int add_tags(graph_t *g, const bool *kept, const bool *only)
      * whose locations has one gets no tag, and each of its frames is then
      * one read of this small map, not of loc_first, loc_nodes, kept and
      * only (misses all: 2.5% of strings -svg). */
-    uint64_t *any = rc == 0 ? calloc(w->n_locs / 64 + 1, sizeof(*any)) : NULL;
+    uint64_t *any = rc == 0 ? locs_marked(g, only) : NULL;
     if (rc == 0 && !any)
         rc = -ENOMEM;
-    for (size_t loc = 0; rc == 0 && loc < w->n_locs; loc++)
-        for (uint32_t ni = g->loc_first[loc]; ni < g->loc_first[loc + 1]; ni++)
-            if (only[g->loc_nodes[ni]])
-                any[loc / 64] |= (uint64_t)1 << (loc % 64);
     for (size_t si = 0; rc == 0 && si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
         int64_t v = s->values[g->o.value_index];
