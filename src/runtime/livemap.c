@@ -398,14 +398,14 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
     uint64_t h = page_hash(key);
     stripe_t *s = stripe_of(key);
     bool fits = narrow_key(key) && bucket < (1u << BUCKET_BITS) && size < (1ull << SIZE_BITS);
-    rt_lock(&s->lock);
+    bool locked = rt_lock_hot(&s->lock);
     int rc = fits ? insert_slot_locked(s, h, key, bucket, size, old_bucket, old_size)
                   : insert_wide_locked(s, h, key, bucket, size, old_bucket, old_size);
     if (rc == 1) {
         s->count++;
         livemap_filter_add(p);
     }
-    rt_unlock(&s->lock);
+    rt_unlock_hot(&s->lock, locked);
     return rc;
 }
 
@@ -437,7 +437,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
     uint64_t i = home_of(h, key, span, shift);
     if (slots) /* a prefetch never faults, even if the table is gone */
         __builtin_prefetch((const void *)(slots + i * sizeof(slot_t)), 1);
-    rt_lock(&s->lock);
+    bool locked = rt_lock_hot(&s->lock);
     if (RT_UNLIKELY(s->span != span || s->shift != shift))
         i = home_of(h, key, s->span, s->shift);
     bool found = false;
@@ -452,7 +452,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
         s->count--;
         livemap_filter_remove(p);
     }
-    rt_unlock(&s->lock);
+    rt_unlock_hot(&s->lock, locked);
     return found;
 }
 
