@@ -425,9 +425,14 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
      * Nor did calling the real free first where the process has one
      * thread (__libc_single_threaded), to overlap the miss with glibc's
      * free: python3 unchanged (perf samples / libpython's, medians of 5:
-     * 1.93 -> 1.95), the home slot's load still 53% of the samples; and
-     * the prefetch's own page walk stalls (61% of livemap_prefetch's
-     * samples fall just after it): the tables span thousands of pages.
+     * 1.93 -> 1.95), the home slot's load still 53% of the samples; nor
+     * again with no locked instruction left on the path (rt.h's
+     * rt_lock_hot) and the home slot prefetched before the real free,
+     * handlers kept off meanwhile by rt_self.locks: python3 0.637 ->
+     * 0.672, xmllint 1.890 -> 1.801 (medians of 7 interleaved, spreads
+     * 0.56-0.78 and 1.53-1.95); and the prefetch's own page walk stalls
+     * (61% of livemap_prefetch's samples fall just after it): the tables
+     * span thousands of pages.
      * Huge pages for them (8 stripes, MADV_HUGEPAGE from 2 MiB, 10 MB of
      * AnonHugePages) measured 2.006 -> 1.920 in 5 runs, and a single run
      * after that the other way: not shown above the noise at load 1-3. */
