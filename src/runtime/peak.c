@@ -99,8 +99,7 @@ uint64_t peak_close(void)
     /* Never frozen while open (peak_snapshot closes as it freezes). */
     while (w & PEAK_OPEN) {
         uint64_t next = (w & ~PEAK_OPEN) + PEAK_STEP;
-        if (__atomic_compare_exchange_n(&peak_high.epoch, &w, next, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
+        if (rt_cas_hot(&peak_high.epoch, &w, next))
             return next;
     }
     return w;
@@ -135,8 +134,7 @@ bool peak_check(void)
             e = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
             continue;
         }
-        if (__atomic_compare_exchange_n(&peak_high.epoch, &e, e | PEAK_OPEN, false,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        if (rt_cas_hot(&peak_high.epoch, &e, e | PEAK_OPEN))
             break;
     }
     raise_live(live);
