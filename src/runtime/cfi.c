@@ -1099,15 +1099,20 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         walked = take_at; /* the frames before them */
         hash_n = n;
     }
-    memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
     uint64_t h = joined >= 0 ? s->khash[joined] : HASH_PCS_SEED;
     if (RT_LIKELY(whole && hash_n == walked)) {
-        /* The new pcs kept as they are hashed: no copy of their own. */
+        /* The new frames and pcs kept as the pcs are hashed: no copy of
+         * their own. For the frames, memcpy's call took 30 instructions
+         * a walk; the walk's total fell by 7 (callgrind, rate 1: python3
+         * pywork.py 20000 367.2 -> 364.0 M, xmllint at scale 0.2 192.5
+         * -> 191.5 M). */
         for (int i = walked - 1; i >= 0; i--) {
+            s->kf[at + i] = s->fresh[i];
             s->kpcs[at + i] = pcs[i];
             s->khash[at + i] = h = hash_pcs_step(h, pcs[i]);
         }
     } else {
+        memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
         memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
         for (int i = hash_n - 1; whole && i >= 0; i--)
             s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);

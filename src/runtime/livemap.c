@@ -398,14 +398,14 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
     uint64_t h = page_hash(key);
     stripe_t *s = stripe_of(key);
     bool fits = narrow_key(key) && bucket < (1u << BUCKET_BITS) && size < (1ull << SIZE_BITS);
-    rt_lock(&s->lock);
+    bool locked = rt_lock_hot(&s->lock);
     int rc = fits ? insert_slot_locked(s, h, key, bucket, size, old_bucket, old_size)
                   : insert_wide_locked(s, h, key, bucket, size, old_bucket, old_size);
     if (rc == 1) {
         s->count++;
         livemap_filter_add(p);
     }
-    rt_unlock(&s->lock);
+    rt_unlock_hot(&s->lock, locked);
     return rc;
 }
 
@@ -425,9 +425,14 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
      * Nor did calling the real free first where the process has one
      * thread (__libc_single_threaded), to overlap the miss with glibc's
      * free: python3 unchanged (perf samples / libpython's, medians of 5:
-     * 1.93 -> 1.95), the home slot's load still 53% of the samples; and
-     * the prefetch's own page walk stalls (61% of livemap_prefetch's
-     * samples fall just after it): the tables span thousands of pages.
+     * 1.93 -> 1.95), the home slot's load still 53% of the samples; nor
+     * again with no locked instruction left on the path (rt.h's
+     * rt_lock_hot) and the home slot prefetched before the real free,
+     * handlers kept off meanwhile by rt_self.locks: python3 0.637 ->
+     * 0.672, xmllint 1.890 -> 1.801 (medians of 7 interleaved, spreads
+     * 0.56-0.78 and 1.53-1.95); and the prefetch's own page walk stalls
+     * (61% of livemap_prefetch's samples fall just after it): the tables
+     * span thousands of pages.
      * Huge pages for them (8 stripes, MADV_HUGEPAGE from 2 MiB, 10 MB of
      * AnonHugePages) measured 2.006 -> 1.920 in 5 runs, and a single run
      * after that the other way: not shown above the noise at load 1-3. */
@@ -437,7 +442,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
     uint64_t i = home_of(h, key, span, shift);
     if (slots) /* a prefetch never faults, even if the table is gone */
         __builtin_prefetch((const void *)(slots + i * sizeof(slot_t)), 1);
-    rt_lock(&s->lock);
+    bool locked = rt_lock_hot(&s->lock);
     if (RT_UNLIKELY(s->span != span || s->shift != shift))
         i = home_of(h, key, s->span, s->shift);
     bool found = false;
@@ -452,7 +457,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
         s->count--;
         livemap_filter_remove(p);
     }
-    rt_unlock(&s->lock);
+    rt_unlock_hot(&s->lock, locked);
     return found;
 }
 

@@ -4,7 +4,8 @@
  * free() calls livemap_maybe() on every pointer: one read of a counting
  * filter (2^18 one-byte counters, 256 KiB, one per page modulo 2^18) that is
  * zero for almost every pointer at the default rate, with no lock and no
- * write. Only a hit takes the lock of one of 64 stripes (the pages sharing
+ * write. Only a hit takes the lock (with one thread, only its count:
+ * rt.h's rt_lock_hot) of one of 64 stripes (the pages sharing
  * a counter share a stripe), each an open-addressing table of 12-byte
  * slots (linear probing, backward-shift deletion) that grows by doubling,
  * in arena memory. The objects of one page share a stripe and sit in neighbouring

@@ -47,8 +47,7 @@ void peak_save(bucket_counts_t *b, uint64_t now)
         uint64_t ab = __atomic_load_n(&b->alloc_bytes, __ATOMIC_ACQUIRE);
         rt_self.locks++; /* a handler on this thread must not wait for it */
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        bool won = __atomic_compare_exchange_n(&b->peak_epoch, &s, now | PEAK_BUSY, false,
-                                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        bool won = rt_cas_hot(&b->peak_epoch, &s, now | PEAK_BUSY);
         if (won) {
             __atomic_store_n(&b->peak_alloc_objects, ao, __ATOMIC_RELAXED);
             __atomic_store_n(&b->peak_alloc_bytes, ab, __ATOMIC_RELAXED);
@@ -80,8 +79,7 @@ static void raise_live(uint64_t live)
 {
     uint64_t cur = __atomic_load_n(&peak_high.live, __ATOMIC_RELAXED);
     while (live > cur)
-        if (__atomic_compare_exchange_n(&peak_high.live, &cur, live, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
+        if (rt_cas_hot(&peak_high.live, &cur, live)) {
             __atomic_store_n(&peak_high.ns, now_ns(), __ATOMIC_RELAXED);
             return;
         }
@@ -101,8 +99,7 @@ uint64_t peak_close(void)
     /* Never frozen while open (peak_snapshot closes as it freezes). */
     while (w & PEAK_OPEN) {
         uint64_t next = (w & ~PEAK_OPEN) + PEAK_STEP;
-        if (__atomic_compare_exchange_n(&peak_high.epoch, &w, next, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
+        if (rt_cas_hot(&peak_high.epoch, &w, next))
             return next;
     }
     return w;
@@ -137,8 +134,7 @@ bool peak_check(void)
             e = __atomic_load_n(&peak_high.epoch, __ATOMIC_ACQUIRE);
             continue;
         }
-        if (__atomic_compare_exchange_n(&peak_high.epoch, &e, e | PEAK_OPEN, false,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        if (rt_cas_hot(&peak_high.epoch, &e, e | PEAK_OPEN))
             break;
     }
     raise_live(live);
