@@ -115,6 +115,19 @@ int buckets_init(void);
 bucket_t *buckets_intern(const uintptr_t *pcs, int depth, uint64_t hash, uint64_t size,
                          int64_t rate, uint32_t labels);
 
+struct unwind_stack;
+
+/* The index of buckets_intern(st's stack, ...)'s bucket, the overflow's
+ * 0. With st's tags (a cfi walk's, unwind.h), from the thread's memo
+ * where it can: the stack's part carried over from the last walk is
+ * named by its first frame's tag, a bucket and a position in its stack
+ * that this sets on the frames of every stack it finds a bucket for (not
+ * the overflow's). A stack whose name and frames walked anew (a few) are
+ * a memo entry's is that entry's stack: its bucket is found with no
+ * lookup in the table and no compare of the whole stack (*memo set). */
+uint32_t buckets_index(const struct unwind_stack *st, uint64_t size, int64_t rate,
+                       uint32_t labels, bool *memo);
+
 /* Slow path of bucket_counts: claims the cell for slot, or gives it
  * shards. */
 bucket_counts_t *buckets_counts_slow(bucket_cell_t *cell, uint32_t slot);

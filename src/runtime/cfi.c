@@ -156,6 +156,8 @@ typedef struct {
     frame_t *kf;      /* the last walk's frames (and end_frames after them), */
     uintptr_t *kpcs;  /* their pcs, */
     uint64_t *khash;  /* hash_pcs of the walk from each frame out */
+    uint64_t *ktag;   /* the holders' tags of its frames (cfi_stack_t) */
+    void *memo;       /* CFI_MEMO_BYTES for the holder (cfi_stack_t) */
     frame_t *fresh;   /* the frames of the walk being made, from index 0 */
     /* the rules this thread used last, direct-mapped: the shared table's
      * lines are rarely in this core's cache */
@@ -806,11 +808,14 @@ static bool map_tables(void)
     static int failed;
     if (__atomic_load_n(&failed, __ATOMIC_RELAXED) || !max_frames)
         return false;
-    /* per slot: the kept frames, pcs and hashes, and the fresh frames */
+    /* per slot: the kept frames, pcs, hashes and tags, the fresh frames,
+     * and the holder's memo (all memos first, page-aligned, after the
+     * table) */
     size_t frames_size = (size_t)max_frames * sizeof(frame_t);
     size_t slot_size = 2 * frames_size + END_FRAMES * sizeof(frame_t) +
-                       (size_t)max_frames * (sizeof(uintptr_t) + sizeof(uint64_t));
-    size_t size = TABLE_SIZE * sizeof(entry_t) + NSLOTS * (sizeof(slot_t) + slot_size);
+                       (size_t)max_frames * (sizeof(uintptr_t) + 2 * sizeof(uint64_t));
+    size_t memo_at = TABLE_SIZE * sizeof(entry_t);
+    size_t size = memo_at + NSLOTS * (CFI_MEMO_BYTES + sizeof(slot_t) + slot_size);
     char *p = arena_map(size);
     if (!p) {
         if (!__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED))
@@ -819,8 +824,9 @@ static bool map_tables(void)
                     size);
         return false;
     }
-    slot_t *s = (slot_t *)(p + TABLE_SIZE * sizeof(entry_t));
+    slot_t *s = (slot_t *)(p + memo_at + NSLOTS * CFI_MEMO_BYTES);
     for (int i = 0; i < NSLOTS; i++) {
+        s[i].memo = p + memo_at + (size_t)i * CFI_MEMO_BYTES;
         char *w = (char *)(s + NSLOTS) + (size_t)i * slot_size;
         s[i].kf = (frame_t *)w;
         for (int k = 0; k < END_FRAMES; k++)
@@ -828,6 +834,7 @@ static bool map_tables(void)
         s[i].fresh = s[i].kf + max_frames + END_FRAMES;
         s[i].kpcs = (uintptr_t *)(s[i].fresh + max_frames);
         s[i].khash = (uint64_t *)(s[i].kpcs + max_frames);
+        s[i].ktag = s[i].khash + max_frames;
     }
     entry_t *expected = NULL;
     if (!__atomic_compare_exchange_n(&table, &expected, (entry_t *)p, false, __ATOMIC_ACQ_REL,
@@ -909,6 +916,8 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
 {
     out->reused = 0;
     out->held = NULL;
+    out->tags = NULL;
+    out->memo = NULL;
     if (RT_UNLIKELY(!__atomic_load_n(&table, __ATOMIC_ACQUIRE)) && !map_tables())
         return -1;
     uintptr_t pc = regs[0], sp = regs[1], bp = regs[2];
@@ -1110,12 +1119,16 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
             s->kf[at + i] = s->fresh[i];
             s->kpcs[at + i] = pcs[i];
             s->khash[at + i] = h = hash_pcs_step(h, pcs[i]);
+            s->ktag[at + i] = 0;
         }
     } else {
         memcpy(s->kf + at, s->fresh, (size_t)walked * sizeof(*s->kf));
         memcpy(s->kpcs + at, pcs, (size_t)walked * sizeof(*pcs));
         for (int i = hash_n - 1; whole && i >= 0; i--)
             s->khash[at + i] = h = hash_pcs_step(h, s->kpcs[at + i]);
+        /* Not joined (a cut walk, or one that took frames, moved): every
+         * frame is written. */
+        memset(s->ktag + at, 0, (size_t)n * sizeof(*s->ktag));
     }
     s->n = n;
     s->whole = whole;
@@ -1124,6 +1137,8 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     s->state = state;
     out->pcs = s->kpcs + at;
     out->hashes = whole ? s->khash + at : NULL;
+    out->tags = whole ? s->ktag + at : NULL;
+    out->memo = whole ? s->memo : NULL;
     out->held = &s->busy; /* until cfi_release */
     return n;
 give_up:
@@ -1150,6 +1165,8 @@ int cfi_walk_frame(const void *frame, uintptr_t *pcs, uint64_t *hashes, int max,
     uintptr_t fp = (uintptr_t)frame;
     out->reused = 0;
     out->held = NULL;
+    out->tags = NULL;
+    out->memo = NULL;
     if (fp < lo || fp > hi - 16 || (fp & 7))
         return -1;
     const uintptr_t *rec = frame;

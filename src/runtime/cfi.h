@@ -72,7 +72,24 @@ typedef struct {
      * changes what pcs and hashes point at; a nested one goes without the
      * slot) until cfi_release; NULL: nothing held. */
     int *held;
+    /* One word a frame, the holder's (until cfi_release) to name the
+     * stack from that frame out by its content (buckets.c: a bucket and a
+     * position in its stack): a walk sets the tags of the frames it writes
+     * to 0, and carries the others over with their frames (the stack from
+     * each of those out is the last walk's), so a tag set names the same
+     * stack in every later walk that has it. A walk joined to the last one
+     * at its frame reused from the end (pcs[n - reused]) finds there what
+     * was set in an earlier walk. NULL unless held and hashes is not. */
+    uint64_t *tags;
+    /* CFI_MEMO_BYTES of the slot's for the holder (until cfi_release): a
+     * memo from such names to what it found for them (buckets.c). Zero
+     * when first mapped, then kept as it is for whichever thread takes the
+     * slot next: what is written there must hold for any thread. NULL
+     * when tags is. */
+    void *memo;
 } cfi_stack_t;
+
+#define CFI_MEMO_BYTES (32u << 10)
 
 /* Walks the caller's stack, the thread's stack being [lo, hi), into *out:
  * pcs[0] is the return address into the caller, then one per frame up to

@@ -112,18 +112,25 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const vo
     uintptr_t pcs[UNWIND_MAX_DEPTH + UNWIND_SLACK];
     unwind_stack_t st;
     unwind_capture_hash(frame, pcs, &st);
-    bucket_t *b = buckets_intern(st.pcs, st.depth, st.hash, size, rt_self.taken_rate, labels);
+    bool memo;
+    int64_t rate = rt_self.taken_rate;
+    uint32_t index = buckets_index(&st, size, rate, labels, &memo);
+    if (RT_UNLIKELY(unwind_check))
+        unwind_check_bucket(
+            &st, memo,
+            index == buckets_intern(st.pcs, st.depth, st.hash, size, rate, labels)->index);
+    bucket_cell_t *cell = buckets_cell(index);
     /* Its counters' line arrives while the live map is written. */
-    __builtin_prefetch(b->cell, 1);
+    __builtin_prefetch(cell, 1);
     unwind_release(&st);
     uint32_t old_bucket;
     uint64_t old_size;
     /* The slot before the live entry exists: a free of it, on any thread,
      * lands after it in the ring (flightrec.h). */
     uint64_t slot = RT_UNLIKELY(flightrec_on) ? flightrec_reserve() : UINT64_MAX;
-    int rc = livemap_insert(p, b->index, size, &old_bucket, &old_size);
+    int rc = livemap_insert(p, index, size, &old_bucket, &old_size);
     if (slot != UINT64_MAX)
-        flightrec_put(slot, rc < 0 ? FLIGHTREC_NONE : FLIGHTREC_ALLOC, key, b->index, size);
+        flightrec_put(slot, rc < 0 ? FLIGHTREC_NONE : FLIGHTREC_ALLOC, key, index, size);
     if (rc < 0) {
         __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
     } else {
@@ -136,7 +143,7 @@ static void record_sampled(uintptr_t key, size_t size, uint32_t labels, const vo
          * and c need not be saved (peak.h). On a growing heap at rate 1
          * that is nearly every allocation. */
         rt_thread_t *t = &rt_self;
-        bucket_counts_t *c = bucket_counts(b, counters_slot(t));
+        bucket_counts_t *c = bucket_cell_counts(cell, counters_slot(t));
         if (!peak_check())
             peak_touch(c);
         rt_add_hot(&c->alloc_objects, 1);

@@ -25,9 +25,10 @@ typedef struct {
 
 static int unwinder;
 static int max_depth = 64;
-static bool check; /* CPROF_UNWIND_CHECK */
+bool unwind_check; /* CPROF_UNWIND_CHECK */
 static uint64_t checked, mismatched, truncated;
 static uint64_t cfi_walked, cfi_fell_back, cfi_reused; /* counted for the check */
+static uint64_t memo_found; /* buckets found from the memo, checked */
 static range_t skip[24]; /* cprof's text, operator new & co */
 static int nskip;
 static range_t skip_all; /* from the lowest range's start to the highest's end */
@@ -113,7 +114,7 @@ void unwind_init(int which, int depth, bool check_each)
     if (which == UNWIND_CFI)
         cfi_init(depth + UNWIND_SLACK);
     max_depth = depth;
-    check = check_each;
+    unwind_check = check_each;
     static bool learned;
     if (learned)
         return;
@@ -277,29 +278,40 @@ static void check_stack(const uintptr_t *got, int depth, const uint64_t *hash)
 
 __attribute__((destructor)) static void check_report(void)
 {
-    if (check)
+    if (unwind_check)
         rt_warn("unwind check: %llu stacks compared, %llu mismatches, %llu truncated, "
-                "%llu cfi walks, %llu fallbacks, %llu reused",
+                "%llu cfi walks, %llu fallbacks, %llu reused, %llu from the memo",
                 (unsigned long long)__atomic_load_n(&checked, __ATOMIC_RELAXED),
                 (unsigned long long)__atomic_load_n(&mismatched, __ATOMIC_RELAXED),
                 (unsigned long long)__atomic_load_n(&truncated, __ATOMIC_RELAXED),
                 (unsigned long long)__atomic_load_n(&cfi_walked, __ATOMIC_RELAXED),
                 (unsigned long long)__atomic_load_n(&cfi_fell_back, __ATOMIC_RELAXED),
-                (unsigned long long)__atomic_load_n(&cfi_reused, __ATOMIC_RELAXED));
+                (unsigned long long)__atomic_load_n(&cfi_reused, __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&memo_found, __ATOMIC_RELAXED));
+}
+
+void unwind_check_bucket(const unwind_stack_t *st, bool memo, bool same)
+{
+    if (memo)
+        __atomic_fetch_add(&memo_found, 1, __ATOMIC_RELAXED);
+    if (!same && __atomic_fetch_add(&mismatched, 1, __ATOMIC_RELAXED) < 5) {
+        rt_warn("unwind check: the stack's bucket is not the table's%s", memo ? " (memo)" : "");
+        warn_stack("captured", st->pcs, st->depth);
+    }
 }
 
 /* The stack's raw walk, cprof's frames (*top of them) still on top, into
  * *raw: buf (room for max_depth + UNWIND_SLACK frames), or the cfi walk's
- * own arrays, held (*held, cfi_release) until the caller is done with
- * them; the hash of the stack from frame *top out into *hash if the walk
- * gave it (not if the depth cut the stack), else *hash is left alone.
+ * own arrays, held (kept->held, cfi_release) until the caller is done with
+ * them (*kept: the cfi walk's, else nothing held and no tags); the hash
+ * of the stack from frame *top out into *hash if the walk gave it (not if the depth cut the stack), else *hash is left alone.
  * With a frame (unwind_capture_hash), the cfi and frame-pointer walks
  * start at its caller. Inlined: one call less on every sampled
  * allocation. */
 static inline __attribute__((always_inline)) int walk_raw(const void *frame, uintptr_t *buf,
                                                           const uintptr_t **raw, int *top,
                                                           uint64_t *hash, bool *hashed,
-                                                          int **held)
+                                                          cfi_stack_t *kept)
 {
     uint64_t hashes[UNWIND_MAX_DEPTH + UNWIND_SLACK];
     /* From a hook's frame, fewer than UNWIND_SLACK cprof frames are on top
@@ -309,7 +321,7 @@ static inline __attribute__((always_inline)) int walk_raw(const void *frame, uin
     int want = max_depth + UNWIND_SLACK, n = -1;
     *hashed = false;
     *raw = buf;
-    *held = NULL;
+    *kept = (cfi_stack_t){.held = NULL};
     rt_thread_t *t = &rt_self;
     if (unwinder == UNWIND_FP) {
         n = frame ? (stackbounds_get(t) ? fp_chain(t, (uintptr_t)frame, buf, want) : 0)
@@ -320,14 +332,14 @@ static inline __attribute__((always_inline)) int walk_raw(const void *frame, uin
             n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo, t->stack_hi, &st)
                       : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &st);
         bool walked = n >= 0;
-        if (RT_UNLIKELY(check) && unwinder == UNWIND_CFI) {
+        if (RT_UNLIKELY(unwind_check) && unwinder == UNWIND_CFI) {
             __atomic_fetch_add(walked ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
             if (st.reused)
                 __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
         }
         if (walked) {
             *raw = st.pcs;
-            *held = st.held;
+            *kept = st;
             int i = *top = own_frames(st.pcs, n);
             /* The walk's hashes run to the stack's end: the one at the
              * first frame kept is the stack's unless the depth cuts it
@@ -364,11 +376,11 @@ __attribute__((noinline)) int unwind_capture(uintptr_t *out)
     const uintptr_t *raw;
     uint64_t hash;
     bool hashed;
-    int *held;
-    int top, n = walk_raw(NULL, buf, &raw, &top, &hash, &hashed, &held);
+    cfi_stack_t kept;
+    int top, n = walk_raw(NULL, buf, &raw, &top, &hash, &hashed, &kept);
     int depth = trim(raw, n, top, out);
-    cfi_release(held);
-    if (RT_UNLIKELY(check))
+    cfi_release(kept.held);
+    if (RT_UNLIKELY(unwind_check))
         check_stack(out, depth, NULL);
     return depth;
 }
@@ -377,13 +389,21 @@ __attribute__((noinline)) void unwind_capture_hash(const void *frame, uintptr_t 
                                                    unwind_stack_t *st)
 {
     bool hashed;
-    int top, n = walk_raw(frame, buf, &st->pcs, &top, &st->hash, &hashed, &st->held);
+    cfi_stack_t kept;
+    int top, n = walk_raw(frame, buf, &st->pcs, &top, &st->hash, &hashed, &kept);
     /* Read where the walk left it: cprof's frames (operator new's, or all
      * of them for a walk not from a frame) skipped, the depth cut. */
     st->pcs += top;
     st->depth = n - top < max_depth ? n - top : max_depth;
+    st->held = kept.held;
+    bool whole = kept.tags && st->depth == n - top;
+    st->tags = whole ? kept.tags + top : NULL;
+    st->memo = whole ? kept.memo : NULL;
+    /* cprof's frames are among those walked anew, but for a walk joined
+     * inside them (one not from a hook's frame). */
+    st->fresh = n - kept.reused > top ? n - kept.reused - top : 0;
     if (!hashed)
         st->hash = hash_pcs(st->pcs, (size_t)st->depth);
-    if (RT_UNLIKELY(check))
+    if (RT_UNLIKELY(unwind_check))
         check_stack(st->pcs, st->depth, &st->hash);
 }

@@ -28,10 +28,12 @@ enum { UNWIND_LIBUNWIND, UNWIND_FP, UNWIND_CFI };
 
 /* Chooses the unwinder and depth; learns once which code to skip.
  * check_each (CPROF_UNWIND_CHECK): every capture is compared with
- * libunwind's slow step-by-step unwind of the same frame; the count of
+ * libunwind's slow step-by-step unwind of the same frame, and every heap
+ * sample's bucket with the table's (unwind_check_bucket); the count of
  * stacks compared and of mismatches is printed at exit, and the first
  * mismatches' two stacks; with cfi also the stacks it walked, those it
- * gave to libunwind, and those that reused part of the thread's last. */
+ * gave to libunwind, those that reused part of the thread's last, and
+ * the buckets found from the memo (buckets.h). */
 void unwind_init(int unwinder, int max_depth, bool check_each);
 
 /* From a signal's context (a CPU sample, a thread dump): the interrupted
@@ -66,11 +68,20 @@ static inline int unwind_backtrace_sigsafe(uintptr_t *pcs, int max)
 
 /* A captured stack for the stack table: depth return addresses at pcs,
  * and their hash_pcs (base/hash.h). */
-typedef struct {
+typedef struct unwind_stack {
     const uintptr_t *pcs;
     int depth;
     uint64_t hash;
     int *held; /* what unwind_release gives back (cfi.h) */
+    /* The cfi walk's tags and memo (cfi_stack_t) for the frames at pcs,
+     * until unwind_release; NULL for a stack not kept whole by the cfi
+     * walk, or cut at the depth (its tags would name less than the stack
+     * from there out). */
+    uint64_t *tags;
+    void *memo;
+    /* pcs[0] to pcs[fresh - 1] were walked anew: pcs[fresh] on (if fresh
+     * < depth) were carried over from the last walk with their tags. */
+    int fresh;
 } unwind_stack_t;
 
 /* Captures the caller's stack into *st, with its hash (with the cfi walk
@@ -84,6 +95,13 @@ typedef struct {
  * through the cprof frames in between (cfi.h's cfi_walk_frame; libunwind
  * still walks them). The stack is the same either way. */
 void unwind_capture_hash(const void *frame, uintptr_t *buf, unwind_stack_t *st);
+
+/* CPROF_UNWIND_CHECK: whether captures are checked (set by unwind_init). */
+extern bool unwind_check __attribute__((visibility("hidden")));
+
+/* Under the check: the bucket found for st (from the thread's memo:
+ * buckets.h) was (same) or was not the table's; a mismatch if not. */
+void unwind_check_bucket(const unwind_stack_t *st, bool memo, bool same);
 
 /* Done with st's stack: the cfi walk's arrays go back to the thread. */
 static inline void unwind_release(unwind_stack_t *st)

@@ -11,7 +11,10 @@
 # start code (no frame pointers) begins. (The C library's own allocations at
 # exit, after the report, are outside that part and not counted.) The cfi
 # walk must have done most stacks itself and reused part of its last walk
-# in many. tests/progs/unwind_stacks then checks (cfi, exact, no crash) a
+# in many, and many heap samples must have found their bucket in the
+# thread's memo (buckets.h), which the check compares with the table's at
+# every sample (the cmp of the profiles with libunwind's, which has no
+# memo, covers the totals, threads included). tests/progs/unwind_stacks then checks (cfi, exact, no crash) a
 # library unloaded and another loaded at its address, through dlclose
 # (and 70000 dlcloses more) and through the C library's own dlclose, which
 # cprof does not see; and stacks the walk must leave to libunwind: a
@@ -29,7 +32,7 @@ gcc -std=gnu11 -g -O1 -fno-omit-frame-pointer -c -o "$T/a.o" "$PROGS/unwind_deep
 
 # run NAME MIN_COMPARED ENV...: one checked run of $PROG $ARGS. The
 # report's fields: $4 compared, $7 mismatches, $11 cfi walks, $14
-# fallbacks, $16 reused.
+# fallbacks, $16 reused, $18 buckets from the memo.
 PROG=$T/deep
 run() {
   name=$1; min=$2; shift 2
@@ -45,11 +48,12 @@ run() {
   # (not the fp walk's: outside its part of the program).
   [ "$name" = fp ] || ! grep -q 'differs from the full unwind' "$T/$name.err" ||
     { cat "$T/$name.err"; fail "$name: a stack differs"; }
-  walks=${11} fallbacks=${14} reused=${16}
+  walks=${11} fallbacks=${14} reused=${16} memo=${18}
 }
 
-# cfi_share NAME MIN_WALKED_PERCENT MIN_REUSED_PERCENT: after a cfi run, the
-# share of stacks cfi walked itself and of those that reused a last walk.
+# cfi_share NAME MIN_WALKED_PERCENT MIN_REUSED_PERCENT MIN_MEMO_PERCENT: after a
+# cfi run, the share of stacks cfi walked itself, of those that reused a last
+# walk, and of those whose bucket came from the memo.
 cfi_share() {
   total=$((walks + fallbacks))
   [ "$total" -gt 0 ] || fail "$1: no stack went through cfi"
@@ -57,6 +61,8 @@ cfi_share() {
     fail "$1: cfi walked only $walks of $total stacks (want $2%)"
   [ $((reused * 100)) -ge $(($3 * total)) ] ||
     fail "$1: only $reused of $total stacks reused a last walk (want $3%)"
+  [ $((memo * 100)) -ge $(($4 * total)) ] ||
+    fail "$1: only $memo of $total buckets came from the memo (want $4%)"
 }
 
 # Each exact mode at the default depth and at a depth the recursion
@@ -65,7 +71,7 @@ ARGS="all 150"
 for depth in 64 12; do
   for mode in libunwind cfi; do
     run $mode-$depth 40000 CPROF_UNWIND=$mode CPROF_DEPTH=$depth
-    [ $mode = cfi ] && cfi_share $mode-$depth 95 50
+    [ $mode = cfi ] && cfi_share $mode-$depth 95 50 25
     go tool pprof -traces -sample_index=alloc_space "$T/deep" "$T/$mode-$depth.pb.gz" 2>/dev/null |
       grep -v -e '^File:' -e '^Type:' -e '^Time:' -e '^Duration:' > "$T/$mode-$depth.traces"
     [ -s "$T/$mode-$depth.traces" ] || fail "$mode-$depth: no traces"
@@ -87,13 +93,13 @@ PROG=$T/stacks
 for how in dlclose bypass; do
   ARGS="reload $T/liba.so $T/libb.so $how"
   run reload-$how 400 CPROF_UNWIND=cfi
-  cfi_share reload-$how 95 50
+  cfi_share reload-$how 95 50 80
   grep -q '^same address: yes$' "$T/reload-$how.out" ||
     { cat "$T/reload-$how.out"; fail "reload-$how: libb.so not loaded where liba.so was"; }
 done
 ARGS=stacks
 run stacks 1500 CPROF_UNWIND=cfi
 # The coroutine's and the handler's stacks are libunwind's, the rest cfi's.
-cfi_share stacks 40 40
+cfi_share stacks 40 40 40
 [ "$fallbacks" -ge 200 ] || fail "stacks: only $fallbacks fallbacks (the other stacks)"
 exit 0

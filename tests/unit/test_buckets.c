@@ -3,6 +3,8 @@
  * (stack, size), so that each size is scaled by its own probability, and
  * one copy of each stack. */
 #include <setjmp.h>
+#include <stdbool.h>
+#include <string.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 
 #include "base/hash.h"
 #include "runtime/buckets.h"
+#include "runtime/unwind.h"
 
 static bucket_t *intern(const uintptr_t *pcs, int depth, uint64_t size)
 {
@@ -135,6 +138,119 @@ static void test_labels(void **state)
     assert_ptr_equal(a->pcs, none->pcs);
 }
 
+/* A stack as the cfi walk hands it over (unwind.h): depth frames, the
+ * first fresh walked anew (their tags 0, as the walk leaves them), the
+ * rest carried over with the tags an earlier lookup set. Its bucket must
+ * be the table's. */
+static uint64_t memo_tags[16];
+static char memo_room[CFI_MEMO_BYTES] __attribute__((aligned(64)));
+
+static uint32_t lookup(const uintptr_t *pcs, int depth, int fresh, uint64_t size, int64_t rate,
+                       uint32_t labels, bool *memo)
+{
+    unwind_stack_t st = {.pcs = pcs,
+                         .depth = depth,
+                         .hash = hash_pcs(pcs, (size_t)depth),
+                         .tags = memo_tags,
+                         .memo = memo_room,
+                         .fresh = fresh};
+    for (int i = 0; i < fresh; i++)
+        memo_tags[i] = 0;
+    uint32_t index = buckets_index(&st, size, rate, labels, memo);
+    assert_int_equal(index, buckets_intern(pcs, depth, st.hash, size, rate, labels)->index);
+    return index;
+}
+
+#define VARIANTS 1000
+
+/* buckets_index from the thread's memo: a stack whose part carried over
+ * is named as before and whose new frames are the same is found there,
+ * and only then; the same for size (not at rate 1), rate and labels.
+ * Each key that differs in one of them is tried VARIANTS times, after
+ * the one it differs from, so that some share its memo entry. */
+static void test_memo(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    uintptr_t x[5] = {0xa000, 0xa100, 0xa200, 0xa300, 0xa400};
+    bool memo;
+    /* A first walk: nothing named; every frame is named after it. */
+    uint32_t bx = lookup(x, 5, 5, 0, 1, 0, &memo);
+    assert_false(memo);
+    for (int i = 0; i < 5; i++)
+        assert_true(memo_tags[i] != 0);
+    /* Joined at frame 2: learned, then found; any size at rate 1; the
+     * same stack joined at frame 0. */
+    assert_int_equal(lookup(x, 5, 2, 0, 1, 0, &memo), bx);
+    assert_false(memo);
+    assert_int_equal(lookup(x, 5, 2, 4096, 1, 0, &memo), bx);
+    assert_true(memo);
+    lookup(x, 5, 0, 0, 1, 0, &memo);
+    assert_int_equal(lookup(x, 5, 0, 0, 1, 0, &memo), bx);
+    assert_true(memo);
+    /* The leaf differs. */
+    for (uintptr_t k = 1; k <= VARIANTS; k++) {
+        uintptr_t leaf[5] = {0xa000 + 0x10000 * k, 0xa100, 0xa200, 0xa300, 0xa400};
+        assert_int_equal(lookup(x, 5, 2, 0, 1, 0, &memo), bx);
+        assert_int_not_equal(lookup(leaf, 5, 2, 0, 1, 0, &memo), bx);
+    }
+    /* The deepest frame differs: the part carried over is another
+     * bucket's, named so by the walk before; the new frames are x's. */
+    uint32_t last = bx;
+    for (uintptr_t k = 1; k <= VARIANTS; k++) {
+        uintptr_t deep[5] = {0xa000, 0xa100, 0xa200, 0xa300, 0xa400 + 0x10000 * k};
+        memset(memo_tags, 0, sizeof(memo_tags));
+        uint32_t b = lookup(deep, 5, 5, 0, 1, 0, &memo);
+        assert_int_not_equal(b, last);
+        assert_int_equal(lookup(deep, 5, 2, 0, 1, 0, &memo), b);
+        assert_int_equal(lookup(deep, 5, 2, 0, 1, 0, &memo), b);
+        assert_true(memo);
+        last = b;
+    }
+    /* Labels changing between two identical stacks; at the default rate
+     * each size its own bucket, and each rate. */
+    int64_t rate = 512 * 1024;
+    lookup(x, 5, 5, 0, 1, 0, &memo);
+    for (uint32_t k = 1; k <= VARIANTS; k++) {
+        assert_int_equal(lookup(x, 5, 2, 0, 1, 0, &memo), bx);
+        assert_int_not_equal(lookup(x, 5, 2, 0, 1, k, &memo), bx);
+        uint32_t s16 = lookup(x, 5, 2, 16, rate, 0, &memo);
+        assert_int_not_equal(lookup(x, 5, 2, 16 + k, rate, 0, &memo), s16);
+        assert_int_equal(lookup(x, 5, 2, 16, rate, 0, &memo), s16);
+        assert_int_not_equal(lookup(x, 5, 2, 16, rate + k, 0, &memo), s16);
+    }
+    /* One part carried over, after 2 new frames and after those and one
+     * more (a recursion a frame deeper). */
+    for (uintptr_t k = 1; k <= VARIANTS; k++) {
+        uintptr_t part[3] = {0xd000, 0xd100, 0xd200 + 0x10000 * k};
+        uintptr_t y[5] = {0xe000, 0xe100, part[0], part[1], part[2]};
+        uintptr_t z[6] = {0xe000, 0xe100, 0xe100, part[0], part[1], part[2]};
+        memset(memo_tags, 0, sizeof(memo_tags));
+        lookup(part, 3, 3, 0, 1, 0, &memo);
+        uint64_t named[3] = {memo_tags[0], memo_tags[1], memo_tags[2]};
+        memcpy(memo_tags + 3, named, sizeof(named));
+        uint32_t bz = lookup(z, 6, 3, 0, 1, 0, &memo);
+        memcpy(memo_tags + 2, named, sizeof(named));
+        assert_int_not_equal(lookup(y, 5, 2, 0, 1, 0, &memo), bz);
+        memcpy(memo_tags + 3, named, sizeof(named));
+        assert_int_equal(lookup(z, 6, 3, 0, 1, 0, &memo), bz);
+    }
+    /* More new frames than an entry holds: found in the table. */
+    uintptr_t many[14];
+    for (int i = 0; i < 14; i++)
+        many[i] = 0xb000 + 0x100 * (uintptr_t)i;
+    memset(memo_tags, 0, sizeof(memo_tags));
+    uint32_t bm = lookup(many, 14, 14, 0, 1, 0, &memo);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(lookup(many, 14, 13, 0, 1, 0, &memo), bm);
+        assert_false(memo);
+    }
+    /* Without tags (not a whole cfi walk): the table. */
+    unwind_stack_t st = {.pcs = x, .depth = 5, .hash = hash_pcs(x, 5)};
+    assert_int_equal(buckets_index(&st, 0, 1, 0, &memo), bx);
+    assert_false(memo);
+}
+
 /* The first thread to change a bucket owns its counters; a second one
  * gives it shards, one per slot modulo BUCKET_SHARDS; a thread without a
  * block (slot 0) shares; reads sum them all. */
@@ -239,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_labels),
         cmocka_unit_test(test_counts_shards),
         cmocka_unit_test(test_counts_race),
+        cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

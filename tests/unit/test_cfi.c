@@ -2,7 +2,8 @@
 /* test_cfi.c — the .eh_frame walk gives libunwind's stacks, with the hash
  * of every suffix, also when the thread's last walk is reused, when the
  * part above the reused frame changed (a different call site, a deeper or
- * shallower stack) and when a stack word the last walk read changed. */
+ * shallower stack) and when a stack word the last walk read changed; the
+ * holder's tags on the frames follow the frames. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -125,6 +126,83 @@ static void test_join_depths(void **state)
         if (i)
             assert_true(p.reused > 0);
     }
+}
+
+/* The holder's tags (cfi.h), checked and set before they are given back,
+ * as buckets.c does: the frames walked anew read 0, the ones carried over
+ * what a walk before set on them; each new frame is set to its walk's
+ * number and its distance from the stack's end, which a frame carried
+ * over keeps. */
+static uint64_t tag_walks;
+static int tags_wrong, tags_carried;
+
+static __attribute__((noinline)) void probe_tags(probe_t *p)
+{
+    cfi_stack_t st;
+    int n = cfi_walk(p->pcs, p->hashes, MAX, stack_lo, stack_hi, &st);
+    tag_walks++;
+    if (n > 0) {
+        assert_non_null(st.tags);
+        assert_non_null(st.memo);
+        int fresh = n - st.reused;
+        for (int i = 0; i < n; i++) {
+            uint64_t t = st.tags[i];
+            if (i < fresh ? t != 0
+                          : (t & 0xffff) != (uint64_t)(n - i) || t >> 16 == 0 || t >> 16 >= tag_walks)
+                tags_wrong++;
+            if (i < fresh)
+                st.tags[i] = tag_walks << 16 | (uint64_t)(n - i);
+        }
+        tags_carried += n - fresh;
+    }
+    take(p, n, &st);
+    p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void recurse_tags(probe_t *p, int depth)
+{
+    if (depth == 0)
+        probe_tags(p);
+    else
+        recurse_tags(p, depth - 1);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void tags_a(probe_t *p, int depth)
+{
+    recurse_tags(p, depth);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void tags_b(probe_t *p, int depth)
+{
+    recurse_tags(p, depth);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Another site, deeper and shallower stacks, the same stack again: a
+ * frame written by a walk never shows the tag of the frame it replaced. */
+static void test_tags(void **state)
+{
+    (void)state;
+    static const int depths[] = {0, 12, 3, 20, 1, 7, 7, 0, 25, 2, 2, 9};
+    probe_t p;
+    tags_wrong = tags_carried = 0;
+    for (int round = 0; round < 4; round++)
+        for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+            ((i + (size_t)round) & 1 ? tags_a : tags_b)(&p, depths[i]);
+            check(&p);
+        }
+    assert_int_equal(tags_wrong, 0);
+    assert_true(tags_carried > 0);
+    /* A walk cut at its max keeps no tags. */
+    cfi_stack_t st;
+    uintptr_t pcs[MAX];
+    uint64_t hashes[MAX];
+    assert_true(cfi_walk(pcs, hashes, 2, stack_lo, stack_hi, &st) == 2);
+    assert_null(st.tags);
+    cfi_release(st.held);
 }
 
 /* A stack word the last walk read has changed (a return address, as after
@@ -531,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_dead_fp),
         cmocka_unit_test(test_held),
         cmocka_unit_test(test_mixed_max),
+        cmocka_unit_test(test_tags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
