@@ -150,6 +150,14 @@ typedef struct {
     bool has_hv; /* else it is first checked against its hint */
 } locpre_t;
 
+/* Positions in a source's array. */
+typedef struct {
+    uint32_t *pos;
+    size_t n, cap;
+} poslist_t;
+
+#define UNMAPPED 4 /* merger_t's unmapped[]: prefetch_lines is 4 samples ahead */
+
 typedef struct {
     profile_t *out;
     bool adopt; /* out took the storage of its only source (merge_owned):
@@ -185,6 +193,12 @@ typedef struct {
     size_t cap_lines;
     locpre_t *pre; /* a sample's new locations between loc_prepare and loc_finish */
     size_t cap_pre;
+    /* merge_src's prefetch steps: the source positions of the locations
+     * of sample j not mapped when prefetch_lines reached it, in
+     * unmapped[j % UNMAPPED], for the later steps of that sample (most
+     * of a large source's frames are mapped by then: each step reread
+     * every frame's position and loc_out slot) */
+    poslist_t unmapped[UNMAPPED];
     /* the caller's keys of the source's strings (profile_merger_add_keyed),
      * and each key's out index + 1 (0: not interned yet), kept across
      * sources */
@@ -790,6 +804,8 @@ static void merger_free(merger_t *m)
     free(m->labels);
     free(m->lines);
     free(m->pre);
+    for (size_t k = 0; k < UNMAPPED; k++)
+        free(m->unmapped[k].pos);
     free(m->key_out);
     free(m->order);
 }
@@ -878,17 +894,6 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
     return 0;
 }
 
-/* The source location of id if the merge has not mapped it yet, else
- * (mapped, or not an id of the source) NULL. Inlined: the prefetch steps
- * ask it three times for each frame of each sample. */
-static inline __attribute__((always_inline)) const profile_location_t *
-unmapped_location(const merger_t *m, uint64_t id)
-{
-    const profile_t *src = m->src;
-    int64_t p = dense_pos(src->loc_index, src->n_loc_index, id);
-    return p < 0 || m->loc_out[p] ? NULL : &src->locations[p];
-}
-
 /* The first step for a sample: the slots of its locations in the
  * source's index (a table of every location, read at random). */
 static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
@@ -904,19 +909,6 @@ static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
 static inline int64_t dense_fn_pos(const profile_t *src, uint64_t f)
 {
     return dense_pos(src->fn_index, src->n_fn_index, f);
-}
-
-/* The step after prefetch_lines: the slots of the lines' functions in the
- * source's index. */
-static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
-{
-    const profile_t *src = m->src;
-    for (uint32_t i = 0; src->fn_index && i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        for (uint32_t k = 0; l && k < l->n_lines; k++)
-            if (l->lines[k].function_id < src->n_fn_index)
-                __builtin_prefetch(&src->fn_index[l->lines[k].function_id]);
-    }
 }
 
 /* Starts loading the source locations of a sample and their slots in
@@ -935,25 +927,49 @@ static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
     }
 }
 
-/* The next step for a sample whose locations were prefetched: the lines
- * of those not mapped yet (each location's own array). */
-static void prefetch_lines(const merger_t *m, const profile_sample_t *s)
+/* The next step for sample j, whose locations were prefetched: the lines
+ * of those not mapped yet (each location's own array), whose positions
+ * it lists for the later steps (none when the list has no room: they
+ * only prefetch). */
+static void prefetch_lines(merger_t *m, const profile_sample_t *s, size_t j)
 {
+    const profile_t *src = m->src;
+    poslist_t *u = &m->unmapped[j % UNMAPPED];
+    u->n = 0;
+    if (err_grow((void **)&u->pos, &u->cap, s->n_location_ids, sizeof(*u->pos)) < 0)
+        return;
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        if (l)
-            __builtin_prefetch(l->lines);
+        int64_t p = dense_pos(src->loc_index, src->n_loc_index, s->location_ids[i]);
+        if (p >= 0 && !m->loc_out[p]) {
+            __builtin_prefetch(src->locations[p].lines);
+            u->pos[u->n++] = (uint32_t)p;
+        }
     }
 }
 
-/* The next step for a sample whose lines were prefetched: the functions
- * of its locations not mapped yet, and their slots in fn_out. */
-static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
+/* The step after prefetch_lines: the slots in the source's index of the
+ * functions of sample j's listed locations' lines. */
+static void prefetch_fn_index(const merger_t *m, size_t j)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        for (uint32_t k = 0; l && k < l->n_lines; k++) {
+    const poslist_t *u = &m->unmapped[j % UNMAPPED];
+    for (size_t i = 0; src->fn_index && i < u->n; i++) {
+        const profile_location_t *l = &src->locations[u->pos[i]];
+        for (uint32_t k = 0; k < l->n_lines; k++)
+            if (l->lines[k].function_id < src->n_fn_index)
+                __builtin_prefetch(&src->fn_index[l->lines[k].function_id]);
+    }
+}
+
+/* The next step for sample j: the functions of its listed locations, and
+ * their slots in fn_out. */
+static void prefetch_functions(const merger_t *m, size_t j)
+{
+    const profile_t *src = m->src;
+    const poslist_t *u = &m->unmapped[j % UNMAPPED];
+    for (size_t i = 0; i < u->n; i++) {
+        const profile_location_t *l = &src->locations[u->pos[i]];
+        for (uint32_t k = 0; k < l->n_lines; k++) {
             int64_t f = dense_fn_pos(src, l->lines[k].function_id);
             if (f >= 0) {
                 __builtin_prefetch(&src->functions[f]);
@@ -969,12 +985,13 @@ static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
  * function table, whose hash is then known. The strings shape has a
  * name, system name and file name of its own per function: 250,000
  * functions, four misses each, which map_function met one by one. */
-static void prefetch_strings(const merger_t *m, const profile_sample_t *s)
+static void prefetch_strings(const merger_t *m, size_t j)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        for (uint32_t k = 0; l && k < l->n_lines; k++) {
+    const poslist_t *u = &m->unmapped[j % UNMAPPED];
+    for (size_t i = 0; i < u->n; i++) {
+        const profile_location_t *l = &src->locations[u->pos[i]];
+        for (uint32_t k = 0; k < l->n_lines; k++) {
             int64_t f = dense_fn_pos(src, l->lines[k].function_id);
             if (f < 0 || m->fn_out[f])
                 continue;
@@ -998,6 +1015,8 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
     if (rc == 0 && m->out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(m, 0) < 0)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
+    for (size_t k = 0; k < UNMAPPED; k++) /* the last source's positions */
+        m->unmapped[k].n = 0;
     for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
         /* six samples ahead, the index slots of their locations load
          * while this one is mapped; five ahead, the locations; four
@@ -1009,13 +1028,13 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         if (j + 5 < src->n_samples)
             prefetch_locations(m, &ss[j + 5]);
         if (j + 4 < src->n_samples)
-            prefetch_lines(m, &ss[j + 4]);
+            prefetch_lines(m, &ss[j + 4], j + 4);
         if (j + 3 < src->n_samples)
-            prefetch_fn_index(m, &ss[j + 3]);
+            prefetch_fn_index(m, j + 3);
         if (j + 2 < src->n_samples)
-            prefetch_functions(m, &ss[j + 2]);
+            prefetch_functions(m, j + 2);
         if (j + 1 < src->n_samples)
-            prefetch_strings(m, &ss[j + 1]);
+            prefetch_strings(m, j + 1);
         if (!is_zero(src, &ss[j]))
             rc = map_sample(m, &ss[j]);
     }
