@@ -182,8 +182,13 @@ typedef struct {
      * 1606/1772/1618/1321/1723/1474 with): not done. */
     uint32_t *fn_hint, *loc_hint;
     size_t n_fn_hint, n_loc_hint, cap_fn_hint, cap_loc_hint;
-    bool src_done;                /* fn_out and loc_out are a source's */
-    size_t n_fn_last, n_loc_last; /* that source's counts */
+    /* The same for samples: a snapshot's j-th sample is first compared
+     * with the out sample the last snapshot's j-th became, before its key
+     * is hashed and the table probed (a miss each). */
+    uint32_t *smp_out, *smp_hint; /* src sample position -> out position + 1 */
+    size_t cap_smp_out, cap_smp_hint, n_smp_hint;
+    bool src_done;                /* fn_out, loc_out and smp_out are a source's */
+    size_t n_fn_last, n_loc_last, n_smp_last; /* that source's counts */
     /* scratch */
     uint64_t *ids;
     size_t cap_ids;
@@ -626,7 +631,27 @@ static void *place(merger_t *m, void *src, const void *mapped, size_t n, size_t 
     return d;
 }
 
-static int map_sample(merger_t *m, profile_sample_t *sp)
+/* Whether out's sample os has the key of a sample with these mapped
+ * location ids and labels. */
+static inline bool sample_same(const profile_sample_t *os, uint32_t n_ids, const uint64_t *ids,
+                               uint32_t n_labels, const profile_label_t *labels)
+{
+    return os->n_location_ids == n_ids && os->n_labels == n_labels &&
+           (!n_ids || memcmp(os->location_ids, ids, n_ids * sizeof(*ids)) == 0) &&
+           (!n_labels || memcmp(os->labels, labels, n_labels * sizeof(*labels)) == 0);
+}
+
+/* Adds the values of the source's sample ss to out's sample at c. */
+static void sample_add(merger_t *m, size_t c, const profile_sample_t *ss, size_t j)
+{
+    profile_sample_t *os = &m->out->samples[c];
+    for (size_t i = 0; i < m->out->n_sample_types; i++) /* saturates (profile.h) */
+        os->values[i] = profile_value_add(os->values[i], ss->values[i]);
+    m->smp_out[j] = (uint32_t)c + 1;
+}
+
+/* Merges the source's j-th sample, at sp. */
+static int map_sample(merger_t *m, profile_sample_t *sp, size_t j)
 {
     profile_t *out = m->out;
     /* A copy: adopted, out's new sample may take the source's place. */
@@ -667,6 +692,14 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     /* keyed, the labels hold the source's indexes still */
     if (sort_labels(m->keyer && !m->kept ? m->src : out, m->labels, ss->n_labels) < 0)
         return -ENOMEM;
+    /* out's samples are unique: the hint, if equal, is what the table
+     * gives */
+    int64_t h = hinted(m->smp_hint, m->n_smp_hint, j);
+    if (h >= 0 &&
+        sample_same(&out->samples[h], ss->n_location_ids, m->ids, ss->n_labels, m->labels)) {
+        sample_add(m, (size_t)h, ss, j);
+        return 0;
+    }
     uint64_t hv = mix(4, ss->n_location_ids);
     for (uint32_t i = 0; i < ss->n_location_ids; i++)
         hv = mix(hv, m->ids[i]);
@@ -677,17 +710,10 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     }
     size_t k = SIZE_MAX;
     for (int64_t c; (c = ht_next(&m->samples, hv, &k)) >= 0;) {
-        profile_sample_t *os = &out->samples[c];
-        if (os->n_location_ids != ss->n_location_ids || os->n_labels != ss->n_labels)
-            continue;
-        if (ss->n_location_ids &&
-            memcmp(os->location_ids, m->ids, ss->n_location_ids * sizeof(*m->ids)) != 0)
-            continue;
-        if (ss->n_labels && memcmp(os->labels, m->labels, ss->n_labels * sizeof(*m->labels)) != 0)
-            continue;
-        for (size_t i = 0; i < out->n_sample_types; i++) /* saturates (profile.h) */
-            os->values[i] = profile_value_add(os->values[i], ss->values[i]);
-        return 0;
+        if (sample_same(&out->samples[c], ss->n_location_ids, m->ids, ss->n_labels, m->labels)) {
+            sample_add(m, (size_t)c, ss, j);
+            return 0;
+        }
     }
     if (ht_reserve(&m->samples) < 0)
         return -ENOMEM;
@@ -708,6 +734,7 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     os->labels = labels;
     os->n_labels = ss->n_labels;
     ht_insert(&m->samples, hv);
+    m->smp_out[j] = (uint32_t)out->n_samples;
     return 0;
 }
 
@@ -726,6 +753,10 @@ static void merger_free_src(merger_t *m)
     free(m->loc_hint);
     m->fn_hint = m->loc_hint = NULL;
     m->n_fn_hint = m->n_loc_hint = m->cap_fn_hint = m->cap_loc_hint = 0;
+    free(m->smp_out);
+    free(m->smp_hint);
+    m->smp_out = m->smp_hint = NULL;
+    m->cap_smp_out = m->cap_smp_hint = m->n_smp_hint = 0;
 }
 
 /* The last source's out positions become the hints (*hint), its array
@@ -767,10 +798,13 @@ static int merger_set_src(merger_t *m, profile_t *src)
                m->n_fn_last);
         rotate(&m->loc_out, &m->cap_loc_out, &m->loc_hint, &m->cap_loc_hint, &m->n_loc_hint,
                m->n_loc_last);
+        rotate(&m->smp_out, &m->cap_smp_out, &m->smp_hint, &m->cap_smp_hint, &m->n_smp_hint,
+               m->n_smp_last);
     }
     m->src_done = true;
     m->n_fn_last = src->n_functions;
     m->n_loc_last = src->n_locations;
+    m->n_smp_last = src->n_samples;
     m->src = src;
     /* the first source's counts: the most its elements can make */
     if (ht_presize(&m->fns, src->n_functions) < 0 || ht_presize(&m->locs, src->n_locations) < 0 ||
@@ -780,13 +814,14 @@ static int merger_set_src(merger_t *m, profile_t *src)
     src_array((void **)&m->strmap, &m->cap_strmap, src->n_strings + 1, sizeof(*m->strmap));
     src_array((void **)&m->fn_out, &m->cap_fn_out, src->n_functions + 1, sizeof(*m->fn_out));
     src_array((void **)&m->loc_out, &m->cap_loc_out, src->n_locations + 1, sizeof(*m->loc_out));
+    src_array((void **)&m->smp_out, &m->cap_smp_out, src->n_samples + 1, sizeof(*m->smp_out));
     /* map_out and map_off: one count for both */
     size_t cap_map = m->cap_map;
     src_array((void **)&m->map_out, &m->cap_map, nm, sizeof(*m->map_out));
     src_array((void **)&m->map_off, &cap_map, nm, sizeof(*m->map_off));
     if (m->keyer && !m->kept && !(m->order = malloc((src->n_strings + 1) * sizeof(*m->order))))
         return -ENOMEM;
-    if (!m->strmap || !m->fn_out || !m->loc_out || !m->map_out || !m->map_off)
+    if (!m->strmap || !m->fn_out || !m->loc_out || !m->smp_out || !m->map_out || !m->map_off)
         return -ENOMEM;
     for (size_t i = 0; i < src->n_strings; i++)
         m->strmap[i] = -1;
@@ -1036,7 +1071,7 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         if (j + 1 < src->n_samples)
             prefetch_strings(m, j + 1);
         if (!is_zero(src, &ss[j]))
-            rc = map_sample(m, &ss[j]);
+            rc = map_sample(m, &ss[j], j);
     }
     return rc;
 }
