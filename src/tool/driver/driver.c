@@ -771,8 +771,8 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     /* A streamed series is read and decoded on other threads (and on this
      * one while it waits) while this one merges: in order, so the result
      * and the messages are the same. */
-    ahead_ctx_t actx = {names, s, stream ? strkeys_series_new() : NULL, PTHREAD_MUTEX_INITIALIZER,
-                        {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0}};
+    ahead_ctx_t actx = {names, s, stream ? strkeys_series_new() : NULL,
+                        PTHREAD_MUTEX_INITIALIZER, {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0}};
     size_t workers = (size_t)cpus_usable() - 1;
     if (workers > WORKERS_MAX)
         workers = WORKERS_MAX;
