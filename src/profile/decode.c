@@ -271,7 +271,10 @@ static int oom(dec_t *d)
     return -ENOMEM;
 }
 
-/* A repeated number field, packed or not, appended to a u64 scratch array. */
+/* A repeated number field, packed or not, appended to a u64 scratch array.
+ * The packed loop with *arr and *n in locals (the compiler reloads them
+ * after each store) measured no cheaper: callgrind, 10 snapshots -top,
+ * repeated_u64 188M -> 185M instructions of 2,659M. Not done. */
 static int repeated_u64(dec_t *d, const fld_t *f, uint64_t **arr, size_t *n, size_t *cap,
                         const char *what)
 {

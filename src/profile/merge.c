@@ -150,6 +150,14 @@ typedef struct {
     bool has_hv; /* else it is first checked against its hint */
 } locpre_t;
 
+/* Positions in a source's array. */
+typedef struct {
+    uint32_t *pos;
+    size_t n, cap;
+} poslist_t;
+
+#define UNMAPPED 4 /* merger_t's unmapped[]: prefetch_lines is 4 samples ahead */
+
 typedef struct {
     profile_t *out;
     bool adopt; /* out took the storage of its only source (merge_owned):
@@ -174,8 +182,13 @@ typedef struct {
      * 1606/1772/1618/1321/1723/1474 with): not done. */
     uint32_t *fn_hint, *loc_hint;
     size_t n_fn_hint, n_loc_hint, cap_fn_hint, cap_loc_hint;
-    bool src_done;                /* fn_out and loc_out are a source's */
-    size_t n_fn_last, n_loc_last; /* that source's counts */
+    /* The same for samples: a snapshot's j-th sample is first compared
+     * with the out sample the last snapshot's j-th became, before its key
+     * is hashed and the table probed (a miss each). */
+    uint32_t *smp_out, *smp_hint; /* src sample position -> out position + 1 */
+    size_t cap_smp_out, cap_smp_hint, n_smp_hint;
+    bool src_done;                /* fn_out, loc_out and smp_out are a source's */
+    size_t n_fn_last, n_loc_last, n_smp_last; /* that source's counts */
     /* scratch */
     uint64_t *ids;
     size_t cap_ids;
@@ -185,6 +198,12 @@ typedef struct {
     size_t cap_lines;
     locpre_t *pre; /* a sample's new locations between loc_prepare and loc_finish */
     size_t cap_pre;
+    /* merge_src's prefetch steps: the source positions of the locations
+     * of sample j not mapped when prefetch_lines reached it, in
+     * unmapped[j % UNMAPPED], for the later steps of that sample (most
+     * of a large source's frames are mapped by then: each step reread
+     * every frame's position and loc_out slot) */
+    poslist_t unmapped[UNMAPPED];
     /* the caller's keys of the source's strings (profile_merger_add_keyed),
      * and each key's out index + 1 (0: not interned yet), kept across
      * sources */
@@ -612,7 +631,27 @@ static void *place(merger_t *m, void *src, const void *mapped, size_t n, size_t 
     return d;
 }
 
-static int map_sample(merger_t *m, profile_sample_t *sp)
+/* Whether out's sample os has the key of a sample with these mapped
+ * location ids and labels. */
+static inline bool sample_same(const profile_sample_t *os, uint32_t n_ids, const uint64_t *ids,
+                               uint32_t n_labels, const profile_label_t *labels)
+{
+    return os->n_location_ids == n_ids && os->n_labels == n_labels &&
+           (!n_ids || memcmp(os->location_ids, ids, n_ids * sizeof(*ids)) == 0) &&
+           (!n_labels || memcmp(os->labels, labels, n_labels * sizeof(*labels)) == 0);
+}
+
+/* Adds the values of the source's sample ss to out's sample at c. */
+static void sample_add(merger_t *m, size_t c, const profile_sample_t *ss, size_t j)
+{
+    profile_sample_t *os = &m->out->samples[c];
+    for (size_t i = 0; i < m->out->n_sample_types; i++) /* saturates (profile.h) */
+        os->values[i] = profile_value_add(os->values[i], ss->values[i]);
+    m->smp_out[j] = (uint32_t)c + 1;
+}
+
+/* Merges the source's j-th sample, at sp. */
+static int map_sample(merger_t *m, profile_sample_t *sp, size_t j)
 {
     profile_t *out = m->out;
     /* A copy: adopted, out's new sample may take the source's place. */
@@ -653,6 +692,14 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     /* keyed, the labels hold the source's indexes still */
     if (sort_labels(m->keyer && !m->kept ? m->src : out, m->labels, ss->n_labels) < 0)
         return -ENOMEM;
+    /* out's samples are unique: the hint, if equal, is what the table
+     * gives */
+    int64_t h = hinted(m->smp_hint, m->n_smp_hint, j);
+    if (h >= 0 &&
+        sample_same(&out->samples[h], ss->n_location_ids, m->ids, ss->n_labels, m->labels)) {
+        sample_add(m, (size_t)h, ss, j);
+        return 0;
+    }
     uint64_t hv = mix(4, ss->n_location_ids);
     for (uint32_t i = 0; i < ss->n_location_ids; i++)
         hv = mix(hv, m->ids[i]);
@@ -663,17 +710,10 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     }
     size_t k = SIZE_MAX;
     for (int64_t c; (c = ht_next(&m->samples, hv, &k)) >= 0;) {
-        profile_sample_t *os = &out->samples[c];
-        if (os->n_location_ids != ss->n_location_ids || os->n_labels != ss->n_labels)
-            continue;
-        if (ss->n_location_ids &&
-            memcmp(os->location_ids, m->ids, ss->n_location_ids * sizeof(*m->ids)) != 0)
-            continue;
-        if (ss->n_labels && memcmp(os->labels, m->labels, ss->n_labels * sizeof(*m->labels)) != 0)
-            continue;
-        for (size_t i = 0; i < out->n_sample_types; i++) /* saturates (profile.h) */
-            os->values[i] = profile_value_add(os->values[i], ss->values[i]);
-        return 0;
+        if (sample_same(&out->samples[c], ss->n_location_ids, m->ids, ss->n_labels, m->labels)) {
+            sample_add(m, (size_t)c, ss, j);
+            return 0;
+        }
     }
     if (ht_reserve(&m->samples) < 0)
         return -ENOMEM;
@@ -694,6 +734,7 @@ static int map_sample(merger_t *m, profile_sample_t *sp)
     os->labels = labels;
     os->n_labels = ss->n_labels;
     ht_insert(&m->samples, hv);
+    m->smp_out[j] = (uint32_t)out->n_samples;
     return 0;
 }
 
@@ -712,6 +753,10 @@ static void merger_free_src(merger_t *m)
     free(m->loc_hint);
     m->fn_hint = m->loc_hint = NULL;
     m->n_fn_hint = m->n_loc_hint = m->cap_fn_hint = m->cap_loc_hint = 0;
+    free(m->smp_out);
+    free(m->smp_hint);
+    m->smp_out = m->smp_hint = NULL;
+    m->cap_smp_out = m->cap_smp_hint = m->n_smp_hint = 0;
 }
 
 /* The last source's out positions become the hints (*hint), its array
@@ -753,10 +798,13 @@ static int merger_set_src(merger_t *m, profile_t *src)
                m->n_fn_last);
         rotate(&m->loc_out, &m->cap_loc_out, &m->loc_hint, &m->cap_loc_hint, &m->n_loc_hint,
                m->n_loc_last);
+        rotate(&m->smp_out, &m->cap_smp_out, &m->smp_hint, &m->cap_smp_hint, &m->n_smp_hint,
+               m->n_smp_last);
     }
     m->src_done = true;
     m->n_fn_last = src->n_functions;
     m->n_loc_last = src->n_locations;
+    m->n_smp_last = src->n_samples;
     m->src = src;
     /* the first source's counts: the most its elements can make */
     if (ht_presize(&m->fns, src->n_functions) < 0 || ht_presize(&m->locs, src->n_locations) < 0 ||
@@ -766,13 +814,14 @@ static int merger_set_src(merger_t *m, profile_t *src)
     src_array((void **)&m->strmap, &m->cap_strmap, src->n_strings + 1, sizeof(*m->strmap));
     src_array((void **)&m->fn_out, &m->cap_fn_out, src->n_functions + 1, sizeof(*m->fn_out));
     src_array((void **)&m->loc_out, &m->cap_loc_out, src->n_locations + 1, sizeof(*m->loc_out));
+    src_array((void **)&m->smp_out, &m->cap_smp_out, src->n_samples + 1, sizeof(*m->smp_out));
     /* map_out and map_off: one count for both */
     size_t cap_map = m->cap_map;
     src_array((void **)&m->map_out, &m->cap_map, nm, sizeof(*m->map_out));
     src_array((void **)&m->map_off, &cap_map, nm, sizeof(*m->map_off));
     if (m->keyer && !m->kept && !(m->order = malloc((src->n_strings + 1) * sizeof(*m->order))))
         return -ENOMEM;
-    if (!m->strmap || !m->fn_out || !m->loc_out || !m->map_out || !m->map_off)
+    if (!m->strmap || !m->fn_out || !m->loc_out || !m->smp_out || !m->map_out || !m->map_off)
         return -ENOMEM;
     for (size_t i = 0; i < src->n_strings; i++)
         m->strmap[i] = -1;
@@ -790,6 +839,8 @@ static void merger_free(merger_t *m)
     free(m->labels);
     free(m->lines);
     free(m->pre);
+    for (size_t k = 0; k < UNMAPPED; k++)
+        free(m->unmapped[k].pos);
     free(m->key_out);
     free(m->order);
 }
@@ -878,17 +929,6 @@ static int from_array(void *ctx, size_t i, profile_t **p, char *err, size_t errl
     return 0;
 }
 
-/* The source location of id if the merge has not mapped it yet, else
- * (mapped, or not an id of the source) NULL. Inlined: the prefetch steps
- * ask it three times for each frame of each sample. */
-static inline __attribute__((always_inline)) const profile_location_t *
-unmapped_location(const merger_t *m, uint64_t id)
-{
-    const profile_t *src = m->src;
-    int64_t p = dense_pos(src->loc_index, src->n_loc_index, id);
-    return p < 0 || m->loc_out[p] ? NULL : &src->locations[p];
-}
-
 /* The first step for a sample: the slots of its locations in the
  * source's index (a table of every location, read at random). */
 static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
@@ -904,19 +944,6 @@ static void prefetch_loc_index(const merger_t *m, const profile_sample_t *s)
 static inline int64_t dense_fn_pos(const profile_t *src, uint64_t f)
 {
     return dense_pos(src->fn_index, src->n_fn_index, f);
-}
-
-/* The step after prefetch_lines: the slots of the lines' functions in the
- * source's index. */
-static void prefetch_fn_index(const merger_t *m, const profile_sample_t *s)
-{
-    const profile_t *src = m->src;
-    for (uint32_t i = 0; src->fn_index && i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        for (uint32_t k = 0; l && k < l->n_lines; k++)
-            if (l->lines[k].function_id < src->n_fn_index)
-                __builtin_prefetch(&src->fn_index[l->lines[k].function_id]);
-    }
 }
 
 /* Starts loading the source locations of a sample and their slots in
@@ -935,25 +962,49 @@ static void prefetch_locations(const merger_t *m, const profile_sample_t *s)
     }
 }
 
-/* The next step for a sample whose locations were prefetched: the lines
- * of those not mapped yet (each location's own array). */
-static void prefetch_lines(const merger_t *m, const profile_sample_t *s)
+/* The next step for sample j, whose locations were prefetched: the lines
+ * of those not mapped yet (each location's own array), whose positions
+ * it lists for the later steps (none when the list has no room: they
+ * only prefetch). */
+static void prefetch_lines(merger_t *m, const profile_sample_t *s, size_t j)
 {
+    const profile_t *src = m->src;
+    poslist_t *u = &m->unmapped[j % UNMAPPED];
+    u->n = 0;
+    if (err_grow((void **)&u->pos, &u->cap, s->n_location_ids, sizeof(*u->pos)) < 0)
+        return;
     for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        if (l)
-            __builtin_prefetch(l->lines);
+        int64_t p = dense_pos(src->loc_index, src->n_loc_index, s->location_ids[i]);
+        if (p >= 0 && !m->loc_out[p]) {
+            __builtin_prefetch(src->locations[p].lines);
+            u->pos[u->n++] = (uint32_t)p;
+        }
     }
 }
 
-/* The next step for a sample whose lines were prefetched: the functions
- * of its locations not mapped yet, and their slots in fn_out. */
-static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
+/* The step after prefetch_lines: the slots in the source's index of the
+ * functions of sample j's listed locations' lines. */
+static void prefetch_fn_index(const merger_t *m, size_t j)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        for (uint32_t k = 0; l && k < l->n_lines; k++) {
+    const poslist_t *u = &m->unmapped[j % UNMAPPED];
+    for (size_t i = 0; src->fn_index && i < u->n; i++) {
+        const profile_location_t *l = &src->locations[u->pos[i]];
+        for (uint32_t k = 0; k < l->n_lines; k++)
+            if (l->lines[k].function_id < src->n_fn_index)
+                __builtin_prefetch(&src->fn_index[l->lines[k].function_id]);
+    }
+}
+
+/* The next step for sample j: the functions of its listed locations, and
+ * their slots in fn_out. */
+static void prefetch_functions(const merger_t *m, size_t j)
+{
+    const profile_t *src = m->src;
+    const poslist_t *u = &m->unmapped[j % UNMAPPED];
+    for (size_t i = 0; i < u->n; i++) {
+        const profile_location_t *l = &src->locations[u->pos[i]];
+        for (uint32_t k = 0; k < l->n_lines; k++) {
             int64_t f = dense_fn_pos(src, l->lines[k].function_id);
             if (f >= 0) {
                 __builtin_prefetch(&src->functions[f]);
@@ -969,12 +1020,13 @@ static void prefetch_functions(const merger_t *m, const profile_sample_t *s)
  * function table, whose hash is then known. The strings shape has a
  * name, system name and file name of its own per function: 250,000
  * functions, four misses each, which map_function met one by one. */
-static void prefetch_strings(const merger_t *m, const profile_sample_t *s)
+static void prefetch_strings(const merger_t *m, size_t j)
 {
     const profile_t *src = m->src;
-    for (uint32_t i = 0; i < s->n_location_ids; i++) {
-        const profile_location_t *l = unmapped_location(m, s->location_ids[i]);
-        for (uint32_t k = 0; l && k < l->n_lines; k++) {
+    const poslist_t *u = &m->unmapped[j % UNMAPPED];
+    for (size_t i = 0; i < u->n; i++) {
+        const profile_location_t *l = &src->locations[u->pos[i]];
+        for (uint32_t k = 0; k < l->n_lines; k++) {
             int64_t f = dense_fn_pos(src, l->lines[k].function_id);
             if (f < 0 || m->fn_out[f])
                 continue;
@@ -998,6 +1050,8 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
     if (rc == 0 && m->out->n_mappings == 0 && src->n_mappings > 0 && map_mapping(m, 0) < 0)
         rc = -ENOMEM;
     profile_sample_t *ss = adopted ? adopted : src->samples;
+    for (size_t k = 0; k < UNMAPPED; k++) /* the last source's positions */
+        m->unmapped[k].n = 0;
     for (size_t j = 0; rc == 0 && j < src->n_samples; j++) {
         /* six samples ahead, the index slots of their locations load
          * while this one is mapped; five ahead, the locations; four
@@ -1009,15 +1063,15 @@ static int merge_src(merger_t *m, profile_t *src, profile_sample_t *adopted)
         if (j + 5 < src->n_samples)
             prefetch_locations(m, &ss[j + 5]);
         if (j + 4 < src->n_samples)
-            prefetch_lines(m, &ss[j + 4]);
+            prefetch_lines(m, &ss[j + 4], j + 4);
         if (j + 3 < src->n_samples)
-            prefetch_fn_index(m, &ss[j + 3]);
+            prefetch_fn_index(m, j + 3);
         if (j + 2 < src->n_samples)
-            prefetch_functions(m, &ss[j + 2]);
+            prefetch_functions(m, j + 2);
         if (j + 1 < src->n_samples)
-            prefetch_strings(m, &ss[j + 1]);
+            prefetch_strings(m, j + 1);
         if (!is_zero(src, &ss[j]))
-            rc = map_sample(m, &ss[j]);
+            rc = map_sample(m, &ss[j], j);
     }
     return rc;
 }

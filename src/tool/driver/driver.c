@@ -585,55 +585,77 @@ typedef struct {
     uint32_t *keys;   /* p's strings' keys (strkeys_series_add), NULL on OOM */
 } loaded_t;
 
-/* A merged source given back for the worker to decode a later one into
- * (profile_clear): its memory is in use already, where a new profile's
+/* Sources are read and decoded by up to this many workers and, while it
+ * waits for one, by the main thread (a series' sources are independent):
+ * on 2 CPUs, one worker beside the main thread, which merges. One worker
+ * alone was the busier thread, ~0.9 s CPU against the main thread's
+ * ~0.6 s (50 snapshots, -top). */
+#define WORKERS_MAX 3
+/* At most workers + 2 sources are decoded, or being decoded, ahead of the
+ * one being merged (~10 MB each for a 50,000-location snapshot): one for
+ * each decoder, and one more, so that a worker done with its source while
+ * the main thread decodes the next starts the one after: with workers + 1
+ * the worker waited 0.91-1.08 s of a 50-snapshot -top (3 runs, load 3;
+ * 48 MB peak), with workers + 2 0.002-0.027 s (56 MB). (With one
+ * worker and no help, two ahead were no faster than one: 50 snapshots,
+ * -top, 5 runs each, load 1: 2.18 s against 2.25 s median, 68 MB at the
+ * peak against 58.) */
+#define AHEAD_MAX (WORKERS_MAX + 2)
+
+/* Merged sources given back for the decoders to decode later ones into
+ * (profile_clear): their memory is in use already, where a new profile's
  * would be faulted in a page at a time (113,700 page faults for 50
- * snapshots of 50,000 locations, 15% of the CPU time). One at most, so
- * the series holds no more sources' memory than without. */
+ * snapshots of 50,000 locations, 15% of the CPU time). As many as are
+ * decoded or merged at once at most, so the series holds no more
+ * sources' memory than it has held already. */
+#define SPARES (AHEAD_MAX + 1)
 typedef struct {
     pthread_mutex_t mu;
-    profile_t *p;
+    profile_t *p[SPARES];
+    size_t n;
 } spare_t;
 
 static profile_t *spare_take(spare_t *sp)
 {
     pthread_mutex_lock(&sp->mu);
-    profile_t *p = sp->p;
-    sp->p = NULL;
+    profile_t *p = sp->n ? sp->p[--sp->n] : NULL;
     pthread_mutex_unlock(&sp->mu);
     return p;
 }
 
-/* Keeps p (taken) for spare_take, or frees it when one is kept already. */
+/* Keeps p (taken) for spare_take, or frees it when SPARES are kept. */
 static void spare_give(spare_t *sp, profile_t *p)
 {
     pthread_mutex_lock(&sp->mu);
-    if (!sp->p) {
-        sp->p = p;
+    if (p && sp->n < SPARES) {
+        sp->p[sp->n++] = p;
         p = NULL;
     }
     pthread_mutex_unlock(&sp->mu);
     profile_free(p);
 }
 
+static void spare_free(spare_t *sp)
+{
+    while (sp->n)
+        profile_free(sp->p[--sp->n]);
+}
+
 typedef struct {
     const char *const *names;
     const source_opts_t *s;
-    /* the worker's: keys of the sources' strings, hashed and compared
+    /* the decoders': keys of the sources' strings, hashed and compared
      * there, so that the merge interns each distinct one once
-     * (profile_merger_add_keyed) */
+     * (profile_merger_add_keyed); keys_mu serializes them (a key stands
+     * for one string whichever source was keyed first) */
     strkeys_series_t *keys;
-    spare_t spare; /* the main thread gives, the worker takes */
+    pthread_mutex_t keys_mu;
+    spare_t spare; /* the main thread gives, the decoders take */
 } ahead_ctx_t;
 
-/* At most this many sources are decoded, or being decoded, ahead of the
- * one being merged (~10 MB each for a 50,000-location snapshot). One keeps
- * both cores busy: two were no faster (50 snapshots, -top, 5 runs each, load 1:
- * 2.18 s against 2.25 s median) and took 68 MB at the peak against 58. */
-#define READ_AHEAD 1
-
-/* Reads, decodes and checks source i: nothing here touches what the main
- * thread does meanwhile (the decoder has no global state). */
+/* Reads, decodes and checks source i: nothing here touches what the other
+ * decoders and the main thread do meanwhile (the decoder has no global
+ * state; keys and spares have their locks). */
 static void read_ahead(void *ctx, size_t i, void *slot)
 {
     ahead_ctx_t *c = ctx;
@@ -649,8 +671,11 @@ static void read_ahead(void *ctx, size_t i, void *slot)
         return;
     }
     l->sums_rc = profile_check_sums(l->p, l->err, sizeof(l->err));
-    if (c->keys) /* NULL on OOM: the merge then interns them itself */
+    if (c->keys) { /* NULL on OOM: the merge then interns them itself */
+        pthread_mutex_lock(&c->keys_mu);
         l->keys = strkeys_series_add(c->keys, l->p);
+        pthread_mutex_unlock(&c->keys_mu);
+    }
 }
 
 static void drop_loaded(void *slot)
@@ -743,13 +768,17 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     bool stream = s->n_sources > 1;
     for (size_t i = 0; i < s->n_sources; i++)
         stream = stream && !is_url[i];
-    /* A streamed series is read and decoded on a second thread while this
-     * one merges: in order, so the result and the messages are the same. */
+    /* A streamed series is read and decoded on other threads (and on this
+     * one while it waits) while this one merges: in order, so the result
+     * and the messages are the same. */
     ahead_ctx_t actx = {names, s, stream ? strkeys_series_new() : NULL,
-                        {PTHREAD_MUTEX_INITIALIZER, NULL}};
+                        PTHREAD_MUTEX_INITIALIZER, {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0}};
+    size_t workers = (size_t)cpus_usable() - 1;
+    if (workers > WORKERS_MAX)
+        workers = WORKERS_MAX;
     ahead_t *ra = NULL;
-    if (stream && ahead_start(&ra, s->n_sources, sizeof(loaded_t), READ_AHEAD,
-                              cpus_usable() > 1, read_ahead, &actx) < 0) {
+    if (stream && ahead_start(&ra, s->n_sources, sizeof(loaded_t), workers + 2, workers, true,
+                              read_ahead, &actx) < 0) {
         strkeys_series_free(actx.keys);
         driver_msg("out of memory");
         goto out;
@@ -844,7 +873,7 @@ static int grab(const source_opts_t *s, fetched_t *f, profile_t **src, profile_t
     }
     ahead_end(ra, drop_loaded);
     strkeys_series_free(actx.keys);
-    profile_free(actx.spare.p);
+    spare_free(&actx.spare);
     /* sources first, then the base group (at index n_sources) */
     *src = combine_group(ps, got_src, s->n_sources, false, stream ? &st : NULL);
     profile_t **bps = ps + s->n_sources;

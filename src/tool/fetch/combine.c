@@ -206,7 +206,7 @@ static int merge_one(profile_t **ps, profile_t **out, char *err, size_t errlen)
 {
     keying_t kg = {ps[0], NULL, NULL, false};
     if (cpus_usable() < 2 ||
-        ahead_start(&kg.a, 1, sizeof(strkeys_t *), 1, true, key_job, &kg) < 0)
+        ahead_start(&kg.a, 1, sizeof(strkeys_t *), 1, 1, false, key_job, &kg) < 0)
         return profile_merge_owned(ps, 1, out, err, errlen);
     profile_keyer_t keyer = {key_wait, key_of, &kg};
     int rc = profile_merge_keyed(ps, &keyer, out, err, errlen);

@@ -111,7 +111,7 @@ static int start(void *ctx, zread_t *z, zread_t *out)
     inflater_t *in = ctx;
     memset(in, 0, sizeof(*in));
     in->src = z;
-    if (ahead_start(&in->a, SIZE_MAX, sizeof(block_t), DEPTH, true, read_block, in) < 0)
+    if (ahead_start(&in->a, SIZE_MAX, sizeof(block_t), DEPTH, 1, false, read_block, in) < 0)
         return -ENOMEM;
     zread_pull(out, pull, in);
     return 0;
