@@ -303,8 +303,9 @@ void unwind_check_bucket(const unwind_stack_t *st, bool memo, bool same)
 /* The stack's raw walk, cprof's frames (*top of them) still on top, into
  * *raw: buf (room for max_depth + UNWIND_SLACK frames), or the cfi walk's
  * own arrays, held (kept->held, cfi_release) until the caller is done with
- * them (*kept: the cfi walk's, else nothing held and no tags); the hash
- * of the stack from frame *top out into *hash if the walk gave it (not if the depth cut the stack), else *hash is left alone.
+ * them (*kept: the cfi walk's own out, else nothing held and no tags);
+ * the hash of the stack from frame *top out into *hash if the walk gave
+ * it (not if the depth cut the stack), else *hash is left alone.
  * With a frame (unwind_capture_hash), the cfi and frame-pointer walks
  * start at its caller. Inlined: one call less on every sampled
  * allocation. */
@@ -327,25 +328,25 @@ static inline __attribute__((always_inline)) int walk_raw(const void *frame, uin
         n = frame ? (stackbounds_get(t) ? fp_chain(t, (uintptr_t)frame, buf, want) : 0)
                   : fp_walk(buf, want);
     } else {
-        cfi_stack_t st = {.reused = 0};
+        /* The walk writes *kept itself, nothing held or tagged if it
+         * fails: no copy of its out on every sampled allocation. */
         if (unwinder == UNWIND_CFI && stackbounds_get(t))
-            n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo, t->stack_hi, &st)
-                      : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, &st);
+            n = frame ? cfi_walk_frame(frame, buf, hashes, want, t->stack_lo, t->stack_hi, kept)
+                      : cfi_walk(buf, hashes, want, t->stack_lo, t->stack_hi, kept);
         bool walked = n >= 0;
         if (RT_UNLIKELY(unwind_check) && unwinder == UNWIND_CFI) {
             __atomic_fetch_add(walked ? &cfi_walked : &cfi_fell_back, 1, __ATOMIC_RELAXED);
-            if (st.reused)
+            if (kept->reused)
                 __atomic_fetch_add(&cfi_reused, 1, __ATOMIC_RELAXED);
         }
         if (walked) {
-            *raw = st.pcs;
-            *kept = st;
-            int i = *top = own_frames(st.pcs, n);
+            *raw = kept->pcs;
+            int i = *top = own_frames(kept->pcs, n);
             /* The walk's hashes run to the stack's end: the one at the
              * first frame kept is the stack's unless the depth cuts it
              * (or no frame is kept). */
-            if (st.hashes && i < n && n - i <= max_depth) {
-                *hash = st.hashes[i];
+            if (kept->hashes && i < n && n - i <= max_depth) {
+                *hash = kept->hashes[i];
                 *hashed = true;
             }
             return n;
