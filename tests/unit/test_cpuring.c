@@ -240,9 +240,13 @@ static void test_full(void **state)
     drain_all(&samples, &periods, &a, &b);
     assert_int_equal(samples, SLOTS);
     assert_true(lost >= 20);
-    /* Kept and dropped together account for all the CPU at 1000 Hz. */
+    /* Kept and dropped together account for the CPU at 1000 Hz: 0.987-0.999
+     * of it in 18 runs, idle and beside four busy loops, yet 0.843 once at
+     * load 6-7 (periods the kernel lost, not the ring: every slot was kept
+     * and the drops counted). Signals counted without their overruns give
+     * 512 + ~40 periods, at most 0.27 of the 2-5 s spun: still caught. */
     double want = (cpu[0] + cpu[1]) * 1000;
-    assert_in_range(periods + lost, (uint64_t)(want * 0.9), (uint64_t)(want * 1.1));
+    assert_in_range(periods + lost, (uint64_t)(want * 0.6), (uint64_t)(want * 1.1));
     assert_int_equal(cpuring_take_lost(), 0);
 }
 
