@@ -119,7 +119,18 @@ static uint64_t page_hash(uintptr_t key)
  * heap's usual span): the pages that share a filter counter share a
  * stripe, so the counter changes only under that stripe's lock, by a
  * plain load and store (livemap.h), where an atomic read-modify-write
- * took 5% of livemap_remove's time (perf, xmllint at rate 1). */
+ * took 5% of livemap_remove's time (perf, xmllint at rate 1). Striped
+ * by 2 MiB region instead (glibc gives each thread an arena of its own,
+ * so two threads' stripe lines would stay each on its core): no gain
+ * measured with two allocating threads at rate 1, on this 2-CPU VM at
+ * load 4-6 (mtindex 2 400000: CPU 1.41 -> 1.43 s, medians of 20
+ * interleaved runs, faster in 9; live map samples over the program's
+ * 0.60-0.66 -> 0.55-0.64 in 5 perf runs, livemap_remove's alone 0.354 ->
+ * 0.364, medians of 5 more; a 2-thread malloc/free ring of
+ * 2 M allocations, task-clock medians of 6: 231 -> 245 ms, spreads
+ * 211-282 and 214-277); and with whole regions a stripe, some stripes
+ * grew too few times in test_livemap's sparse heap to leave its dense
+ * heap's 8-byte unit. */
 static stripe_t *stripe_of(uintptr_t key)
 {
     return &stripes[page_hash(key & ((uintptr_t)(LIVEMAP_FILTER_SLOTS - 1) << 12)) >>
