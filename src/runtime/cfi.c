@@ -975,9 +975,12 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
         bool to_end = false, fp = true;
         if (kj->sp == sp && s->kpcs[j] == pc) {
             /* A walk that goes on from the last one's cut (below) needs
-             * all of its state as it was, fp included. */
+             * all of its state as it was, fp included; one that ends in
+             * its frames (joined to the end, or cut at its max there)
+             * only the fp that those up to fp_hi read: a frame beyond
+             * takes its CFA from sp, whatever fp it gets. */
             to_end = end - j <= max - n && s->whole;
-            fp = !to_end || j <= s->fp_hi;
+            fp = (!to_end && end - j < max - n) || j <= s->fp_hi;
         }
         if (kj->sp == sp && s->kpcs[j] == pc && (!fp || kj->bp == bp) && unchanged(s, j, fp)) {
             int k = end - j;

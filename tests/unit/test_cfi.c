@@ -555,12 +555,18 @@ static NO_FP void *fp_thread(void *arg)
     thread_hi = thread_lo + size;
     /* One call site: a bound not known, so the loop is not unrolled.
      * Rounds 3 to 5: a walk cut at 3 frames, one that takes them from it
-     * (the same bp) and goes on, and one with another bp, which joins
-     * that one as rounds 1 and 2 join round 0's: the walk that took
-     * frames knows which of them take the CFA from fp. */
-    static volatile int rounds = 6;
+     * and goes on (the same bp; a walk from another depth before round 3
+     * leaves it nothing to take), and one with another bp, which
+     * joins that one as rounds 1 and 2 join round 0's: the walk that took
+     * frames knows which of them take the CFA from fp. Rounds 6 and 7:
+     * walks cut at 3, each with another bp, which take the last walk's
+     * frames from fp_middle's on (they end there: no fp needed). */
+    static volatile int rounds = 8;
     for (int i = 0; i < rounds; i++) {
-        fp_max = i == 3 ? 3 : MAX;
+        fp_max = MAX;
+        if (i == 3)
+            fp_middle(&p[i]);
+        fp_max = i == 3 || i >= 6 ? 3 : MAX;
         with_bp(&p[i], fp_probe, 0x1000 * (uintptr_t)(i == 4 ? i : i + 1));
     }
     return arg;
@@ -571,15 +577,21 @@ static void test_dead_fp(void **state)
 {
     (void)state;
 #if defined(__x86_64__) && !defined(__clang__)
-    probe_t p[6];
+    probe_t p[8];
     pthread_t th;
     void *ret = NULL;
     assert_int_equal(pthread_create(&th, NULL, fp_thread, p), 0);
     assert_int_equal(pthread_join(th, &ret), 0);
     assert_ptr_equal(ret, p);
     assert_int_equal(p[3].n, 3);
+    assert_int_equal(p[3].reused, 0);
     assert_memory_equal(p[3].pcs, p[0].pcs, 3 * sizeof(uintptr_t));
     assert_int_equal(p[4].reused, 3);
+    for (int i = 6; i < 8; i++) {
+        assert_int_equal(p[i].n, 3);
+        assert_memory_equal(p[i].pcs, p[0].pcs, 3 * sizeof(uintptr_t));
+        assert_int_equal(p[i].reused, 2);
+    }
     for (int i = 0; i < 6; i++) {
         if (i == 3)
             continue;
