@@ -523,13 +523,14 @@ __asm__(".text\n"
 void with_bp(probe_t *p, void (*fn)(probe_t *), uintptr_t bp);
 
 static uintptr_t thread_lo, thread_hi;
+static int fp_max = MAX;
 
 /* cfi_walk (its CFA from rbp: cfi.c is built with frame pointers) saves
  * the bp with_bp set: the first frame whose fp no rule reads is this. */
 static NO_FP void fp_middle(probe_t *p)
 {
     cfi_stack_t st;
-    take(p, cfi_walk(p->pcs, p->hashes, MAX, thread_lo, thread_hi, &st), &st);
+    take(p, cfi_walk(p->pcs, p->hashes, fp_max, thread_lo, thread_hi, &st), &st);
     p->nunw = unwind_backtrace_sigsafe(p->unw, MAX);
     __asm__ volatile("" ::: "memory");
 }
@@ -552,10 +553,22 @@ static NO_FP void *fp_thread(void *arg)
     pthread_attr_destroy(&attr);
     thread_lo = (uintptr_t)addr;
     thread_hi = thread_lo + size;
-    /* One call site: a bound not known, so the loop is not unrolled. */
-    static volatile int rounds = 3;
-    for (int i = 0; i < rounds; i++)
-        with_bp(&p[i], fp_probe, 0x1000 * (uintptr_t)(i + 1));
+    /* One call site: a bound not known, so the loop is not unrolled.
+     * Rounds 3 to 5: a walk cut at 3 frames, one that takes them from it
+     * and goes on (the same bp; a walk from another depth before round 3
+     * leaves it nothing to take), and one with another bp, which
+     * joins that one as rounds 1 and 2 join round 0's: the walk that took
+     * frames knows which of them take the CFA from fp. Rounds 6 and 7:
+     * walks cut at 3, each with another bp, which take the last walk's
+     * frames from fp_middle's on (they end there: no fp needed). */
+    static volatile int rounds = 8;
+    for (int i = 0; i < rounds; i++) {
+        fp_max = MAX;
+        if (i == 3)
+            fp_middle(&p[i]);
+        fp_max = i == 3 || i >= 6 ? 3 : MAX;
+        with_bp(&p[i], fp_probe, 0x1000 * (uintptr_t)(i == 4 ? i : i + 1));
+    }
     return arg;
 }
 #endif
@@ -564,17 +577,28 @@ static void test_dead_fp(void **state)
 {
     (void)state;
 #if defined(__x86_64__) && !defined(__clang__)
-    probe_t p[3];
+    probe_t p[8];
     pthread_t th;
     void *ret = NULL;
     assert_int_equal(pthread_create(&th, NULL, fp_thread, p), 0);
     assert_int_equal(pthread_join(th, &ret), 0);
     assert_ptr_equal(ret, p);
-    for (int i = 0; i < 3; i++) {
+    assert_int_equal(p[3].n, 3);
+    assert_int_equal(p[3].reused, 0);
+    assert_memory_equal(p[3].pcs, p[0].pcs, 3 * sizeof(uintptr_t));
+    assert_int_equal(p[4].reused, 3);
+    for (int i = 6; i < 8; i++) {
+        assert_int_equal(p[i].n, 3);
+        assert_memory_equal(p[i].pcs, p[0].pcs, 3 * sizeof(uintptr_t));
+        assert_int_equal(p[i].reused, 2);
+    }
+    for (int i = 0; i < 6; i++) {
+        if (i == 3)
+            continue;
         /* cfi_walk, fp_middle, fp_probe, with_bp, fp_thread, ... */
         check(&p[i]);
         assert_true(p[i].n > 5);
-        if (i) {
+        if (i && i != 4) {
             /* joined at fp_middle's frame (index 1: its fp is the bp
              * given), not only at fp_thread's (4), where fp is restored */
             assert_memory_equal(p[i].pcs, p[0].pcs, (size_t)p[0].n * sizeof(uintptr_t));
