@@ -900,9 +900,23 @@ static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
     }
 }
 
+/* Bytes of the arrays a build reads at each frame: when they fit in the
+ * core's cache, prefetch_sample's loops only cost their instructions. */
+#define PREFETCH_MIN_BYTES ((size_t)1 << 20)
+
+/* Whether a build's frames miss the cache enough for prefetch_sample. */
+static bool worth_prefetching(const graph_t *g)
+{
+    size_t n_locs = g->w->n_locs;
+    size_t bytes = g->n_nodes * sizeof(*g->nodes) +
+                   (n_locs + 1 + g->loc_first[n_locs]) * sizeof(*g->loc_first);
+    return bytes > PREFETCH_MIN_BYTES;
+}
+
 int graph_build(graph_t *g, const bool *kept)
 {
     work_t *w = g->w;
+    const bool prefetch = worth_prefetching(g);
     for (size_t i = 0; i < g->n_nodes; i++) {
         gnode_t *n = &g->nodes[i];
         n->flat = n->flat_div = n->cum = n->cum_div = 0;
@@ -929,7 +943,8 @@ int graph_build(graph_t *g, const bool *kept)
 
     for (size_t si = 0; si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
-        prefetch_sample(g, si, kloc);
+        if (prefetch)
+            prefetch_sample(g, si, kloc);
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
