@@ -610,6 +610,64 @@ static void test_deferred_tags(void **state)
     }
 }
 
+/* A visual graph trimmed to node_count keeps, of the tags add_tags made
+ * for the nodes it may keep, those of the nodes it keeps: the same tags,
+ * values and order as a build with those nodes makes. */
+static void test_kept_tags_as_built(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        profgen_opts_t po;
+        profgen_defaults(&po, seed);
+        po.samples = 3000;
+        po.locations = 600;
+        po.functions = 300;
+        po.labels = 3;
+        po.inline_pct = 40;
+        profile_t *p = profgen_make(&po);
+        assert_non_null(p);
+        work_t *w;
+        functions_view(&w, p);
+        graph_opts_t o = {.value_index = 1, .mean_index = -1, .tags = true};
+        graph_t *g, *b;
+        assert_int_equal(graph_new(w, &o, &g), 0);
+        assert_int_equal(graph_new(w, &o, &b), 0);
+        trim_opts_t t = {.node_fraction = 0.002, .edge_fraction = 0.001,
+                         .node_count = 10 + (int)seed * 5, .visual = true};
+        trim_result_t r;
+        assert_int_equal(graph_trimmed(g, &t, &r), 0);
+        assert_true(g->n_sel < (size_t)r.orig_count); /* kept fewer: built again */
+        bool *kept = calloc(g->n_nodes + 1, sizeof(*kept));
+        assert_non_null(kept);
+        for (size_t i = 0; i < g->n_sel; i++)
+            kept[g->sel[i]] = true;
+        assert_int_equal(graph_build(b, kept), 0);
+        assert_int_equal(g->n_tags, b->n_tags);
+        assert_true(b->n_tags > 0);
+        for (size_t i = 0; i < b->n_tags; i++) {
+            const gtag_t *x = &g->tags[i], *y = &b->tags[i];
+            assert_int_equal(x->node, y->node);
+            assert_int_equal(x->numeric, y->numeric);
+            assert_string_equal(graph_tag_str(g, x->group), graph_tag_str(b, y->group));
+            assert_string_equal(graph_tag_str(g, x->name), graph_tag_str(b, y->name));
+            assert_int_equal(x->value, y->value);
+            assert_int_equal(x->flat, y->flat);
+            assert_int_equal(x->cum, y->cum);
+            assert_int_equal(x->flat_div, y->flat_div);
+            assert_int_equal(x->cum_div, y->cum_div);
+        }
+        for (size_t n = 0; n <= g->n_nodes; n++)
+            assert_int_equal(g->tag_first[n], b->tag_first[n]);
+        for (size_t i = 0; i < b->n_tags; i++)
+            assert_int_equal(g->tag_refs[i], b->tag_refs[i]);
+        free(kept);
+        graph_free(g);
+        graph_free(b);
+        work_free(w);
+        profile_free(p);
+    }
+}
+
 static int str_cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -707,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_values_and_edges),
         cmocka_unit_test(test_label_key),
         cmocka_unit_test(test_deferred_tags),
+        cmocka_unit_test(test_kept_tags_as_built),
         cmocka_unit_test(test_tag_groups),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_kept_nodes_make_residual_edges),

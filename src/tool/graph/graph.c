@@ -583,6 +583,10 @@ static int tags_prepare(graph_t *g)
             int64_t nid = ns->nid && ns->v == l->num ? (int64_t)ns->nid : -1;
             if (nid < 0) {
                 char name[64];
+                /* ~2,750 instructions a call, snprintf's "%.2f" most of
+                 * them: the units looked up once for every value (a
+                 * resolved scaler) measured 375M -> 344M of samples -svg's
+                 * 9.78G (callgrind, one run each). Not done. */
                 measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
                 if ((nid = tstr_intern(g, name)) < 0)
                     goto oom;
@@ -900,9 +904,23 @@ static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
     }
 }
 
+/* Bytes of the arrays a build reads at each frame: when they fit in the
+ * core's cache, prefetch_sample's loops only cost their instructions. */
+#define PREFETCH_MIN_BYTES ((size_t)1 << 20)
+
+/* Whether a build's frames miss the cache enough for prefetch_sample. */
+static bool worth_prefetching(const graph_t *g)
+{
+    size_t n_locs = g->w->n_locs;
+    size_t bytes = g->n_nodes * sizeof(*g->nodes) +
+                   (n_locs + 1 + g->loc_first[n_locs]) * sizeof(*g->loc_first);
+    return bytes > PREFETCH_MIN_BYTES;
+}
+
 int graph_build(graph_t *g, const bool *kept)
 {
     work_t *w = g->w;
+    const bool prefetch = worth_prefetching(g);
     for (size_t i = 0; i < g->n_nodes; i++) {
         gnode_t *n = &g->nodes[i];
         n->flat = n->flat_div = n->cum = n->cum_div = 0;
@@ -929,7 +947,8 @@ int graph_build(graph_t *g, const bool *kept)
 
     for (size_t si = 0; si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
-        prefetch_sample(g, si, kloc);
+        if (prefetch)
+            prefetch_sample(g, si, kloc);
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
@@ -1577,6 +1596,21 @@ static int add_tags(graph_t *g, const bool *kept, const bool *only)
     return rc < 0 ? rc : tags_adjacency(g);
 }
 
+/* Keeps, in their order, the tags of the nodes in kept: those a build
+ * with kept makes, when they were made for a set of nodes that holds kept
+ * (add_tags walks the samples as graph_build does). */
+static int tags_keep(graph_t *g, const bool *kept)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->n_tags; i++)
+        if (kept[g->tags[i].node])
+            g->tags[k++] = g->tags[i];
+    g->n_tags = k;
+    if (tag_rehash(g, g->tag_mask + 1) < 0)
+        return -ENOMEM;
+    return tags_adjacency(g);
+}
+
 static int sort_for(graph_t *g, const trim_opts_t *t)
 {
     if (t->visual)
@@ -1750,7 +1784,16 @@ int graph_trimmed(graph_t *g, const trim_opts_t *t, trim_result_t *r)
             memset(kept, 0, (g->n_nodes + 1) * sizeof(*kept));
             for (size_t i = 0; i < max; i++)
                 kept[g->sel[i]] = true;
-            if ((rc = tree ? trim_tree(g, kept) : graph_build(g, kept)) < 0)
+            /* add_tags made the tags of only, which holds kept: the build
+             * keeps those of kept instead of making them again (on the
+             * samples shape, 280M of -svg's 10.06G instructions) */
+            const bool tags = g->o.tags;
+            g->o.tags = tags && !defer_tags;
+            rc = tree ? trim_tree(g, kept) : graph_build(g, kept);
+            g->o.tags = tags;
+            if (rc == 0 && defer_tags)
+                rc = tags_keep(g, kept);
+            if (rc < 0)
                 goto out;
             if ((rc = sort_for(g, t)) < 0)
                 goto out;
