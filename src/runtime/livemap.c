@@ -16,7 +16,7 @@
 /* A page's objects take the slots of its window in the order of their
  * offsets in the page, in units of 2^shift bytes: its window is 4096 >>
  * shift slots. Each stripe picks its unit (below, grow_locked). */
-#define SHIFT_MIN 3   /* 8 bytes: a window of 512 slots */
+#define SHIFT_MIN 2   /* 4 bytes: a window of 1024 slots */
 #define SHIFT_FIRST 4 /* 16 bytes, malloc's alignment: 256 slots */
 #define SHIFT_MAX 5   /* 32 bytes, glibc's smallest block: 128 slots */
 #define WINDOW(shift) (4096u >> (shift))
@@ -241,11 +241,23 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t s
  * xmllint, 1.4 to 1.8 probes an insert at 16 bytes, goes to 32 (1.3 to
  * 3.9 there), where 16 gave livemap_remove 43% more misses of a 1 MiB
  * cache (callgrind, scale 0.2) and the run 8% more CPU time (median of
- * 9); python3 stays at 16 (3 to 11) or goes to 8 (2.5 to 4.7). */
+ * 9); python3 stays at 16 (3 to 11) or goes to 8 (2.5 to 4.7).
+ * A window's share of a page's objects, not the table's fill, makes the
+ * runs: pages dense with 32- and 48-byte blocks (bench/workloads/mtindex.c)
+ * fill 2 in 5 slots of a 16-byte window, and overlapping windows of such
+ * pages pile into runs of 20 to 120 probes an insert, 30 to 50 still at 8
+ * bytes from 8192 slots, 2 at 4 bytes. So the unit goes down to 4 bytes,
+ * and two steps at once above 24 probes, where one step a growth spent
+ * the growths that insert most at 8 bytes (mtindex 2 400000 at rate 1,
+ * probes an insert, medians of 5: 12.07 before, 10.31 with 4 bytes alone,
+ * 7.36 with both; xmllint 1.58 -> 1.57, python3 pywork.py 100000 4.42 ->
+ * 4.28, one run each). */
 static uint32_t next_shift(const stripe_t *s)
 {
     if (s->span < ADAPT_SPAN)
         return s->shift;
+    if (s->probes > 24 * s->inserts && s->shift > SHIFT_MIN + 1)
+        return s->shift - 2;
     if (s->probes > 6 * s->inserts && s->shift > SHIFT_MIN)
         return s->shift - 1;
     if (s->probes < 2 * s->inserts && s->shift < SHIFT_MAX)

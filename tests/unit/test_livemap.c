@@ -538,8 +538,10 @@ static void test_first_write(void **state)
 
 /* Each stripe picks the unit of offsets in its windows from the probes of
  * its inserts (livemap.c next_shift): pages full of 16-byte objects, whose
- * windows overlap into long runs at 16-byte units, take the stripes down to
- * 8 as they grow, and a later heap of sparse objects takes them back up.
+ * windows overlap into long runs at 16- and 8-byte units, take the stripes
+ * down to 4 as they grow (two steps at once from 16), and a later heap of
+ * sparse objects, growing
+ * them twice more, takes them back up (a step a growth).
  * Every entry comes back exact through each relayout. Run first, in a
  * child, so that the tables start empty and stay so for the next test. */
 static unsigned unit_range(uintptr_t base, uintptr_t step, uintptr_t n, unsigned *hi)
@@ -570,20 +572,28 @@ static bool fill_check(uintptr_t base, uintptr_t step, uintptr_t n, bool insert)
 
 static int unit_adapts_child(void)
 {
-    enum { DENSE = 1200000, SPARSE = 2000000 };
-    const uintptr_t a = 0x3a0000000000ull, b = 0x3b0000000000ull;
+    enum { EARLY = 200000, DENSE = 1200000, SPARSE = 6000000 };
+    const uintptr_t a = 0x3a0000000000ull, b = 0x3b0000000000ull, c = 0x3c0000000000ull;
     unsigned lo, hi;
-    if (livemap_init() || livemap_count() || !fill_check(a, 16, DENSE, true))
+    if (livemap_init() || livemap_count())
+        return 1;
+    /* Enough to grow most stripes once past ADAPT_SPAN: their runs there,
+     * scores of probes an insert, take them down two steps at once. */
+    if (!fill_check(c, 16, EARLY, true))
+        return 5;
+    lo = unit_range(c, 16, EARLY, &hi);
+    printf("early: units of 2^%u to 2^%u bytes\n", lo, hi);
+    if (lo != 2 || !fill_check(c, 16, EARLY, false) || !fill_check(a, 16, DENSE, true))
         return 1;
     lo = unit_range(a, 16, DENSE, &hi);
     printf("dense: units of 2^%u to 2^%u bytes\n", lo, hi);
-    if (hi != 3 || !fill_check(a, 16, DENSE, false))
+    if (hi != 2 || !fill_check(a, 16, DENSE, false))
         return 2;
     if (!fill_check(b, 160, SPARSE, true))
         return 3;
     lo = unit_range(b, 160, SPARSE, &hi);
     printf("sparse: units of 2^%u to 2^%u bytes\n", lo, hi);
-    if (lo < 4 || !fill_check(b, 160, SPARSE, false) || livemap_count())
+    if (lo < 3 || !fill_check(b, 160, SPARSE, false) || livemap_count())
         return 4;
     return 0;
 }
