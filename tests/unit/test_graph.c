@@ -543,6 +543,21 @@ static void test_label_key(void **state)
     profile_free(p);
 }
 
+/* A profile of seed with labels and inline frames, for the tags tests. */
+static profile_t *tagged_profile(uint64_t seed)
+{
+    profgen_opts_t po;
+    profgen_defaults(&po, seed);
+    po.samples = 3000;
+    po.locations = 600;
+    po.functions = 300;
+    po.labels = 3;
+    po.inline_pct = 40;
+    profile_t *p = profgen_make(&po);
+    assert_non_null(p);
+    return p;
+}
+
 /* A visual graph trimmed to node_count computes tags only for the nodes
  * it may keep (add_tags), to count them as pprof's selectTopNodes does:
  * the nodes it keeps are those that the tags of the graph of every node
@@ -552,15 +567,7 @@ static void test_deferred_tags(void **state)
 {
     (void)state;
     for (uint64_t seed = 1; seed <= 4; seed++) {
-        profgen_opts_t po;
-        profgen_defaults(&po, seed);
-        po.samples = 3000;
-        po.locations = 600;
-        po.functions = 300;
-        po.labels = 3;
-        po.inline_pct = 40;
-        profile_t *p = profgen_make(&po);
-        assert_non_null(p);
+        profile_t *p = tagged_profile(seed);
         const int K = 30 + (int)seed * 5;
         int32_t want[64];
         size_t n_want = 0;
@@ -617,15 +624,7 @@ static void test_kept_tags_as_built(void **state)
 {
     (void)state;
     for (uint64_t seed = 1; seed <= 4; seed++) {
-        profgen_opts_t po;
-        profgen_defaults(&po, seed);
-        po.samples = 3000;
-        po.locations = 600;
-        po.functions = 300;
-        po.labels = 3;
-        po.inline_pct = 40;
-        profile_t *p = profgen_make(&po);
-        assert_non_null(p);
+        profile_t *p = tagged_profile(seed);
         work_t *w;
         functions_view(&w, p);
         graph_opts_t o = {.value_index = 1, .mean_index = -1, .tags = true};
