@@ -540,8 +540,8 @@ static void test_first_write(void **state)
  * its inserts (livemap.c next_shift): pages full of 16-byte objects, whose
  * windows overlap into long runs at 16- and 8-byte units, take the stripes
  * down to 4 as they grow (two steps at once from 16), and a later heap of
- * sparse objects, growing
- * them twice more, takes them back up (a step a growth).
+ * sparse objects, growing them twice more, takes them back up (a step a
+ * growth).
  * Every entry comes back exact through each relayout. Run first, in a
  * child, so that the tables start empty and stay so for the next test. */
 static unsigned unit_range(uintptr_t base, uintptr_t step, uintptr_t n, unsigned *hi)
