@@ -821,6 +821,9 @@ static int build(mem_t *m, profwriter_t *w)
     if (maps)
         nmaps = mmaphooks_copy(maps, capmaps, &mdropped);
     for (size_t i = 0; rc == 0 && i < nmaps; i++) {
+        const vma_t *v = vma_of(m, maps[i].lo);
+        if (v && v->file)
+            continue; /* a file's mapping grown by mremap (mmaphooks.c) */
         size_t o = owner(m, C_MMAP, NULL, NULL);
         if (o != SIZE_MAX) {
             m->own[o].pcs = maps[i].pcs;

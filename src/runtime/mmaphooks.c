@@ -214,27 +214,36 @@ RT_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
     }
     void *p = nx.mremap ? nx.mremap(old, old_len, new_len, flags, want)
                         : (void *)syscall(SYS_mremap, old, old_len, new_len, flags, want);
-    if (p == MAP_FAILED || rt_self.guard || !__atomic_load_n(&ntab, __ATOMIC_RELAXED))
+    if (p == MAP_FAILED || rt_self.guard)
         return p;
     /* the kept mapping that starts at old moves with its stack */
-    uint32_t g = rt_guard_enter();
-    rt_lock(&lock);
     mmap_rec_t moved = {0};
-    for (size_t i = 0; i < ntab; i++)
-        if (tab[i].lo == (uintptr_t)old) {
-            moved = tab[i];
-            break;
+    if (__atomic_load_n(&ntab, __ATOMIC_RELAXED)) {
+        uint32_t g = rt_guard_enter();
+        rt_lock(&lock);
+        for (size_t i = 0; i < ntab; i++)
+            if (tab[i].lo == (uintptr_t)old) {
+                moved = tab[i];
+                break;
+            }
+        cut_locked((uintptr_t)old, (uintptr_t)old + old_len);
+        cut_locked((uintptr_t)p, (uintptr_t)p + new_len);
+        if (moved.hi && ntab < MMAPHOOKS_MAX) {
+            moved.lo = (uintptr_t)p;
+            moved.hi = (uintptr_t)p + new_len;
+            tab[ntab] = moved;
+            set_ntab_locked(ntab + 1);
         }
-    cut_locked((uintptr_t)old, (uintptr_t)old + old_len);
-    cut_locked((uintptr_t)p, (uintptr_t)p + new_len);
-    if (moved.hi && ntab < MMAPHOOKS_MAX) {
-        moved.lo = (uintptr_t)p;
-        moved.hi = (uintptr_t)p + new_len;
-        tab[ntab] = moved;
-        set_ntab_locked(ntab + 1);
+        rt_unlock(&lock);
+        rt_guard_leave(g);
     }
-    rt_unlock(&lock);
-    rt_guard_leave(g);
+    /* One not kept: the bytes it grew by are new bytes to the sampler, so
+     * a mapping grown to n bytes is kept as often as one mapped at n. It
+     * may be a file's: the memory profile gives a file's mapping its
+     * class whatever is kept over it (memprof.c). */
+    rt_thread_t *t = &rt_self;
+    if (!moved.hi && new_len > old_len && sampler_take(t, new_len - old_len))
+        record(p, new_len, t->taken_rate);
     return p;
 }
 

@@ -13,7 +13,8 @@
  * mmaphooks_init in cprof's constructor; a raw system call before that).
  *
  * munmap (and a MAP_FIXED mmap or an mremap over a kept range) trims or
- * splits what it covers; mremap moves a kept mapping's range. The table
+ * splits what it covers; mremap moves a kept mapping's range, and what it
+ * grows a mapping not kept by is sampled as new bytes. The table
  * (MMAPHOOKS_MAX entries in arena memory) takes one rt_lock, held only for
  * its own updates and copies, and around fork (pthread_atfork). When it is
  * full a new sample is dropped (counted). Not for signal handlers. */

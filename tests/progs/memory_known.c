@@ -1,10 +1,12 @@
 /* memory_known.c — a process whose memory has known parts, for
  * memory_known.sh: touched malloc memory, malloc memory never touched, an
  * anonymous mmap from a known function (half touched), one trimmed by
- * munmap, one grown by mremap, blocks glibc maps
+ * munmap, one grown by mremap, one grown from a page (at the default rate
+ * rarely sampled when mapped, surely when grown), blocks glibc maps
  * one by one, threads with a known
  * stack use each, many small blocks freed behind a block kept (so glibc
- * keeps them), a file mapping read whole. While they all exist (the
+ * keeps them), a file mapping, grown by mremap
+ * from its first page, read whole. While they all exist (the
  * threads blocked in a read), it writes the memory profile to DIR/mem.pb.gz,
  * reads /proc/self/smaps_rollup's Rss and smaps's Size total at once, and
  * prints "EXPECT name bytes" lines and "ROLLUP rss size". */
@@ -91,6 +93,20 @@ static __attribute__((noinline)) void *map_moved(void)
     return p;
 }
 
+/* One page mapped and touched, grown to 8 MiB of which 1 MiB is touched. */
+static __attribute__((noinline)) void *map_grown(void)
+{
+    char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        exit(17);
+    p[0] = 7;
+    p = mremap(p, 4096, 8u << 20, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED)
+        exit(18);
+    memset(p, 7, 1u << 20);
+    return p;
+}
+
 /* Small blocks, touched, all freed but a fence after them: the freed run
  * cannot join the top chunk, so glibc keeps it. Returns the fence. */
 static __attribute__((noinline)) void *small_freed(void)
@@ -115,7 +131,10 @@ static __attribute__((noinline)) const char *map_file(const char *dir, char *pat
     for (unsigned i = 0; i < FILE_SIZE / sizeof(page); i++)
         if (fd < 0 || write(fd, page, sizeof(page)) != (ssize_t)sizeof(page))
             exit(5);
-    const volatile char *m = mmap(NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* its first page, grown to the whole file: still the file's */
+    void *first = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    const volatile char *m =
+        first == MAP_FAILED ? MAP_FAILED : mremap(first, 4096, FILE_SIZE, MREMAP_MAYMOVE);
     if (m == MAP_FAILED)
         exit(6);
     close(fd);
@@ -188,7 +207,7 @@ int main(int argc, char **argv)
     static void *mid[NMID];
     mid_blocks(mid); /* before the freed blocks, which could serve them */
     void *t = touched_block(), *u = untouched_block(), *fence = small_freed();
-    void *m = map_known(), *mt = map_trimmed(), *mm = map_moved();
+    void *m = map_known(), *mt = map_trimmed(), *mm = map_moved(), *mg = map_grown();
     map_file(argv[1], fpath, sizeof(fpath));
     pthread_t th[THREADS];
     for (long i = 0; i < THREADS; i++) {
@@ -225,10 +244,10 @@ int main(int argc, char **argv)
     unsigned long long rss = rollup_rss(), size = smaps_size();
     printf("EXPECT touched_block %u\nEXPECT untouched_block %u\nEXPECT map_known %u %u\n"
            "EXPECT stack %u\nEXPECT freed %u\nEXPECT file %s %u\nEXPECT mid_blocks %u\n"
-           "EXPECT map_trimmed %u %u\nEXPECT map_moved %u %u\n"
+           "EXPECT map_trimmed %u %u\nEXPECT map_moved %u %u\nEXPECT map_grown %u %u\n"
            "ROLLUP %llu %llu %llu\n",
            TOUCHED, UNTOUCHED, MAP_TOUCHED, MAP_SIZE, STACK_USE, NSMALL * SMALL, fpath,
-           FILE_SIZE, MID * NMID, 4u << 20, 4u << 20, 2u << 20, 6u << 20, rss, size, before);
+           FILE_SIZE, MID * NMID, 4u << 20, 4u << 20, 2u << 20, 6u << 20, 1u << 20, 8u << 20, rss, size, before);
     for (int i = 0; i < THREADS; i++)
         if (write(go_on[1], "x", 1) != 1)
             return 12;
@@ -242,5 +261,6 @@ int main(int argc, char **argv)
     munmap(m, MAP_SIZE);
     munmap(mt, 4u << 20);
     munmap(mm, 6u << 20);
+    munmap(mg, 8u << 20);
     return 0;
 }
