@@ -13,7 +13,11 @@ unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 export HOME="$T/home" PPROF_TMPDIR="$T/pprof"
 mkdir -p "$HOME" "$PPROF_TMPDIR"
 PID=
-trap '[ -n "$PID" ] && { pkill -9 -P "$PID" 2>/dev/null; kill -9 "$PID" 2>/dev/null; }; rm -rf "$T"' EXIT
+# The server is a subshell running timeout running qemu: TERM to timeout,
+# which passes it on and waits for qemu, and the subshell for timeout (a
+# KILL, or the subshell's, left qemu running on for minutes, churning).
+stop() { pkill -P "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; PID=; }
+trap '[ -n "$PID" ] && stop; rm -rf "$T"' EXIT
 
 wait_file() { # FILE: until it exists and is not empty (60 s)
   i=0
@@ -56,6 +60,7 @@ while [ "$(cat "$T/count")" = "$c1" ]; do
   i=$((i + 1)); [ $i -gt 100 ] && fail "the program's counter is stuck at $c1"
   sleep 0.1
 done
-kill "$PID"; wait "$PID" 2>/dev/null; PID=
+stop
+pgrep -f "qemu-aarch64 .*$T/srv" > /dev/null && fail "the server outlives the test"
 note "heap over HTTP: exact (go tool pprof, cprof)"
 exit 0
