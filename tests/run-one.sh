@@ -12,8 +12,14 @@ export GOCACHE="${GOCACHE:-${TMPDIR:-/tmp}/cprof-gocache}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cprof-run.XXXXXX") || exit 1
 chmod 711 "$tmp" # as /tmp's: tests run programs as another user (attach_refuse)
 start=$(date +%s)
-TMPDIR=$tmp timeout -k 5 "$limit" "$t" > "$out/$name.log" 2>&1 </dev/null
+# In a session of its own: what the test leaves running (a program it
+# started under a timeout of its own, which moved it to another process
+# group out of reach of this timeout's kill) is killed by the session's id.
+TMPDIR=$tmp setsid -w timeout -k 5 "$limit" "$t" > "$out/$name.log" 2>&1 </dev/null &
+sid=$!
+wait $sid
 rc=$?
+pkill -KILL -s "$sid" 2>/dev/null
 rm -rf "$tmp"
 secs=$(( $(date +%s) - start ))
 case $rc in

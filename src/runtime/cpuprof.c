@@ -454,7 +454,13 @@ static void *drain_main(void *arg)
     for (;;) {
         /* Read before draining: once set, every sample is published. */
         bool last = __atomic_load_n(&drain_stop, __ATOMIC_ACQUIRE);
+        int64_t t = rt_now_ns();
         drain(&tab);
+        /* Every sample taken before t was published before t (a thread's
+         * handler ends before the thread goes on), and handed over now,
+         * unless a handler still fills a slot ahead of them. */
+        if (cpuring_empty())
+            trace_cpu_drained(t);
         if (last)
             break;
         cpuring_wait(DRAIN_PERIOD_MS);
@@ -584,6 +590,7 @@ static int start_locked(session_t *s)
     if (!timers && !(timers = arena_map(TIMERS_CAP * sizeof(*timers))))
         return -ENOMEM;
     cpuring_reset();
+    trace_cpu_drained(rt_now_ns()); /* a thread ending from now on waits for a drain */
     memset(&tab, 0, sizeof(tab));
     __atomic_store_n(&drain_stop, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&drain_started, 0, __ATOMIC_RELAXED);
@@ -617,6 +624,7 @@ static int stop_locked(session_t *s, bool discard)
     __atomic_store_n(&drain_stop, 1, __ATOMIC_RELEASE);
     cpuring_wake();
     pthread_join(run.drain, NULL);
+    trace_cpu_drained(INT64_MAX);
     int64_t duration = now_ns(CLOCK_MONOTONIC) - run.start_mono_ns;
     int64_t period = 1000000000LL / hz;
     int64_t still = (still_ns + period / 2) / period;
@@ -667,6 +675,7 @@ static void fork_child(void)
      * child does not profile, and leaves the parent's file alone. */
     timers_on = 0;
     cpuring_fork_child();
+    trace_cpu_drained(INT64_MAX); /* no sample of its will come */
     if (timers)
         memset(timers, 0, TIMERS_CAP * sizeof(*timers));
     ntimers = 0;

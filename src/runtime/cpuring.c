@@ -488,6 +488,11 @@ void cpuring_wait(int timeout_ms)
     rt_futex_wait(&ring.wake_seq, (uint32_t)seq, (int64_t)timeout_ms * 1000000);
 }
 
+bool cpuring_empty(void)
+{
+    return __atomic_load_n(&ring.tail, __ATOMIC_ACQUIRE) == ring.head;
+}
+
 void cpuring_wake(void)
 {
     __atomic_add_fetch(&ring.wake_seq, 1, __ATOMIC_RELEASE);

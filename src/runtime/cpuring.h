@@ -126,6 +126,9 @@ void cpuring_release(void);
 uint64_t cpuring_take_lost(void);
 /* Sleeps until the ring is half full or timeout_ms pass. */
 void cpuring_wait(int timeout_ms);
+/* True when no sample is in the ring, nor in a slot a handler still
+ * fills. */
+bool cpuring_empty(void);
 /* Wakes a cpuring_wait early. */
 void cpuring_wake(void);
 

@@ -253,6 +253,11 @@ void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int 
     tracebuf_leave(r);
 }
 
+void trace_cpu_drained(int64_t t)
+{
+    tracebuf_drained(t);
+}
+
 uint64_t trace_thread_sigsafe(void)
 {
     const trec_t *r = tracebuf_running_sigsafe();

@@ -99,6 +99,11 @@ void trace_waited(int kind, int64_t t0, int64_t t1, const uintptr_t *pcs, int de
  * then. */
 void trace_cpu_sample(int64_t ts_ns, uint64_t thread, const uintptr_t *pcs, int depth);
 
+/* The CPU profile's drain handed over every sample taken before t
+ * (rt_now_ns): an ended thread's record may serve another thread after
+ * that (tracebuf_drained). INT64_MAX once no CPU profile runs. */
+void trace_cpu_drained(int64_t t);
+
 /* The calling thread's goroutine and P in the running trace (P << 32 |
  * goroutine); for a program thread not in it (one that only computes),
  * TRACE_THREAD_UNSEEN | its tid, which trace_cpu_sample makes join the

@@ -233,11 +233,19 @@ void tracebuf_flush(trec_t *r)
 
 /* A record from the free list whose P has no event from `before` on, or
  * from the arena; in the list of all. */
+static int64_t drained = INT64_MAX; /* tracebuf_drained */
+
+void tracebuf_drained(int64_t t)
+{
+    __atomic_store_n(&drained, t, __ATOMIC_RELEASE);
+}
+
 static trec_t *rec_new(int64_t before)
 {
+    int64_t d = __atomic_load_n(&drained, __ATOMIC_ACQUIRE);
     rt_lock(&pool_lock);
     trec_t **pp = &free_recs;
-    while (*pp && (*pp)->p_last >= before)
+    while (*pp && ((*pp)->p_last >= before || (*pp)->released >= d))
         pp = &(*pp)->next_free;
     trec_t *r = *pp;
     if (r)
@@ -255,6 +263,7 @@ static trec_t *rec_new(int64_t before)
     }
     r->gen = 0;
     r->state = G_NONE;
+    r->released = INT64_MIN;
     __atomic_store_n(&r->proxy, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&r->claim, 0, __ATOMIC_RELAXED);
     return r;
@@ -386,6 +395,7 @@ void tracebuf_release_self(bool keep)
     me = NULL;
     if (!r || keep)
         return;
+    r->released = rt_now_ns();
     rt_lock(&pool_lock);
     r->next_free = free_recs;
     free_recs = r;

@@ -70,6 +70,8 @@ typedef struct trec {
                             * no record is made for that thread after it */
     int64_t p_last;        /* the last event of P p in a queued batch: a later
                             * batch of p never begins before it */
+    int64_t released;      /* when its thread ended (rt_now_ns), INT64_MIN if
+                            * it was not freed so: see tracebuf_drained */
     uint32_t rdepth;       /* open user regions, and which of the */
     uint64_t rmask;        /*   innermost 64 were written (bit 0) */
     tbuf_t *buf;           /* current batch, or NULL */
@@ -182,8 +184,15 @@ bool tracebuf_room(trec_t *r, uint32_t need, int64_t ts);
 void tracebuf_flush(trec_t *r);
 
 /* The calling thread is gone: its record is forgotten, and given to the
- * next new thread unless keep. */
+ * next new thread unless keep — once tracebuf_drained has passed its end:
+ * until then its claim stays, for the CPU samples the thread took before
+ * its end that the drain has not handed over yet (else such a sample
+ * would make it a second goroutine, on a P of its own). */
 void tracebuf_release_self(bool keep);
+
+/* The CPU profile's drain has handed over every sample taken before t
+ * (rt_now_ns); INT64_MAX when no CPU profile runs (the start). */
+void tracebuf_drained(int64_t t);
 
 /* The trace's id of a string (first n bytes, cut at STR_MAX) or stack
  * (depth return addresses, leaf first), made if new: 0 for the empty

@@ -11,12 +11,14 @@ command -v python3 >/dev/null 2>&1 || skip "skip: python3 not installed"
 cc_prog "$T/prog" "$PROGS/trace_prog.c"
 
 mkfifo "$T/fifo" || fail "mkfifo"
-# The reader: holds the FIFO open and never reads (the trace of 1.5 s of
-# work is far over the pipe's 64 KiB).
+# The reader: holds the FIFO open and never reads. The trace must be well
+# over the pipe's 64 KiB: a round writes ~73 bytes of it, and 1.5 s of work
+# made 56-76 KB beside two busy loops (rounds wait on a lock held 200 us),
+# which once fitted and ended with no message. 3600 rounds are ~260 KB.
 sleep 300 <> "$T/fifo" &
 reader=$!
 start=$(date +%s)
-timeout -k 5 60 env CPROF_TRACE="$T/fifo" LD_PRELOAD="$LIB" "$T/prog" work > "$T/out" 2> "$T/err"
+timeout -k 5 60 env CPROF_TRACE="$T/fifo" LD_PRELOAD="$LIB" "$T/prog" work 1.5 3600 > "$T/out" 2> "$T/err"
 rc=$?
 secs=$(( $(date +%s) - start ))
 kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null

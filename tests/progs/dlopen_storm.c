@@ -2,8 +2,8 @@
  * (gperftools#225, #1210): 2 threads dlopen a small library, call into it
  * (touching its thread-local storage) and dlclose it, in a loop, while 4
  * other threads allocate and free (and unwind, when sampled) without
- * pause. Runs for argv[2] seconds (default 2); argv[1] is the library.
- * Prints "ok <dlopen cycles> <allocations>" — reaching it at all means no
+ * pause. Runs for argv[2] seconds (default 2) and until MIN_CYCLES and
+ * MIN_ALLOCS are reached; argv[1] is the library. Prints "ok <dlopen cycles> <allocations>" — reaching it at all means no
  * deadlock. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -13,6 +13,12 @@
 
 #define NOPEN 2
 #define NALLOC 4
+/* The least work a run does, however loaded the machine: the test wants
+ * more than 100 cycles and 1000 allocations, and alloc_round sampled at the
+ * default rate: 17 allocations make a round of ~21.1 KB, so 17,000 are ~40
+ * times the rate, and the odds of no sample e^-40. */
+#define MIN_CYCLES 200
+#define MIN_ALLOCS 17000
 
 static const char *libpath;
 static volatile int stop;
@@ -41,7 +47,7 @@ static void *opener(void *arg)
             __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
         }
         dlclose(h);
-        (*n)++;
+        __atomic_store_n(n, *n + 1, __ATOMIC_RELAXED); /* main reads it */
     }
     return NULL;
 }
@@ -61,7 +67,7 @@ static void *allocator(void *arg)
     long *n = arg;
     for (unsigned i = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); i++) {
         alloc_round(i);
-        *n += 17;
+        __atomic_store_n(n, *n + 17, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -81,6 +87,17 @@ int main(int argc, char **argv)
         pthread_create(&a[i], NULL, allocator, &allocs[i]);
     struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
     nanosleep(&ts, NULL);
+    struct timespec tick = {0, 1000000};
+    for (;;) {
+        long c = 0, a = 0;
+        for (int i = 0; i < NOPEN; i++)
+            c += __atomic_load_n(&cycles[i], __ATOMIC_RELAXED);
+        for (int i = 0; i < NALLOC; i++)
+            a += __atomic_load_n(&allocs[i], __ATOMIC_RELAXED);
+        if ((c >= MIN_CYCLES && a >= MIN_ALLOCS) || __atomic_load_n(&failed, __ATOMIC_RELAXED))
+            break;
+        nanosleep(&tick, NULL);
+    }
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     long nc = 0, na = 0;
     for (int i = 0; i < NOPEN; i++) {

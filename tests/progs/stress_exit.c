@@ -2,7 +2,7 @@
  * allocating, reallocating and freeing in tight loops (and being sampled,
  * so unwinding and table inserts are in flight while the profile is
  * written and libc shuts down). argv[1]: milliseconds before exit
- * (default 100). Must exit with status 0. */
+ * (default 100), and at least MIN_ROUNDS rounds. Must exit with status 0. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,13 @@ static inline void *E(void *p)
     __asm__ volatile("" : : "g"(p) : "memory");
     return p;
 }
+
+/* A round allocates ~16.6 KB (8 blocks of 1600 bytes on average, a
+ * realloc to ~3500, a calloc of 300), so 2000 rounds are ~63 times the
+ * default rate: the odds that a default-rate profile has no sample, which
+ * the test checks it has, are e^-63. Counted, not timed: on a loaded
+ * machine the workers may get little of main's sleep. */
+#define MIN_ROUNDS 2000
 
 static volatile long spins[4];
 
@@ -46,8 +53,18 @@ int main(int argc, char **argv)
             return 2;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
     nanosleep(&ts, NULL);
-    for (int i = 0; spins[i % 4] == 0 && i < 4000000; i++)
-        ; /* every worker got going */
+    struct timespec tick = {0, 1000000};
+    for (;;) { /* every worker got going, and together made MIN_ROUNDS */
+        long rounds = 0;
+        int idle = 0;
+        for (int i = 0; i < 4; i++) {
+            rounds += spins[i];
+            idle += spins[i] == 0;
+        }
+        if (!idle && rounds >= MIN_ROUNDS)
+            break;
+        nanosleep(&tick, NULL);
+    }
     printf("exiting\n");
     exit(0);
 }

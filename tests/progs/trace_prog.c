@@ -2,7 +2,8 @@
  * work, allocation and user annotations from known functions.
  *
  * Usage: trace_prog MODE [ARG]
- *   work [SECONDS]  (default 1.5) main creates 4 workers (pthread_create in
+ *   work [SECONDS [ROUNDS]]  for SECONDS (default 1.5) and at least ROUNDS
+ *          rounds (default 0) in all: main creates 4 workers (pthread_create in
  *          spawn()); each loops: contend() locks a mutex the others hold
  *          for 200 us (timing its own pthread_mutex_lock calls), spin()
  *          burns CPU, churn() allocates and frees; every round is a task
@@ -44,6 +45,7 @@ static atomic_llong waited_ns;
 static atomic_long rounds;
 static volatile double sink;
 static double run_for = 1.5;
+static long min_rounds;
 static int forever;
 static const char *countfile;
 
@@ -91,7 +93,7 @@ static void *worker(void *arg)
 {
     (void)arg;
     int64_t end = now_ns() + (int64_t)(run_for * 1e9);
-    while (forever || now_ns() < end) {
+    while (forever || now_ns() < end || atomic_load(&rounds) < min_rounds) {
         uint64_t task = task_begin ? task_begin(0, "round") : 0;
         if (region_begin)
             region_begin(task, "phase");
@@ -160,6 +162,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "work") == 0) {
         if (argc > 2)
             run_for = atof(argv[2]);
+        if (argc > 3)
+            min_rounds = atol(argv[3]);
         work();
         printf("waited_ns %lld\nthreads %d\n", (long long)atomic_load(&waited_ns), WORKERS);
     } else if (strcmp(mode, "serve") == 0 && argc > 2) {

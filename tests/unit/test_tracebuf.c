@@ -4,8 +4,9 @@
  * a new thread or a record made for a thread seen only by the CPU
  * profile (a proxy, dated back to the sample), and a thread that wrote
  * its own first event (or ended) is never given a second goroutine by a
- * proxy made afterwards. Both broke go tool trace ("time stamps out of
- * order", a goroutine more than threads). */
+ * proxy made afterwards, nor, once it ended, until the CPU profile's
+ * drain has handed over its samples. These broke go tool trace ("time
+ * stamps out of order", a goroutine more than threads). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -163,12 +164,56 @@ static void test_adopted_proxy_is_claimed(void **state)
     stop_trace();
 }
 
+/* A thread that writes its first event and ends, as trace.c's exit hook
+ * does: releasing its record. */
+static void *ender(void *arg)
+{
+    (void)arg;
+    writer_tid = (int32_t)gettid();
+    trec_t *r = tracebuf_enter();
+    writer_rec = r;
+    if (r)
+        tracebuf_leave(r);
+    tracebuf_release_self(false);
+    return NULL;
+}
+
+/* A thread ended while the CPU profile runs: until the drain has passed
+ * its end, its record serves no other thread and still names it, so a
+ * sample it took before its end finds it (trace_compute.sh's thread got
+ * a second P from such a sample, drained after its record went to the
+ * thread woken next). */
+static void test_ended_waits_for_drain(void **state)
+{
+    (void)state;
+    start_trace();
+    tracebuf_drained(rt_now_ns());
+    pthread_t t;
+    writer_tid = 0;
+    writer_rec = NULL;
+    assert_int_equal(pthread_create(&t, NULL, ender, NULL), 0);
+    pthread_join(t, NULL);
+    assert_non_null(writer_rec);
+    trec_t *q = tracebuf_proxy_new(INT64_MAX - 1);
+    assert_non_null(q);
+    assert_ptr_not_equal(q, writer_rec);
+    assert_ptr_equal(tracebuf_claimed(writer_tid), writer_rec);
+    tracebuf_drained(rt_now_ns());
+    trec_t *q2 = tracebuf_proxy_new(INT64_MAX - 1);
+    assert_ptr_equal(q2, writer_rec); /* free again after the drain */
+    tracebuf_proxy_drop(q);
+    tracebuf_proxy_drop(q2);
+    tracebuf_drained(INT64_MAX);
+    stop_trace();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_p_time_never_runs_back),
         cmocka_unit_test(test_own_record_wins),
         cmocka_unit_test(test_adopted_proxy_is_claimed),
+        cmocka_unit_test(test_ended_waits_for_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
