@@ -231,8 +231,6 @@ void tracebuf_flush(trec_t *r)
     r->buf = NULL;
 }
 
-/* A record from the free list whose P has no event from `before` on, or
- * from the arena; in the list of all. */
 static int64_t drained = INT64_MAX; /* tracebuf_drained */
 
 void tracebuf_drained(int64_t t)
@@ -240,6 +238,9 @@ void tracebuf_drained(int64_t t)
     __atomic_store_n(&drained, t, __ATOMIC_RELEASE);
 }
 
+/* A record from the free list whose P has no event from `before` on and
+ * whose thread's samples are drained, or from the arena; in the list of
+ * all. */
 static trec_t *rec_new(int64_t before)
 {
     int64_t d = __atomic_load_n(&drained, __ATOMIC_ACQUIRE);
