@@ -881,8 +881,9 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
 }
 
 /* A large profile's samples name locations all over the graph's arrays, a
- * chain of three cache misses each (loc_first, loc_nodes, the node): they
- * are loaded in stages while earlier samples are added, as merge.c's
+ * chain of cache misses each (loc_view's entry, then the node; loc_first,
+ * loc_nodes and the nodes for a location of several lines): they are
+ * loaded in stages while earlier samples are added, as merge.c's
  * prefetch_locations (the call tree's paths are its s_path). */
 /* Whether location loc's bit is set in a map of a bit per location. */
 #define LOC_BIT(map, loc) ((map)[(loc) / 64] >> ((loc) % 64) & 1)
@@ -904,11 +905,27 @@ static uint64_t *locs_marked(const graph_t *g, const bool *marked)
     return map;
 }
 
-/* kloc: locs_marked's map of the kept nodes (graph_build: every location
- * has a node, so a location without a bit only makes its frame residual),
- * or NULL (every location may have a node to
- * visit). */
-static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
+/* Per location: its one node + 1 when it has one line and that node is
+ * kept (kept NULL: every node), 0 when it is not, LOC_MULTI when the
+ * location has several lines (then read from loc_first and loc_nodes).
+ * A build's frame is then one load, where loc_first, loc_nodes and kept
+ * were three. NULL on OOM. */
+#define LOC_MULTI UINT32_MAX
+
+static uint32_t *loc_view(const graph_t *g, const bool *kept)
+{
+    size_t nl = g->w->n_locs;
+    uint32_t *loc1 = malloc((nl + 1) * sizeof(*loc1));
+    for (size_t loc = 0; loc1 && loc < nl; loc++) {
+        uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
+        uint32_t n = cnt == 1 ? g->loc_nodes[first] : 0;
+        loc1[loc] = cnt > 1 ? LOC_MULTI : cnt == 0 || (kept && !kept[n]) ? 0 : n + 1;
+    }
+    return loc1;
+}
+
+/* loc1: the build's loc_view. */
+static void prefetch_sample(const graph_t *g, size_t si, const uint32_t *loc1)
 {
     const work_t *w = g->w;
     if (g->o.call_tree) {
@@ -920,24 +937,27 @@ static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
     if (si + 3 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 3];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            if (!kloc || LOC_BIT(kloc, s->locs[i]))
-                __builtin_prefetch(&g->loc_first[s->locs[i]]);
+            __builtin_prefetch(&loc1[s->locs[i]]);
     }
     if (si + 2 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 2];
         __builtin_prefetch(s->values);
-        for (uint32_t i = 0; i < s->n_locs; i++)
-            if (!kloc || LOC_BIT(kloc, s->locs[i]))
-                __builtin_prefetch(&g->loc_nodes[g->loc_first[s->locs[i]]]);
+        for (uint32_t i = 0; i < s->n_locs; i++) {
+            uint32_t one = loc1[s->locs[i]];
+            /* visit's fields: one line (gnode_t) */
+            if (one == LOC_MULTI)
+                __builtin_prefetch(&g->loc_first[s->locs[i]]);
+            else if (one)
+                __builtin_prefetch(&g->nodes[one - 1]);
+        }
     }
     if (si + 1 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 1];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            for (uint32_t ni = g->loc_first[s->locs[i]];
-                 (!kloc || LOC_BIT(kloc, s->locs[i])) && ni < g->loc_first[s->locs[i] + 1]; ni++) {
-                /* visit's fields: one line (gnode_t) */
-                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]]);
-            }
+            if (loc1[s->locs[i]] == LOC_MULTI)
+                for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1];
+                     ni++)
+                    __builtin_prefetch(&g->nodes[g->loc_nodes[ni]]);
     }
 }
 
@@ -976,8 +996,8 @@ int graph_build(graph_t *g, const bool *kept)
         free(bound);
         return -ENOMEM;
     }
-    uint64_t *kloc = NULL;
-    if (kept && !g->o.call_tree && !(kloc = locs_marked(g, kept))) {
+    uint32_t *loc1 = NULL;
+    if (!g->o.call_tree && !(loc1 = loc_view(g, kept))) {
         free(bound);
         return -ENOMEM;
     }
@@ -985,7 +1005,7 @@ int graph_build(graph_t *g, const bool *kept)
     for (size_t si = 0; si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
         if (prefetch)
-            prefetch_sample(g, si, kloc);
+            prefetch_sample(g, si, loc1);
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
@@ -999,9 +1019,12 @@ int graph_build(graph_t *g, const bool *kept)
                     goto oom;
         } else {
             for (uint32_t i = s->n_locs; i-- > 0;) {
-                uint32_t loc = s->locs[i];
-                if (kloc && !LOC_BIT(kloc, loc)) {
-                    k.residual = true; /* none of its nodes (one at least) kept */
+                uint32_t loc = s->locs[i], one = loc1[loc];
+                if (one != LOC_MULTI) {
+                    if (!one)
+                        k.residual = true;
+                    else if (visit(g, &k, one - 1, false) < 0)
+                        goto oom;
                     continue;
                 }
                 uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
@@ -1023,7 +1046,7 @@ int graph_build(graph_t *g, const bool *kept)
     }
 
     free(bound);
-    free(kloc);
+    free(loc1);
     free(g->sel);
     g->sel = malloc((g->n_nodes + 1) * sizeof(*g->sel));
     if (!g->sel)
@@ -1042,7 +1065,7 @@ int graph_build(graph_t *g, const bool *kept)
     return build_adjacency(g);
 oom:
     free(bound);
-    free(kloc);
+    free(loc1);
     return -ENOMEM;
 }
 
@@ -1284,11 +1307,8 @@ int graph_sort_entropy(graph_t *g)
 
 enum { PASS_COUNT, PASS_IN, PASS_OUT };
 
-/* The walks' view of the kept graph: per location its one kept node + 1
- * (0: none kept; MULTI: several lines, read from loc_nodes), and per node
- * its part. One lookup per frame: the walks are many. */
-#define MULTI UINT32_MAX
-
+/* The walks' view of the kept graph: per location loc_view's, and per
+ * node its part. One lookup per frame: the walks are many. */
 typedef struct {
     uint32_t *loc1;
     uint16_t *part;
@@ -1296,16 +1316,10 @@ typedef struct {
 
 static int pview_init(pview_t *v, const graph_t *g, const bool *kept, uint32_t nparts)
 {
-    const work_t *w = g->w;
-    v->loc1 = malloc((w->n_locs + 1) * sizeof(*v->loc1));
+    v->loc1 = loc_view(g, kept);
     v->part = malloc((g->n_nodes + 1) * sizeof(*v->part));
     if (!v->loc1 || !v->part)
         return -ENOMEM;
-    for (size_t loc = 0; loc < w->n_locs; loc++) {
-        uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
-        uint32_t n = cnt == 1 ? g->loc_nodes[first] : 0;
-        v->loc1[loc] = cnt > 1 ? MULTI : cnt == 0 || (kept && !kept[n]) ? 0 : n + 1;
-    }
     for (size_t n = 0; n < g->n_nodes; n++)
         v->part[n] = (uint16_t)(n % nparts);
     return 0;
@@ -1373,7 +1387,7 @@ static int pairs_pass(graph_t *g, const pview_t *v, const bool *kept, int mode, 
         buf.n = 0;
         for (uint32_t i = s->n_locs; rc == 0 && i-- > 0;) {
             uint32_t loc = s->locs[i], one = v->loc1[loc];
-            if (one != MULTI) {
+            if (one != LOC_MULTI) {
                 if (one)
                     rc = pair_add(v, mode, part, bits, &buf, &parent, one - 1);
                 continue;
