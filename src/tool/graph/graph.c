@@ -690,7 +690,9 @@ find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t group, uint32_
     return add_tag(g, node, numeric, group, name, value);
 }
 
-/* pprof's Node.addSample, the tag part. */
+/* pprof's Node.addSample, the tag part. Measured and dropped: inline in
+ * its callers, samples -svg 8,303.3M -> 8,317.8M instructions (callgrind,
+ * one run each). */
 static int tags_add(graph_t *g, uint32_t node, size_t si, int64_t v, int64_t dv, bool flat)
 {
     uint32_t grp = g->s_group[si];
