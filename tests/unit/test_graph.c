@@ -676,7 +676,7 @@ static int str_cmp(const void *a, const void *b)
  * joined by a literal \n (pprof::base left out), and its numeric tags the
  * names of its "bytes" values, however often the same lists (in any
  * order, up to six pairs; 200 that differ in one value) and values (300
- * of them) repeat. */
+ * of them; three that take turns in one slot of the memo) repeat. */
 static void test_tag_groups(void **state)
 {
     (void)state;
@@ -698,6 +698,17 @@ static void test_tag_groups(void **state)
             assert_int_equal(profile_sample_add_label(p, sm, &l), 0);
         }
         profile_label_t n = {kbytes, 0, 8 * ((i * 7919) % 300 + 1), 0};
+        assert_int_equal(profile_sample_add_label(p, sm, &n), 0);
+    }
+    /* values that share a slot of tags_prepare's memo (8, 152 and 296
+     * all hash to slot 60), taking turns: found in either way, and one
+     * put out for another */
+    static const int64_t turns[] = {8, 152, 8, 152, 296, 8, 296, 152, 152, 8};
+    for (int i = 0; i < 40; i++) {
+        int64_t v = i + 1;
+        profile_sample_t *sm = profile_add_sample(p, stack, 2, &v);
+        assert_non_null(sm);
+        profile_label_t n = {kbytes, 0, turns[i % 10], 0};
         assert_int_equal(profile_sample_add_label(p, sm, &n), 0);
     }
     /* lists alike but for one value: 200 of them, twice each */

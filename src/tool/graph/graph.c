@@ -363,18 +363,14 @@ static int edge_rehash(graph_t *g, size_t nslots)
     return index_rebuild(g, &g->edge_slots, &g->edge_mask, nslots, 0, g->n_edges, 1, edge_hash_at);
 }
 
-static gedge_t *find_or_add_edge(graph_t *g, uint32_t src, uint32_t dst, bool *created)
+/* find_or_add_edge's new edge, out of line. NULL on OOM. */
+static __attribute__((noinline)) gedge_t *add_edge(graph_t *g, uint32_t src, uint32_t dst)
 {
     if ((g->n_edges + 1) * 2 > g->edge_mask + 1 && edge_rehash(g, (g->edge_mask + 1) * 2) < 0)
         return NULL;
     size_t h = pairtab_hash(src, dst) & g->edge_mask;
-    for (; g->edge_slots[h]; h = (h + 1) & g->edge_mask) {
-        gedge_t *e = &g->edges[g->edge_slots[h] - 1];
-        if (e->src == src && e->dst == dst) {
-            *created = false;
-            return e;
-        }
-    }
+    while (g->edge_slots[h])
+        h = (h + 1) & g->edge_mask;
     if (err_grow((void **)&g->edges, &g->cap_edges, g->n_edges + 1, sizeof(*g->edges)) < 0)
         return NULL;
     gedge_t *e = &g->edges[g->n_edges];
@@ -383,8 +379,26 @@ static gedge_t *find_or_add_edge(graph_t *g, uint32_t src, uint32_t dst, bool *c
     e->dst = dst;
     g->edge_slots[h] = (uint32_t)g->n_edges + 1;
     g->n_edges++;
-    *created = true;
     return e;
+}
+
+/* Inline in graph_build's visits, which find an edge far more often than
+ * they add one (samples -svg: 11.2M lookups, 236K edges added; entering
+ * and leaving the call was 223M of its 588M instructions). The index has
+ * room: add_edge grows it before an edge that would fill half of it. */
+static inline __attribute__((always_inline)) gedge_t *find_or_add_edge(graph_t *g, uint32_t src,
+                                                                      uint32_t dst, bool *created)
+{
+    for (size_t h = pairtab_hash(src, dst) & g->edge_mask; g->edge_slots[h];
+         h = (h + 1) & g->edge_mask) {
+        gedge_t *e = &g->edges[g->edge_slots[h] - 1];
+        if (e->src == src && e->dst == dst) {
+            *created = false;
+            return e;
+        }
+    }
+    *created = true;
+    return add_edge(g, src, dst);
 }
 
 static int build_adjacency(graph_t *g)
@@ -467,7 +481,10 @@ static int64_t tstr_intern(graph_t *g, const char *s)
  * string-label lists seen (up to MEMO_PAIRS pairs, in the samples'
  * order) and the name of the last "bytes" values, MEMO_SLOTS of each by
  * hash, instead of formatting, joining and interning them again (3% of
- * strings -svg's perf samples). */
+ * strings -svg's perf samples). The values' memo has two ways a slot, the
+ * last used first: a few sizes make most samples, and two of them sharing
+ * a slot took turns evicting each other (the samples shape's 16 sizes:
+ * 125,123 names made for 1,000,000 samples, 3.8% of its -svg). */
 #define MEMO_SLOTS 64
 #define MEMO_PAIRS 4
 
@@ -509,7 +526,7 @@ static int tags_prepare(graph_t *g)
     size_t k = 0;
     int rc = 0;
     group_memo_t *gm = calloc(MEMO_SLOTS, sizeof(*gm));
-    num_memo_t *nm = calloc(MEMO_SLOTS, sizeof(*nm));
+    num_memo_t (*nm)[2] = calloc(MEMO_SLOTS, sizeof(*nm));
     if (!gm || !nm)
         goto oom;
     for (size_t i = 0; i < w->n_samples; i++) {
@@ -579,9 +596,15 @@ static int tags_prepare(graph_t *g)
             const profile_label_t *l = &s->labels[j];
             if (!(l->key == key_bytes && l->str == 0 && (l->num != 0 || l->num_unit != 0)))
                 continue;
-            num_memo_t *ns = &nm[((uint64_t)l->num * 0x9e3779b97f4a7c15ull) >> 58];
-            int64_t nid = ns->nid && ns->v == l->num ? (int64_t)ns->nid : -1;
-            if (nid < 0) {
+            num_memo_t *ns = nm[((uint64_t)l->num * 0x9e3779b97f4a7c15ull) >> 58];
+            int64_t nid = -1;
+            if (ns[0].nid && ns[0].v == l->num) {
+                nid = ns[0].nid;
+            } else if (ns[1].nid && ns[1].v == l->num) {
+                nid = ns[1].nid;
+                ns[1] = ns[0];
+                ns[0] = (num_memo_t){l->num, (uint32_t)nid};
+            } else {
                 char name[64];
                 /* ~2,750 instructions a call, snprintf's "%.2f" most of
                  * them: the units looked up once for every value (a
@@ -590,8 +613,10 @@ static int tags_prepare(graph_t *g)
                 measure_scaled_label(name, sizeof(name), l->num, unit, tunit);
                 if ((nid = tstr_intern(g, name)) < 0)
                     goto oom;
-                if (nid > 0)
-                    *ns = (num_memo_t){l->num, (uint32_t)nid};
+                if (nid > 0) {
+                    ns[1] = ns[0];
+                    ns[0] = (num_memo_t){l->num, (uint32_t)nid};
+                }
             }
             g->s_num[k] = (uint32_t)nid;
             g->s_numv[k] = l->num;
@@ -628,17 +653,15 @@ static int tag_rehash(graph_t *g, size_t nslots)
     return index_rebuild(g, &g->tag_slots, &g->tag_mask, nslots, 0, g->n_tags, 1, tag_hash_at);
 }
 
-static gtag_t *find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t group,
-                               uint32_t name, int64_t value)
+/* find_or_add_tag's new tag, out of line. NULL on OOM. */
+static __attribute__((noinline)) gtag_t *add_tag(graph_t *g, uint32_t node, bool numeric,
+                                                 uint32_t group, uint32_t name, int64_t value)
 {
     if ((g->n_tags + 1) * 2 > g->tag_mask + 1 && tag_rehash(g, (g->tag_mask + 1) * 2) < 0)
         return NULL;
     size_t h = tag_hash(node, numeric, group, name) & g->tag_mask;
-    for (; g->tag_slots[h]; h = (h + 1) & g->tag_mask) {
-        gtag_t *t = &g->tags[g->tag_slots[h] - 1];
-        if (t->node == node && t->numeric == numeric && t->group == group && t->name == name)
-            return t;
-    }
+    while (g->tag_slots[h])
+        h = (h + 1) & g->tag_mask;
     if (err_grow((void **)&g->tags, &g->cap_tags, g->n_tags + 1, sizeof(*g->tags)) < 0)
         return NULL;
     gtag_t *t = &g->tags[g->n_tags];
@@ -653,7 +676,23 @@ static gtag_t *find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t
     return t;
 }
 
-/* pprof's Node.addSample, the tag part. */
+/* Inline in tags_add, as find_or_add_edge in graph_build. */
+static inline __attribute__((always_inline)) gtag_t *
+find_or_add_tag(graph_t *g, uint32_t node, bool numeric, uint32_t group, uint32_t name,
+                int64_t value)
+{
+    for (size_t h = tag_hash(node, numeric, group, name) & g->tag_mask; g->tag_slots[h];
+         h = (h + 1) & g->tag_mask) {
+        gtag_t *t = &g->tags[g->tag_slots[h] - 1];
+        if (t->node == node && t->numeric == numeric && t->group == group && t->name == name)
+            return t;
+    }
+    return add_tag(g, node, numeric, group, name, value);
+}
+
+/* pprof's Node.addSample, the tag part. Measured and dropped: inline in
+ * its callers, samples -svg 8,303.3M -> 8,317.8M instructions (callgrind,
+ * one run each). */
 static int tags_add(graph_t *g, uint32_t node, size_t si, int64_t v, int64_t dv, bool flat)
 {
     uint32_t grp = g->s_group[si];
@@ -844,8 +883,9 @@ static inline __attribute__((always_inline)) int visit(graph_t *g, walk_t *k, ui
 }
 
 /* A large profile's samples name locations all over the graph's arrays, a
- * chain of three cache misses each (loc_first, loc_nodes, the node): they
- * are loaded in stages while earlier samples are added, as merge.c's
+ * chain of cache misses each (loc_view's entry, then the node; loc_first,
+ * loc_nodes and the nodes for a location of several lines): they are
+ * loaded in stages while earlier samples are added, as merge.c's
  * prefetch_locations (the call tree's paths are its s_path). */
 /* Whether location loc's bit is set in a map of a bit per location. */
 #define LOC_BIT(map, loc) ((map)[(loc) / 64] >> ((loc) % 64) & 1)
@@ -867,11 +907,27 @@ static uint64_t *locs_marked(const graph_t *g, const bool *marked)
     return map;
 }
 
-/* kloc: locs_marked's map of the kept nodes (graph_build: every location
- * has a node, so a location without a bit only makes its frame residual),
- * or NULL (every location may have a node to
- * visit). */
-static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
+/* Per location: its one node + 1 when it has one line and that node is
+ * kept (kept NULL: every node), 0 when it is not, LOC_MULTI when the
+ * location has several lines (then read from loc_first and loc_nodes).
+ * A build's frame is then one load, where loc_first, loc_nodes and kept
+ * were three. NULL on OOM. */
+#define LOC_MULTI UINT32_MAX
+
+static uint32_t *loc_view(const graph_t *g, const bool *kept)
+{
+    size_t nl = g->w->n_locs;
+    uint32_t *loc1 = malloc((nl + 1) * sizeof(*loc1));
+    for (size_t loc = 0; loc1 && loc < nl; loc++) {
+        uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
+        uint32_t n = cnt == 1 ? g->loc_nodes[first] : 0;
+        loc1[loc] = cnt > 1 ? LOC_MULTI : cnt == 0 || (kept && !kept[n]) ? 0 : n + 1;
+    }
+    return loc1;
+}
+
+/* loc1: the build's loc_view. */
+static void prefetch_sample(const graph_t *g, size_t si, const uint32_t *loc1)
 {
     const work_t *w = g->w;
     if (g->o.call_tree) {
@@ -883,24 +939,27 @@ static void prefetch_sample(const graph_t *g, size_t si, const uint64_t *kloc)
     if (si + 3 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 3];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            if (!kloc || LOC_BIT(kloc, s->locs[i]))
-                __builtin_prefetch(&g->loc_first[s->locs[i]]);
+            __builtin_prefetch(&loc1[s->locs[i]]);
     }
     if (si + 2 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 2];
         __builtin_prefetch(s->values);
-        for (uint32_t i = 0; i < s->n_locs; i++)
-            if (!kloc || LOC_BIT(kloc, s->locs[i]))
-                __builtin_prefetch(&g->loc_nodes[g->loc_first[s->locs[i]]]);
+        for (uint32_t i = 0; i < s->n_locs; i++) {
+            uint32_t one = loc1[s->locs[i]];
+            /* visit's fields: one line (gnode_t) */
+            if (one == LOC_MULTI)
+                __builtin_prefetch(&g->loc_first[s->locs[i]]);
+            else if (one)
+                __builtin_prefetch(&g->nodes[one - 1]);
+        }
     }
     if (si + 1 < w->n_samples) {
         const wsample_t *s = &w->samples[si + 1];
         for (uint32_t i = 0; i < s->n_locs; i++)
-            for (uint32_t ni = g->loc_first[s->locs[i]];
-                 (!kloc || LOC_BIT(kloc, s->locs[i])) && ni < g->loc_first[s->locs[i] + 1]; ni++) {
-                /* visit's fields: one line (gnode_t) */
-                __builtin_prefetch(&g->nodes[g->loc_nodes[ni]]);
-            }
+            if (loc1[s->locs[i]] == LOC_MULTI)
+                for (uint32_t ni = g->loc_first[s->locs[i]]; ni < g->loc_first[s->locs[i] + 1];
+                     ni++)
+                    __builtin_prefetch(&g->nodes[g->loc_nodes[ni]]);
     }
 }
 
@@ -939,8 +998,8 @@ int graph_build(graph_t *g, const bool *kept)
         free(bound);
         return -ENOMEM;
     }
-    uint64_t *kloc = NULL;
-    if (kept && !g->o.call_tree && !(kloc = locs_marked(g, kept))) {
+    uint32_t *loc1 = NULL;
+    if (!g->o.call_tree && !(loc1 = loc_view(g, kept))) {
         free(bound);
         return -ENOMEM;
     }
@@ -948,7 +1007,7 @@ int graph_build(graph_t *g, const bool *kept)
     for (size_t si = 0; si < w->n_samples; si++) {
         const wsample_t *s = &w->samples[si];
         if (prefetch)
-            prefetch_sample(g, si, kloc);
+            prefetch_sample(g, si, loc1);
         int64_t v = s->values[g->o.value_index];
         int64_t dv = g->o.mean_index >= 0 ? s->values[g->o.mean_index] : 0;
         if (v == 0 && dv == 0)
@@ -962,9 +1021,12 @@ int graph_build(graph_t *g, const bool *kept)
                     goto oom;
         } else {
             for (uint32_t i = s->n_locs; i-- > 0;) {
-                uint32_t loc = s->locs[i];
-                if (kloc && !LOC_BIT(kloc, loc)) {
-                    k.residual = true; /* none of its nodes (one at least) kept */
+                uint32_t loc = s->locs[i], one = loc1[loc];
+                if (one != LOC_MULTI) {
+                    if (!one)
+                        k.residual = true;
+                    else if (visit(g, &k, one - 1, false) < 0)
+                        goto oom;
                     continue;
                 }
                 uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
@@ -986,7 +1048,7 @@ int graph_build(graph_t *g, const bool *kept)
     }
 
     free(bound);
-    free(kloc);
+    free(loc1);
     free(g->sel);
     g->sel = malloc((g->n_nodes + 1) * sizeof(*g->sel));
     if (!g->sel)
@@ -1005,7 +1067,7 @@ int graph_build(graph_t *g, const bool *kept)
     return build_adjacency(g);
 oom:
     free(bound);
-    free(kloc);
+    free(loc1);
     return -ENOMEM;
 }
 
@@ -1247,11 +1309,8 @@ int graph_sort_entropy(graph_t *g)
 
 enum { PASS_COUNT, PASS_IN, PASS_OUT };
 
-/* The walks' view of the kept graph: per location its one kept node + 1
- * (0: none kept; MULTI: several lines, read from loc_nodes), and per node
- * its part. One lookup per frame: the walks are many. */
-#define MULTI UINT32_MAX
-
+/* The walks' view of the kept graph: per location loc_view's, and per
+ * node its part. One lookup per frame: the walks are many. */
 typedef struct {
     uint32_t *loc1;
     uint16_t *part;
@@ -1259,16 +1318,10 @@ typedef struct {
 
 static int pview_init(pview_t *v, const graph_t *g, const bool *kept, uint32_t nparts)
 {
-    const work_t *w = g->w;
-    v->loc1 = malloc((w->n_locs + 1) * sizeof(*v->loc1));
+    v->loc1 = loc_view(g, kept);
     v->part = malloc((g->n_nodes + 1) * sizeof(*v->part));
     if (!v->loc1 || !v->part)
         return -ENOMEM;
-    for (size_t loc = 0; loc < w->n_locs; loc++) {
-        uint32_t first = g->loc_first[loc], cnt = g->loc_first[loc + 1] - first;
-        uint32_t n = cnt == 1 ? g->loc_nodes[first] : 0;
-        v->loc1[loc] = cnt > 1 ? MULTI : cnt == 0 || (kept && !kept[n]) ? 0 : n + 1;
-    }
     for (size_t n = 0; n < g->n_nodes; n++)
         v->part[n] = (uint16_t)(n % nparts);
     return 0;
@@ -1336,7 +1389,7 @@ static int pairs_pass(graph_t *g, const pview_t *v, const bool *kept, int mode, 
         buf.n = 0;
         for (uint32_t i = s->n_locs; rc == 0 && i-- > 0;) {
             uint32_t loc = s->locs[i], one = v->loc1[loc];
-            if (one != MULTI) {
+            if (one != LOC_MULTI) {
                 if (one)
                     rc = pair_add(v, mode, part, bits, &buf, &parent, one - 1);
                 continue;
