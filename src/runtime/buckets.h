@@ -130,7 +130,10 @@ struct unwind_stack;
  * that this sets on the frames of every stack it finds a bucket for (not
  * the overflow's). A stack whose name and frames walked anew (a few) are
  * a memo entry's is that entry's stack: its bucket is found with no
- * lookup in the table and no compare of the whole stack (*memo set). */
+ * lookup in the table and no compare of the whole stack (*memo set).
+ * Without tags but with a memo (a stack cut at the depth), its entry in
+ * the memo is found by the stack itself, compared whole; st's hash may
+ * then be 0, made here only for a lookup in the table. */
 uint32_t buckets_index(const struct unwind_stack *st, uint64_t size, int64_t rate,
                        uint32_t labels, bool *memo);
 

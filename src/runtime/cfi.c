@@ -1146,7 +1146,7 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     out->pcs = s->kpcs + at;
     out->hashes = whole ? s->khash + at : NULL;
     out->tags = whole ? s->ktag + at : NULL;
-    out->memo = whole ? s->memo : NULL;
+    out->memo = s->memo;
     out->held = &s->busy; /* until cfi_release */
     return n;
 give_up:

@@ -85,7 +85,7 @@ typedef struct {
      * memo from such names to what it found for them (buckets.c). Zero
      * when first mapped, then kept as it is for whichever thread takes the
      * slot next: what is written there must hold for any thread. NULL
-     * when tags is. */
+     * unless held. */
     void *memo;
 } cfi_stack_t;
 

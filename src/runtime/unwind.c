@@ -399,12 +399,15 @@ __attribute__((noinline)) void unwind_capture_hash(const void *frame, uintptr_t 
     st->held = kept.held;
     bool whole = kept.tags && st->depth == n - top;
     st->tags = whole ? kept.tags + top : NULL;
-    st->memo = whole ? kept.memo : NULL;
+    /* A cut stack, kept by the walk, finds its bucket in the memo too:
+     * by its whole content (buckets.c). */
+    st->memo = st->depth ? kept.memo : NULL;
     /* cprof's frames are among those walked anew, but for a walk joined
      * inside them (one not from a hook's frame). */
     st->fresh = n - kept.reused > top ? n - kept.reused - top : 0;
+    /* A cut stack's hash only if its bucket is not in the memo. */
     if (!hashed)
-        st->hash = hash_pcs(st->pcs, (size_t)st->depth);
+        st->hash = st->memo && !whole && !unwind_check ? 0 : hash_pcs(st->pcs, (size_t)st->depth);
     if (RT_UNLIKELY(unwind_check))
         check_stack(st->pcs, st->depth, &st->hash);
 }

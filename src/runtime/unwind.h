@@ -67,16 +67,19 @@ static inline int unwind_backtrace_sigsafe(uintptr_t *pcs, int max)
 #endif
 
 /* A captured stack for the stack table: depth return addresses at pcs,
- * and their hash_pcs (base/hash.h). */
+ * and their hash_pcs (base/hash.h), or 0 for a stack cut at the depth
+ * with a memo: only a lookup in the table needs it, and buckets_index
+ * makes it then (a hash that is 0 is made again, the same). */
 typedef struct unwind_stack {
     const uintptr_t *pcs;
     int depth;
     uint64_t hash;
     int *held; /* what unwind_release gives back (cfi.h) */
     /* The cfi walk's tags and memo (cfi_stack_t) for the frames at pcs,
-     * until unwind_release; NULL for a stack not kept whole by the cfi
-     * walk, or cut at the depth (its tags would name less than the stack
-     * from there out). */
+     * until unwind_release. tags: NULL for a stack not kept whole by the
+     * cfi walk, or cut at the depth (its tags would name more than the
+     * stack kept). memo: NULL for a stack not kept by the cfi walk, or of
+     * no frames; a cut stack's bucket is found there by its frames. */
     uint64_t *tags;
     void *memo;
     /* pcs[0] to pcs[fresh - 1] were walked anew: pcs[fresh] on (if fresh

@@ -251,6 +251,58 @@ static void test_memo(void **state)
     assert_false(memo);
 }
 
+/* A stack cut at the depth, as unwind.h hands it over: no tags, the
+ * walk's memo, no hash yet (0). Its bucket must be the table's. */
+static uint32_t lookup_cut(const uintptr_t *pcs, int depth, uint64_t size, int64_t rate,
+                           uint32_t labels, bool *memo)
+{
+    unwind_stack_t st = {.pcs = pcs, .depth = depth, .memo = memo_room};
+    uint32_t index = buckets_index(&st, size, rate, labels, memo);
+    assert_int_equal(index,
+                     buckets_intern(pcs, depth, hash_pcs(pcs, (size_t)depth), size, rate, labels)
+                         ->index);
+    return index;
+}
+
+/* A cut stack is found in the memo the second time, by its whole
+ * content: one that differs in any single frame (its entry is keyed by
+ * a few frames only), in its depth, size (not at rate 1), rate or labels
+ * is the table's bucket, each met right after the stack it differs from. */
+static void test_memo_cut(void **state)
+{
+    (void)state;
+    assert_int_equal(buckets_init(), 0);
+    enum { D = 40 };
+    uintptr_t s[D];
+    for (int i = 0; i < D; i++)
+        s[i] = 0xc000 + 0x100 * (uintptr_t)i;
+    bool memo;
+    uint32_t b = lookup_cut(s, D, 0, 1, 0, &memo);
+    assert_false(memo);
+    assert_int_equal(lookup_cut(s, D, 4096, 1, 0, &memo), b);
+    assert_true(memo);
+    for (int i = 0; i < D; i++) {
+        uintptr_t t[D];
+        memcpy(t, s, sizeof(t));
+        t[i] += 0x10000;
+        lookup_cut(s, D, 0, 1, 0, &memo);
+        assert_int_not_equal(lookup_cut(t, D, 0, 1, 0, &memo), b);
+        assert_int_equal(lookup_cut(t, D, 0, 1, 0, &memo), lookup_cut(t, D, 0, 1, 0, &memo));
+        assert_true(memo);
+    }
+    lookup_cut(s, D, 0, 1, 0, &memo);
+    assert_int_not_equal(lookup_cut(s, D - 1, 0, 1, 0, &memo), b);
+    int64_t rate = 512 * 1024;
+    for (uint32_t k = 1; k <= VARIANTS; k++) {
+        assert_int_equal(lookup_cut(s, D, 0, 1, 0, &memo), b);
+        assert_int_not_equal(lookup_cut(s, D, 0, 1, k, &memo), b);
+        uint32_t s16 = lookup_cut(s, D, 16, rate, 0, &memo);
+        assert_int_not_equal(lookup_cut(s, D, 16 + k, rate, 0, &memo), s16);
+        assert_int_equal(lookup_cut(s, D, 16, rate, 0, &memo), s16);
+        assert_int_not_equal(lookup_cut(s, D, 16, rate + k, 0, &memo), s16);
+    }
+}
+
 /* The first thread to change a bucket owns its counters; a second one
  * gives it shards, one per slot modulo BUCKET_SHARDS; a thread without a
  * block (slot 0) shares; reads sum them all. */
@@ -356,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_counts_shards),
         cmocka_unit_test(test_counts_race),
         cmocka_unit_test(test_memo),
+        cmocka_unit_test(test_memo_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
