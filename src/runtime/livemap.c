@@ -22,7 +22,7 @@
 #define WINDOW(shift) (4096u >> (shift))
 /* A stripe's unit puts the objects of its pages in at most 1 in DENSITY
  * slots of their window (next_shift). */
-#define DENSITY 5
+#define DENSITY 4
 
 /* A slot, 12 bytes: the key (48 address bits, which is all user space on
  * x86-64 and arm64, and LIVEMAP_CUSTOM) with the size's high 15 bits in
@@ -239,24 +239,24 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t s
  * Chosen at every growth from the first, so a stripe takes its heap's
  * unit at once and keeps it while the heap keeps its shape.
  * Measured at rate 1: the live objects of a page, as their objects see
- * them, are 116 on mtindex 2 400000 (4 bytes), 33 on xmllint (16), 42 to
- * 59 on python3 pywork.py 100000 (16, then 8). Probes an insert, one run
- * each, before (the unit from the probes of the inserts since the last
- * growth, one or two steps a growth) -> after: mtindex 5.53 -> 1.91,
- * xmllint 1.57 -> 1.44, python3 4.02 -> 4.02 (3.6 to 5.1 from run to run:
- * the heap's addresses), sqlite3 0.04 -> 0.02. callgrind, one run each
- * (valgrind lays out the heap alike for both), mtindex 2 100000: total
- * 1288.2 -> 1201.0 M, the live map's functions 296.2 -> 207.8 M, their
- * misses of a 1 MiB cache 1.06 -> 1.29 M; xmllint at scale 0.2 955.7 ->
- * 954.5 M (16 bytes, not 32: livemap_remove's misses 351 -> 351 K);
- * python3 pywork.py 20000 1603.9 -> 1619.4 M; sqlite3 1906.3 -> 1908.4 M.
- * Measured and dropped: 1 in 3 or 4 (mtindex at 8 bytes: 7.9 and 15.4
- * probes an insert, callgrind 1233.6 M; python3 at 16 and 32: 6.8
- * probes, 1758.7 M), 1 in 6 (python3 at 8 bytes: 1640.9 M), choosing from
- * 512 or 2048 slots on (mtindex 2.02 and 3.76 probes, 1260.5 M from
- * 2048), and the probe rule capped by the density (python3's cprof samples
- * over libpython's, medians of 7 interleaved: 0.546 before, 0.553 with
- * this, 0.567 capped). */
+ * them, are 116 on mtindex 2 400000 (8 bytes), 33 on xmllint (16), 42 to
+ * 59 on python3 pywork.py 100000 (16). callgrind --cache-sim, 1 MiB last
+ * level, one run each (valgrind lays out the heap alike for each): before
+ * (the unit from the probes of the inserts since the last growth, one or
+ * two steps a growth) -> this, mtindex 2 100000 1288.2 -> 1212.7 M
+ * instructions, the live map's 296.2 -> 226.2 M, its misses 1.06 ->
+ * 1.01 M; python3 pywork.py 20000 1603.9 -> 1658.7 M, misses 680 -> 612
+ * K; xmllint (scale 0.2) 955.7 -> 954.6 M, livemap_remove's misses at 16
+ * bytes as at 32 (351 K). cprof's samples over the program's own (perf,
+ * medians of 9 and 7 interleaved): mtindex 1.099 -> 0.937, python3 0.569
+ * -> 0.553. Measured and dropped: 1 in 5 (mtindex at 4 bytes: 1201.0 M
+ * but 1.29 M misses, samples 0.994 in the same runs, and 0.985 to 1.166
+ * over three more sets where 8 bytes gave 0.917 to 0.937; python3 0.602),
+ * 1 in 6 (python3 1640.9 M), 1 in 3 (python3 at 16 and 32 bytes: 1758.7
+ * M), choosing from 512 or 2048 slots on (mtindex at 1 in 5: 2.02 and 3.76
+ * probes an insert against 1.91, 1260.5 M from 2048), and the probe rule
+ * capped by the density (python3's samples 0.546 before, 0.567 capped,
+ * medians of 7). */
 static uint32_t next_shift(const stripe_t *s)
 {
     uint32_t shift = SHIFT_MAX;

@@ -539,13 +539,14 @@ static void test_first_write(void **state)
 /* Each stripe picks the unit of offsets in its windows at each growth from
  * how many objects the pages of its live objects hold (livemap.c
  * next_shift): the coarsest unit in which those objects take at most 1 in
- * 5 slots of their page's window. Heaps of one density after another,
- * each large enough to grow every stripe once more: pages of 32 objects
+ * 4 slots of their page's window. Heaps of one density after another,
+ * each large enough to grow every stripe once more: pages of 43 objects
  * take 16-byte units, pages of 256 (counters stuck at 255) 4-byte, then
  * pages of 16 go straight to 32-byte units (the stuck counters of the
- * freed dense pages weigh nothing more), and pages of 85 to 8-byte. Every
- * entry comes back exact through each relayout. Run first, in a child, so
- * that the tables start empty and stay so for the next test. */
+ * freed dense pages weigh nothing more), and pages of 114 (mtindex's) to
+ * 8-byte, where 1 in 5 would take 4. Every entry comes back exact through
+ * each relayout. Run first, in a child, so that the tables start empty and
+ * stay so for the next test. */
 static unsigned unit_range(uintptr_t base, uintptr_t step, uintptr_t n, unsigned *hi)
 {
     unsigned lo = 99;
@@ -578,10 +579,10 @@ static int unit_density_child(void)
         uintptr_t base, step, n;
         unsigned shift;
     } heaps[] = {
-        {0x3a0000000000ull, 128, 150000, 4},
+        {0x3a0000000000ull, 96, 150000, 4},
         {0x3b0004000000ull, 16, 400000, 2},
         {0x3c0008000000ull, 256, 600000, 5},
-        {0x3d0014000000ull, 48, 1200000, 3},
+        {0x3d0014000000ull, 36, 1200000, 3},
     }; /* apart modulo 1 GiB: no page shares a filter counter with another heap's */
     if (livemap_init() || livemap_count())
         return 1;
