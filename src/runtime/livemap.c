@@ -20,11 +20,9 @@
 #define SHIFT_FIRST 4 /* 16 bytes, malloc's alignment: 256 slots */
 #define SHIFT_MAX 5   /* 32 bytes, glibc's smallest block: 128 slots */
 #define WINDOW(shift) (4096u >> (shift))
-/* Smaller tables keep SHIFT_FIRST: they stay in the cache, and the probes
- * in a table a few windows long say little about a larger one (xmllint at
- * 32 bytes: up to 6.3 probes an insert at 1024 slots, at most 3.9 from
- * 2048 on). */
-#define ADAPT_SPAN 2048
+/* A stripe's unit puts the objects of its pages in at most 1 in DENSITY
+ * slots of their window (next_shift). */
+#define DENSITY 4
 
 /* A slot, 12 bytes: the key (48 address bits, which is all user space on
  * x86-64 and arm64, and LIVEMAP_CUSTOM) with the size's high 15 bits in
@@ -67,8 +65,7 @@ typedef struct {
     uint64_t nslots; /* span + WINDOW(shift) + a margin; the last stays empty */
     uint64_t limit;  /* entries the slots take before they grow: 7/8 span */
     uint64_t count;  /* live objects, in the slots and the wide list */
-    uint64_t inserts; /* new slots taken since the last growth */
-    uint64_t probes;  /* full slots those inserts passed on their way */
+    uint64_t squares; /* sum of the squares of its filter counters (next_shift) */
     wide_t *wide;
     uint32_t nwide, wide_cap;
 } __attribute__((aligned(64))) stripe_t;
@@ -229,43 +226,43 @@ static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t s
     }
 }
 
-/* The unit for the stripe's next table. The smaller the unit, the more
- * table a page's objects spread over: frees one after another in the same
- * page, in any order (three in four of xmllint's), find their slots in
- * lines the last frees loaded less often; and the windows of pages dense
- * with small objects (python3's) overlap into long runs more often. So a
- * stripe starts at 16 bytes, doubles the unit when its inserts passed
- * fewer than 2 full slots each since the last growth, and halves it above
- * 6 (random hashing's average over a growth, 7/16 to 7/8 full, is 6.6).
- * Measured at rate 1, bench/'s inputs at scale 1, per stripe and growth:
- * xmllint, 1.4 to 1.8 probes an insert at 16 bytes, goes to 32 (1.3 to
- * 3.9 there), where 16 gave livemap_remove 43% more misses of a 1 MiB
- * cache (callgrind, scale 0.2) and the run 8% more CPU time (median of
- * 9); python3 stays at 16 (3 to 11) or goes to 8 (2.5 to 4.7).
- * A window's share of a page's objects, not the table's fill, makes the
- * runs: pages dense with 32- and 48-byte blocks (bench/workloads/mtindex.c)
- * fill 2 in 5 slots of a 16-byte window, and overlapping windows of such
- * pages pile into runs of 20 to 120 probes an insert, 30 to 50 still at 8
- * bytes from 8192 slots, 2 at 4 bytes. So the unit goes down to 4 bytes,
- * and two steps at once above 24 probes, where one step a growth spent
- * the growths that insert most at 8 bytes (mtindex 2 400000 at rate 1,
- * probes an insert, medians of 5: 12.07 before, 10.31 with 4 bytes alone,
- * 7.36 with both; xmllint 1.58 -> 1.57, python3 pywork.py 100000 4.42 ->
- * 4.28, one run each). Measured and dropped, probes an insert there:
- * never below 16 bytes (24.3, 23.5 against main's 14.4, 11.3), adapting
- * from span 512 (8.9, 8.5, 9.6: small tables hold ~5% of the probes), no
- * step up (7.8, 11.4, 8.5), two steps up below 0.5 probes (no change). */
+/* The unit for the stripe's next table: the coarsest in which the pages
+ * of its live objects, as each object sees its own, fill at most 1 in
+ * DENSITY slots of their windows. An object sees its page's filter count,
+ * so their mean is the sum of the squares of the counters over the count.
+ * The coarser the unit, the fewer lines a page's objects take (frees one
+ * after another in the same page, three in four of xmllint's, find their
+ * slots in lines the last frees loaded); the denser the windows, the more
+ * the windows of neighbouring pages overlap into long runs (pages dense
+ * with mtindex's 32- and 48-byte blocks fill 2 in 5 slots of a 16-byte
+ * window: 20 to 120 probes an insert, 30 to 50 still at 8 bytes, 2 at 4).
+ * Chosen at every growth from the first, so a stripe takes its heap's
+ * unit at once and keeps it while the heap keeps its shape.
+ * Measured at rate 1: the live objects of a page, as their objects see
+ * them, are 116 on mtindex 2 400000 (8 bytes), 33 on xmllint (16), 42 to
+ * 59 on python3 pywork.py 100000 (16). callgrind --cache-sim, 1 MiB last
+ * level, one run each (valgrind lays out the heap alike for each): before
+ * (the unit from the probes of the inserts since the last growth, one or
+ * two steps a growth) -> this, mtindex 2 100000 1288.2 -> 1212.7 M
+ * instructions, the live map's 296.2 -> 226.2 M, its misses 1.06 ->
+ * 1.01 M; python3 pywork.py 20000 1603.9 -> 1658.7 M, misses 680 -> 612
+ * K; xmllint (scale 0.2) 955.7 -> 954.6 M, livemap_remove's misses at 16
+ * bytes as at 32 (351 K). cprof's samples over the program's own (perf,
+ * medians of 9 and 7 interleaved): mtindex 1.099 -> 0.937, python3 0.569
+ * -> 0.553. Measured and dropped: 1 in 5 (mtindex at 4 bytes: 1201.0 M
+ * but 1.29 M misses, samples 0.994 in the same runs, and 0.985 to 1.166
+ * over three more sets where 8 bytes gave 0.917 to 0.937; python3 0.602),
+ * 1 in 6 (python3 1640.9 M), 1 in 3 (python3 at 16 and 32 bytes: 1758.7
+ * M), choosing from 512 or 2048 slots on (mtindex at 1 in 5: 2.02 and 3.76
+ * probes an insert against 1.91, 1260.5 M from 2048), and the probe rule
+ * capped by the density (python3's samples 0.546 before, 0.567 capped,
+ * medians of 7). */
 static uint32_t next_shift(const stripe_t *s)
 {
-    if (s->span < ADAPT_SPAN)
-        return s->shift;
-    if (s->probes > 24 * s->inserts && s->shift > SHIFT_MIN + 1)
-        return s->shift - 2;
-    if (s->probes > 6 * s->inserts && s->shift > SHIFT_MIN)
-        return s->shift - 1;
-    if (s->probes < 2 * s->inserts && s->shift < SHIFT_MAX)
-        return s->shift + 1;
-    return s->shift;
+    uint32_t shift = SHIFT_MAX;
+    while (shift > SHIFT_MIN && DENSITY * (s->squares << shift) > 4096 * s->count)
+        shift--;
+    return shift;
 }
 
 /* Doubles the stripe's slots (or makes the first ones). Lock held. Tried
@@ -280,10 +277,7 @@ static bool grow_locked(stripe_t *s)
 {
     if (!s->slots)
         return resize_locked(s, INITIAL_SPAN, SHIFT_FIRST, SPARE);
-    if (!resize_locked(s, s->span * 2, next_shift(s), SPARE))
-        return false;
-    s->inserts = s->probes = 0;
-    return true;
+    return resize_locked(s, s->span * 2, next_shift(s), SPARE);
 }
 
 void livemap_prefetch(const void *p)
@@ -395,9 +389,9 @@ static int insert_slot_locked(stripe_t *s, uint64_t h, uintptr_t key, uint32_t b
         return -1;
     slot_t e = {key | (size >> SIZE_LO_BITS) << SIZE_HI_SHIFT,
                 bucket << SIZE_LO_BITS | (size & SIZE_LO_MASK)};
-    uint64_t home, i;
+    uint64_t i;
     for (;;) {
-        for (i = home = home_of(h, key, s->span, s->shift); s->slots[i].kw; i++) {
+        for (i = home_of(h, key, s->span, s->shift); s->slots[i].kw; i++) {
             if ((s->slots[i].kw & KEY_MASK) == key) {
                 /* Freed behind cprof's back (an unhooked path): replace. */
                 read_slot(s->slots[i], old_bucket, old_size);
@@ -412,8 +406,6 @@ static int insert_slot_locked(stripe_t *s, uint64_t h, uintptr_t key, uint32_t b
             return -1;
     }
     s->slots[i] = e;
-    s->inserts++;
-    s->probes += i - home;
     return s->nwide && wide_take_locked(s, key, old_bucket, old_size) ? 0 : 1;
 }
 
@@ -429,7 +421,7 @@ int livemap_insert(const void *p, uint32_t bucket, uint64_t size, uint32_t *old_
                   : insert_wide_locked(s, h, key, bucket, size, old_bucket, old_size);
     if (rc == 1) {
         s->count++;
-        livemap_filter_add(p);
+        s->squares += livemap_filter_add(p);
     }
     rt_unlock_hot(&s->lock, locked);
     return rc;
@@ -481,7 +473,7 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
     }
     if (found) {
         s->count--;
-        livemap_filter_remove(p);
+        s->squares -= livemap_filter_remove(p);
     }
     rt_unlock_hot(&s->lock, locked);
     return found;

@@ -56,21 +56,29 @@ static inline bool livemap_maybe(const void *p)
  * which costs their frees a look into the table, never a missed free.
  * Called under the stripe lock of p, which every page sharing p's counter
  * shares (livemap.c stripe_of): a plain load and store, atomic only for
- * the readers without the lock. */
-static inline void livemap_filter_add(const void *p)
+ * the readers without the lock. Each returns how much the sum of the
+ * squares of the stripe's counters grows or shrinks (livemap.c
+ * next_shift): 2v + 1 and 2v - 1 from v; past 255, where the count is
+ * lost, each object counts as one in a page of 255, so the sum returns to
+ * what it was when they are gone. */
+static inline unsigned livemap_filter_add(const void *p)
 {
     uint8_t *c = livemap_filter_slot(p);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    if (v != UINT8_MAX)
-        __atomic_store_n(c, v + 1, __ATOMIC_RELAXED);
+    if (v == UINT8_MAX)
+        return UINT8_MAX;
+    __atomic_store_n(c, v + 1, __ATOMIC_RELAXED);
+    return 2u * v + 1;
 }
 
-static inline void livemap_filter_remove(const void *p)
+static inline unsigned livemap_filter_remove(const void *p)
 {
     uint8_t *c = livemap_filter_slot(p);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    if (v != UINT8_MAX)
-        __atomic_store_n(c, v - 1, __ATOMIC_RELAXED);
+    if (v == UINT8_MAX)
+        return UINT8_MAX;
+    __atomic_store_n(c, v - 1, __ATOMIC_RELAXED);
+    return 2u * v - 1;
 }
 
 int livemap_init(void);

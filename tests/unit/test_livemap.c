@@ -5,7 +5,7 @@
  * exact sizes of every width and keys too wide for a slot, the memory a
  * live object costs, threads racing on the same stripes and on one filter
  * counter, and the window
- * unit each stripe picks from its probes. */
+ * unit each stripe picks from its heap's density. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -536,14 +536,17 @@ static void test_first_write(void **state)
         assert_true(livemap_remove((void *)(0x500000000000ull + i * 48), &bucket, &size));
 }
 
-/* Each stripe picks the unit of offsets in its windows from the probes of
- * its inserts (livemap.c next_shift): pages full of 16-byte objects, whose
- * windows overlap into long runs at 16- and 8-byte units, take the stripes
- * down to 4 as they grow (two steps at once from 16), and a later heap of
- * sparse objects, growing them twice more, takes them back up (a step a
- * growth).
- * Every entry comes back exact through each relayout. Run first, in a
- * child, so that the tables start empty and stay so for the next test. */
+/* Each stripe picks the unit of offsets in its windows at each growth from
+ * how many objects the pages of its live objects hold (livemap.c
+ * next_shift): the coarsest unit in which those objects take at most 1 in
+ * 4 slots of their page's window. Heaps of one density after another,
+ * each large enough to grow every stripe once more: pages of 43 objects
+ * take 16-byte units, pages of 256 (counters stuck at 255) 4-byte, then
+ * pages of 16 go straight to 32-byte units (the stuck counters of the
+ * freed dense pages weigh nothing more), and pages of 114 (mtindex's) to
+ * 8-byte, where 1 in 5 would take 4. Every entry comes back exact through
+ * each relayout. Run first, in a child, so that the tables start empty and
+ * stay so for the next test. */
 static unsigned unit_range(uintptr_t base, uintptr_t step, uintptr_t n, unsigned *hi)
 {
     unsigned lo = 99;
@@ -570,42 +573,42 @@ static bool fill_check(uintptr_t base, uintptr_t step, uintptr_t n, bool insert)
     return true;
 }
 
-static int unit_adapts_child(void)
+static int unit_density_child(void)
 {
-    enum { EARLY = 200000, DENSE = 1200000, SPARSE = 6000000 };
-    const uintptr_t a = 0x3a0000000000ull, b = 0x3b0000000000ull, c = 0x3c0000000000ull;
-    unsigned lo, hi;
+    static const struct {
+        uintptr_t base, step, n;
+        unsigned shift;
+    } heaps[] = {
+        {0x3a0000000000ull, 96, 150000, 4},
+        {0x3b0004000000ull, 16, 400000, 2},
+        {0x3c0008000000ull, 256, 600000, 5},
+        {0x3d0014000000ull, 36, 1200000, 3},
+    }; /* apart modulo 1 GiB: no page shares a filter counter with another heap's */
     if (livemap_init() || livemap_count())
         return 1;
-    /* Enough to grow most stripes once past ADAPT_SPAN: their runs there,
-     * scores of probes an insert, take them down two steps at once. */
-    if (!fill_check(c, 16, EARLY, true))
-        return 5;
-    lo = unit_range(c, 16, EARLY, &hi);
-    printf("early: units of 2^%u to 2^%u bytes\n", lo, hi);
-    if (lo != 2 || !fill_check(c, 16, EARLY, false) || !fill_check(a, 16, DENSE, true))
-        return 1;
-    lo = unit_range(a, 16, DENSE, &hi);
-    printf("dense: units of 2^%u to 2^%u bytes\n", lo, hi);
-    if (hi != 2 || !fill_check(a, 16, DENSE, false))
-        return 2;
-    if (!fill_check(b, 160, SPARSE, true))
-        return 3;
-    lo = unit_range(b, 160, SPARSE, &hi);
-    printf("sparse: units of 2^%u to 2^%u bytes\n", lo, hi);
-    if (lo < 3 || !fill_check(b, 160, SPARSE, false) || livemap_count())
-        return 4;
+    for (int k = 0; k < 4; k++) {
+        unsigned lo, hi;
+        if (!fill_check(heaps[k].base, heaps[k].step, heaps[k].n, true))
+            return 10 + k;
+        lo = unit_range(heaps[k].base, heaps[k].step, heaps[k].n, &hi);
+        printf("%lu-byte steps: units of 2^%u to 2^%u bytes\n", (unsigned long)heaps[k].step, lo,
+               hi);
+        if (lo != heaps[k].shift || hi != heaps[k].shift)
+            return 20 + k;
+        if (!fill_check(heaps[k].base, heaps[k].step, heaps[k].n, false) || livemap_count())
+            return 30 + k;
+    }
     return 0;
 }
 
-static void test_unit_adapts(void **state)
+static void test_unit_from_density(void **state)
 {
     (void)state;
     fflush(stdout);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int rc = unit_adapts_child();
+        int rc = unit_density_child();
         fflush(stdout);
         _exit(rc);
     }
@@ -633,7 +636,7 @@ static void test_full(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unit_adapts),       /* first: on empty tables, in a child */
+        cmocka_unit_test(test_unit_from_density), /* first: on empty tables, in a child */
         cmocka_unit_test(test_memory_per_object), /* on empty tables */
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_exact_sizes),
