@@ -10,7 +10,7 @@ PKGS="gcc g++ make pkg-config clang binutils elfutils
  python3 sqlite3 jq libxml2-utils
  perl git ripgrep openssh-client pigz xz-utils redis-server redis-tools lld valgrind linux-perf
  systemtap-sdt-dev bpftrace
- chromium nodejs musl-tools iproute2"
+ chromium nodejs musl-tools iproute2 procps"
 # The newest Go Debian ships, the second oracle beside Go 1.19 (TESTING.md):
 # from bookworm-backports, whose source is added when the system lacks it.
 BPO_PKGS="golang-1.23-go"
