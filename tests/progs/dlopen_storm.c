@@ -3,8 +3,8 @@
  * (touching its thread-local storage) and dlclose it, in a loop, while 4
  * other threads allocate and free (and unwind, when sampled) without
  * pause. Runs for argv[2] seconds (default 2) and until MIN_CYCLES and
- * MIN_ALLOCS are reached; argv[1] is the library. Prints "ok <dlopen cycles> <allocations>" — reaching it at all means no
- * deadlock. */
+ * MIN_ALLOCS are reached; argv[1] is the library. Prints "ok <dlopen
+ * cycles> <allocations>": reaching it at all means no deadlock. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
