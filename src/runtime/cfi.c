@@ -942,7 +942,10 @@ static inline __attribute__((always_inline)) int walk(const uintptr_t regs[3], u
     /* The last walk's frames: kf[j] from j to end - 1, then end_frame. */
     int end = s ? max_frames : 0;
     const frame_t *kf = s ? s->kf : &end_frame;
-    /* the first of the last walk's frames not below this frame's sp */
+    /* the first of the last walk's frames not below this frame's sp (an
+     * index instead of the pointer, saving the division of kj - kf, cost
+     * more: cfi_walk_frame 208.9 -> 216.8 M instructions, callgrind, rate
+     * 1, python3 pywork.py 20000 under setarch -R) */
     const frame_t *kj = kf + (s && s->n && s->state == state ? end - s->n : end);
     int n = 0;
     int joined = -1; /* the kf index the walk joined */
