@@ -69,6 +69,13 @@ typedef struct {
     wide_t *wide;
     uint32_t nwide, wide_cap;
 } __attribute__((aligned(64))) stripe_t;
+/* One line a stripe. Measured and dropped: the lock, count and squares on
+ * a line of their own, so that with two threads a remove reads the
+ * table's place from its own cache and asks for the slot's line before
+ * the lock's arrives: mtindex 2 400000, cprof's samples over mtindex's
+ * 0.953 -> 0.971 (medians of 9 interleaved perf runs, load 2.5-3.6); the
+ * unlock's exchange kept 17-19% of livemap_remove's samples and the slot's
+ * load 50-52%. */
 
 uint8_t *livemap_filter;
 static stripe_t stripes[NSTRIPES];
@@ -194,7 +201,13 @@ static bool rehash_locked(const stripe_t *s, slot_t *slots, uint64_t n, uint64_t
  * 0.231 of libxml2's, medians of 12), but the whole run's did not move
  * (5.065 -> 5.066 of libxml2's, 7 runs) and callgrind counted 0.6% more
  * instructions: not kept, for its 0.5 GB of reserved address space and a
- * rehash whose read and write regions overlap. */
+ * rehash whose read and write regions overlap. Growth's share of
+ * xmllint's run at rate 1 (perf -g, 1 run): this function 1.9% of the
+ * samples and the kernel under it 2.9% (populating 1.8%, unmapping 0.6%),
+ * against 10.8% for the program's own heap faults; 52 MB mapped over 512
+ * growths for 25 MB of tables at the end. The 64 stripes grow in step
+ * (each ends at span 32768 on xmllint and on mtindex 2 400000), so a
+ * stripe's old table never fits another's next one. */
 static bool resize_locked(stripe_t *s, uint64_t span, uint32_t shift, uint64_t spare)
 {
     for (;; spare *= 2) {
@@ -272,7 +285,10 @@ static uint32_t next_shift(const stripe_t *s)
  * 27, but the tables 7/12 to 7/8 full made the runs long (callgrind, rate
  * 1, python3 pywork.py 20000: 642 instructions an insert and 634 a remove,
  * against 288 and 366 with 16-byte slots doubled; xmllint at a tenth of
- * bench/'s input, 268 and 183 against 152 and 127). */
+ * bench/'s input, 268 and 183 against 152 and 127). Left inline: out of
+ * line and cold (with insert_wide_locked), livemap_insert took 292.8 M
+ * instructions against 296.3 M on xmllint at rate 1 (callgrind), 0.07% of
+ * the run. */
 static bool grow_locked(stripe_t *s)
 {
     if (!s->slots)
@@ -311,7 +327,21 @@ static void read_slot(slot_t e, uint32_t *bucket, uint64_t *size)
 }
 
 /* Backward-shift deletion: pull later entries of the probe run into the
- * hole, so lookups never need tombstones. */
+ * hole, so lookups never need tombstones. The runs after a hole are short
+ * (measured at rate 1: slots read past the hole 0 / 1 / 2-3 / 4-7 in 48 /
+ * 21 / 19 / 10% of xmllint's deletes, 56 / 21 / 14 / 4% of mtindex 2
+ * 400000's, 45 / 16 / 16 / 13% of python3 pywork.py 100000's; entries
+ * moved 0 in 67, 88 and 85%). Tombstones, measured and dropped (a hole
+ * left marked unless the next slot is empty, then cleared with the marks
+ * before it; an insert takes the first mark of its run; a table with marks
+ * for a quarter of its entries rehashed at its size): deletion 119.0 ->
+ * 28.2 M instructions on xmllint at rate 1, but inserts 296.3 -> 338.2 M
+ * over the longer runs and removes 215.2 -> 228.5 M, the run -0.7%
+ * (4,710.7 -> 4,676.9 M; mtindex 2 100000 -0.9%), LL misses unchanged
+ * (callgrind, 1 run each): under 1%, for longer runs at every insert and
+ * a second rule for resizing. Inlined into livemap_remove:
+ * xmllint 4,710.7 -> 4,725.5 M instructions (callgrind, rate 1), the
+ * insert path grew by more than the remove path shrank. */
 static void delete_locked(stripe_t *s, uint64_t i)
 {
     slot_t *slots = s->slots;
@@ -453,7 +483,13 @@ bool livemap_remove(const void *p, uint32_t *bucket, uint64_t *size)
      * span thousands of pages.
      * Huge pages for them (8 stripes, MADV_HUGEPAGE from 2 MiB, 10 MB of
      * AnonHugePages) measured 2.006 -> 1.920 in 5 runs, and a single run
-     * after that the other way: not shown above the noise at load 1-3. */
+     * after that the other way: not shown above the noise at load 1-3.
+     * Nor prefetching the next page's window too (frees that walk the
+     * heap in address order, as xmllint's, would find it loaded): the
+     * home slot's load fell from 37% to 23% of this function's samples,
+     * but the stall moved into the prefetch's page walk; cprof's samples
+     * over libxml2's 1.906 -> 1.908, and 1.991 with the prefetch only
+     * from the page's last quarter (medians of 11 interleaved, load 5). */
     uintptr_t slots = (uintptr_t)__atomic_load_n(&s->slots, __ATOMIC_RELAXED);
     uint64_t span = __atomic_load_n(&s->span, __ATOMIC_RELAXED);
     uint32_t shift = __atomic_load_n(&s->shift, __ATOMIC_RELAXED);
@@ -506,8 +542,13 @@ size_t livemap_copy_locked(livemap_entry_t *out, size_t max)
     size_t n = 0;
     for (int i = 0; i < NSTRIPES; i++) {
         const stripe_t *s = &stripes[i];
-        for (uint64_t j = 0; s->slots && j < s->nslots && n < max; j++) {
+        /* Tables never shrink, and the heap profile written at exit copies
+         * them when a program has freed nearly everything (1 live object
+         * in xmllint's 25 MB of slots): stop at a stripe's last entry. */
+        uint64_t left = s->count - s->nwide;
+        for (uint64_t j = 0; left && j < s->nslots && n < max; j++) {
             if (s->slots[j].kw) {
+                left--;
                 uint32_t bucket;
                 uint64_t size;
                 read_slot(s->slots[j], &bucket, &size);
