@@ -581,6 +581,9 @@ static bool ids_are_positions(const void *base, size_t n, size_t elem)
 static int build_index(uint32_t **idx, size_t *nidx, profile_idpos_t **sparse,
                        size_t *nsparse, const void *base, size_t n, size_t elem, bool movable)
 {
+    /* The range found in the same pass as this check measured dearer: it
+     * is every index's pass, the range only a table's (callgrind, strings
+     * -top: build_index 46.0 -> 70.9 M instructions). */
     const bool pos = ids_are_positions(base, n, elem);
     if (!movable && pos) {
         free(*idx);
