@@ -904,17 +904,20 @@ static int idset_build(idset_t *s, const void *base, size_t n, size_t elem, cons
 {
     memset(s, 0, sizeof(*s));
     uint64_t max = 0;
+    bool pos = true; /* ids 1..n in order, learnt in the same pass: a
+                      * second one read every element again */
     for (size_t i = 0; i < n; i++) {
         uint64_t id = *(const uint64_t *)((const char *)base + i * elem);
         if (id == 0)
             return set_err(err, errlen, "%s #%zu has id 0 (reserved)", what, i);
         if (id > max)
             max = id;
+        pos &= id == i + 1;
     }
     if (n == 0)
         return 0;
     /* 1..n in order: nonzero, unique, none to store */
-    if (max == n && profile_ids_are_positions(base, n, elem)) {
+    if (pos) {
         s->npos = n;
         return 0;
     }

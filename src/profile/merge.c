@@ -1522,21 +1522,40 @@ int profile_apply_base(profile_t *p, profile_t *base, bool diff_base, bool norma
     return profile_merge(both, 2, out, err, errlen);
 }
 
+/* Columns summed in one pass over the samples: each pass reads every
+ * sample and its values, where a pass per column read them once for each
+ * (four times for a heap profile). */
+#define SUM_COLS 8
+
 int profile_check_sums(const profile_t *p, char *err, size_t errlen)
 {
-    for (size_t j = 0; j < p->n_sample_types; j++) {
-        uint64_t sum = 0;
+    for (size_t j0 = 0; j0 < p->n_sample_types; j0 += SUM_COLS) {
+        size_t nc = p->n_sample_types - j0 < SUM_COLS ? p->n_sample_types - j0 : SUM_COLS;
+        uint64_t sum[SUM_COLS] = {0};
+        size_t over[SUM_COLS]; /* the sample whose term took the sum past 2^63-1 */
+        for (size_t c = 0; c < nc; c++)
+            over[c] = SIZE_MAX;
         for (size_t i = 0; i < p->n_samples; i++) {
-            int64_t v = p->samples[i].values[j];
-            sum += v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-            if (sum > (uint64_t)INT64_MAX) { /* each term <= 2^63: the sum never wraps */
-                const profile_value_type_t *t = &p->sample_types[j];
-                const char *type = t->type > 0 && (size_t)t->type < p->n_strings ? p->strings[t->type] : "";
-                return err_fmt(err, errlen, -ERANGE,
-                               "sample values too large: the %s values (column %zu) add up to "
-                               "more than 2^63-1 in absolute value (sample %zu holds %lld)",
-                               type, j + 1, i + 1, (long long)v);
+            const int64_t *vals = p->samples[i].values + j0;
+            for (size_t c = 0; c < nc; c++) {
+                /* each term <= 2^63: a sum wraps only after it passed */
+                sum[c] += vals[c] < 0 ? (uint64_t)0 - (uint64_t)vals[c] : (uint64_t)vals[c];
+                if (sum[c] > (uint64_t)INT64_MAX && over[c] == SIZE_MAX)
+                    over[c] = i;
             }
+        }
+        /* the first column that passed, at its first such sample: what a
+         * pass per column stopped at */
+        for (size_t c = 0; c < nc; c++) {
+            if (over[c] == SIZE_MAX)
+                continue;
+            size_t j = j0 + c, i = over[c];
+            const profile_value_type_t *t = &p->sample_types[j];
+            const char *type = t->type > 0 && (size_t)t->type < p->n_strings ? p->strings[t->type] : "";
+            return err_fmt(err, errlen, -ERANGE,
+                           "sample values too large: the %s values (column %zu) add up to "
+                           "more than 2^63-1 in absolute value (sample %zu holds %lld)",
+                           type, j + 1, i + 1, (long long)p->samples[i].values[j]);
         }
     }
     return 0;

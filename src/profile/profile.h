@@ -267,11 +267,6 @@ void profile_swap_locations(profile_t *p, size_t a, size_t b);
 /* The same for functions. */
 void profile_swap_functions(profile_t *p, size_t a, size_t b);
 
-/* True when the i-th of n elements of elem bytes, each starting with its
- * uint64_t id, has id i + 1: what every encoder writes and every merge
- * makes. */
-bool profile_ids_are_positions(const void *base, size_t n, size_t elem);
-
 /* Rebuilds the id -> element indexes; 0 or -ENOMEM. Ids that are the
  * positions + 1 (every encoder's, a merge's) are indexed by no table. */
 int profile_index(profile_t *p);

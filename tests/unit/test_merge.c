@@ -1047,6 +1047,41 @@ static void test_series_keys(void **state)
     profile_free(out[1]);
 }
 
+/* profile_check_sums names the first column whose absolute values pass
+ * 2^63-1, at the sample where they first do, whichever column passed
+ * first in the samples' order; columns are summed 8 a pass. */
+static void test_check_sums(void **state)
+{
+    (void)state;
+    profile_t *p = profile_new();
+    char name[8], err[256];
+    for (int j = 0; j < 10; j++) {
+        snprintf(name, sizeof(name), "t%d", j + 1);
+        assert_int_equal(profile_add_sample_type(p, name, "count"), 0);
+    }
+    int64_t v[4][10] = {{0}};
+    v[0][1] = INT64_MAX; /* column 2 passes at sample 3 */
+    v[2][1] = 1;
+    v[0][2] = INT64_MIN; /* column 3 at sample 1, before it */
+    v[1][9] = INT64_MIN; /* column 10 at sample 2; twice 2^63 wraps to 0 */
+    v[3][9] = INT64_MIN;
+    v[3][0] = -5;
+    for (int i = 0; i < 4; i++)
+        assert_non_null(profile_add_sample(p, NULL, 0, v[i]));
+    assert_int_equal(profile_check_sums(p, err, sizeof(err)), -ERANGE);
+    assert_string_equal(err, "sample values too large: the t2 values (column 2) add up to more "
+                             "than 2^63-1 in absolute value (sample 3 holds 1)");
+    p->samples[0].values[1] = p->samples[0].values[2] = 0;
+    assert_int_equal(profile_check_sums(p, err, sizeof(err)), -ERANGE);
+    assert_string_equal(err, "sample values too large: the t10 values (column 10) add up to "
+                             "more than 2^63-1 in absolute value (sample 2 holds "
+                             "-9223372036854775808)");
+    p->samples[1].values[9] = INT64_MAX;
+    p->samples[3].values[9] = 0;
+    assert_int_equal(profile_check_sums(p, err, sizeof(err)), 0);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1068,6 +1103,7 @@ int main(void)
         cmocka_unit_test(test_merger_keyed),
         cmocka_unit_test(test_merge_sources_differ),
         cmocka_unit_test(test_series_keys),
+        cmocka_unit_test(test_check_sums),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -654,11 +654,6 @@ int symbolize_profile(profile_t *p, const symbolize_opts_t *o, char *err, size_t
         snprintf(c.debug_path, n, ":.debug:%s", dd);
     }
 
-    int rc = profile_index(p);
-    if (rc < 0) {
-        free(c.debug_path);
-        return oom(&c);
-    }
     /* A profile without mappings (some Go profiles) gets one, as in pprof,
      * so that BINARY can symbolize it (correct for non-PIE binaries). */
     if (p->n_mappings == 0 && p->n_locations > 0) {
@@ -671,7 +666,7 @@ int symbolize_profile(profile_t *p, const symbolize_opts_t *o, char *err, size_t
         for (size_t i = 0; i < p->n_locations; i++)
             p->locations[i].mapping_id = 1;
     }
-    rc = locate_binaries(&c);
+    int rc = locate_binaries(&c);
     if (rc == 0 && o && o->binary && *o->binary && p->n_mappings > 0) {
         int64_t s = profile_intern(p, o->binary);
         if (s < 0)
@@ -679,6 +674,8 @@ int symbolize_profile(profile_t *p, const symbolize_opts_t *o, char *err, size_t
         else
             p->mappings[0].filename = s;
     }
+    /* indexed once the mapping is added (locate_binaries reads none by
+     * id): each index reads every location's and function's id */
     if (rc == 0)
         rc = profile_index(p) < 0 ? oom(&c) : 0;
 
