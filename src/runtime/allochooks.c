@@ -32,7 +32,8 @@ static bool is_boot(const void *p)
     return (uintptr_t)p - (uintptr_t)boot_buf < BOOT_SIZE;
 }
 
-/* Each block is preceded by its size (16 bytes, to keep alignment). */
+/* Each block is preceded by its size and the RT_CPROF_BLOCK word (16
+ * bytes, which keeps the alignment). */
 static void *boot_alloc(size_t size, size_t align)
 {
     if (align < 16)
@@ -42,13 +43,14 @@ static void *boot_alloc(size_t size, size_t align)
     if (off + need > BOOT_SIZE || align > 4096)
         return NULL;
     uintptr_t p = ((uintptr_t)boot_buf + off + 16 + align - 1) & ~(uintptr_t)(align - 1);
-    ((size_t *)p)[-1] = size;
+    ((size_t *)p)[-2] = size;
+    ((size_t *)p)[-1] = RT_CPROF_BLOCK;
     return (void *)p; /* static storage: already zero */
 }
 
 static size_t boot_size(const void *p)
 {
-    return ((const size_t *)p)[-1];
+    return ((const size_t *)p)[-2];
 }
 
 /* Whether rt_usable_size may read glibc's chunk headers: the next malloc
@@ -166,9 +168,9 @@ static inline bool own_heap(const rt_thread_t *t)
  *
  * What an unsampled pair costs is all here: the test of the gate, the
  * sampler countdown, two counter stores per call, the chunk header read,
- * and on free the range tests and the live-map filter. glibc's malloc and
- * free call nothing cprof hooks, so they run without the guard (a plain
- * call, and on free a jump). Anything else (the first call of a thread,
+ * and on free the test of cprof's mark (rt.h) and the live-map filter.
+ * glibc's malloc and free call nothing cprof hooks, so they run without
+ * the guard (a plain call, and on free a jump). Anything else (the first call of a thread,
  * cprof's own work, the bootstrap and private heaps, another allocator,
  * a sample) goes to the general paths by a tail call, which leaves no
  * frame of its own on the stack. */
@@ -249,9 +251,12 @@ RT_EXPORT NO_FRAME_POINTER void *malloc(size_t size)
 RT_EXPORT void free(void *p)
 {
     rt_thread_t *t = &rt_self;
-    if (RT_UNLIKELY(!p || t->gate != 0 || is_boot(p) || ownheap_contains(p)))
+    if (RT_UNLIKELY(!p || t->gate != 0))
         return free_slow(p);
-    counters_add_free(t->fast, 1, rt_glibc_usable(p));
+    size_t h = ((const size_t *)p)[-1]; /* glibc's chunk size, or cprof's mark */
+    if (RT_UNLIKELY(h & RT_CPROF_BLOCK))
+        return free_slow(p); /* a bootstrap or private-heap block */
+    counters_add_free(t->fast, 1, rt_glibc_usable_of(h));
     if (RT_UNLIKELY(livemap_maybe(p)))
         return free_sampled(p);
     rt_next.free(p);

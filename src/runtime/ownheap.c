@@ -24,7 +24,9 @@
 #define MAGIC 0x63707266u        /* "cprf" */
 
 /* Before every payload: its block's class, and how far the block starts
- * before this header (non-zero only for over-aligned payloads). */
+ * before this header (non-zero only for over-aligned payloads; a multiple
+ * of 16) with RT_CPROF_BLOCK set: it is the word before the payload, which
+ * free's fast path tests (rt.h). */
 typedef struct {
     uint32_t klass;
     uint32_t magic;
@@ -153,7 +155,7 @@ static void *alloc(size_t size, size_t align)
     header_t *h = (header_t *)p - 1;
     h->klass = (uint32_t)c;
     h->magic = MAGIC;
-    h->offset = (uint64_t)((char *)h - block);
+    h->offset = (uint64_t)((char *)h - block) | RT_CPROF_BLOCK;
     return (void *)p;
 }
 
@@ -193,7 +195,7 @@ void *ownheap_memalign(size_t align, size_t size)
 size_t ownheap_usable(const void *p)
 {
     const header_t *h = (const header_t *)p - 1;
-    return ((size_t)1 << h->klass) - h->offset - sizeof(header_t);
+    return ((size_t)1 << h->klass) - (h->offset & ~RT_CPROF_BLOCK) - sizeof(header_t);
 }
 
 void ownheap_free(void *p)
@@ -203,7 +205,7 @@ void ownheap_free(void *p)
         return; /* not a block start: a double free or a stray pointer */
     h->magic = 0;
     int c = (int)h->klass;
-    free_block_t *b = (free_block_t *)((char *)h - h->offset);
+    free_block_t *b = (free_block_t *)((char *)h - (h->offset & ~RT_CPROF_BLOCK));
     bool keep = false;
     if (c >= RELEASE_CLASS) {
         rt_lock(&lock);

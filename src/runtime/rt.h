@@ -117,11 +117,25 @@ extern bool rt_glibc_chunks __attribute__((visibility("hidden")));
  * default rate. Otherwise the allocator's function, guarded: it may
  * allocate (tcmalloc's first call builds an object with operator new),
  * which must not come back into the hooks. */
-static inline size_t rt_glibc_usable(const void *p)
+static inline size_t rt_glibc_usable_of(size_t h)
 {
-    size_t h = ((const size_t *)p)[-1];
     return (h & ~(size_t)7) - 8 - ((h & 2) << 2); /* IS_MMAPPED (2): 16 */
 }
+
+static inline size_t rt_glibc_usable(const void *p)
+{
+    return rt_glibc_usable_of(((const size_t *)p)[-1]);
+}
+
+/* Set in the word before every block of cprof's own heaps (the bootstrap
+ * buffer's, the private heap's), where a glibc block has its chunk size:
+ * glibc's chunk sizes are multiples of 16 (MALLOC_ALIGNMENT, x86-64 and
+ * arm64), so this bit is clear there. free's fast path, which has read
+ * that word for the usable size anyway, tells cprof's blocks apart with
+ * one test instead of two range compares (about 9 instructions a free).
+ * A glibc with another alignment would only send some frees to the slow
+ * path, which compares the ranges. */
+#define RT_CPROF_BLOCK ((size_t)8)
 
 static inline size_t rt_usable_size(void *p)
 {

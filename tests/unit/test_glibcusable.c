@@ -4,7 +4,8 @@
  * malloc_usable_size: on this machine's glibc (x86-64, and aarch64 under
  * qemu in arm64_units.sh) the two agree for blocks of every kind the hooks
  * see — small, large (mmapped), zeroed, grown and shrunk, aligned — in the
- * main arena and in a thread's. The C library's own functions, found in
+ * main arena and in a thread's; and that header never has the bit that
+ * marks cprof's own blocks (RT_CPROF_BLOCK). The C library's own functions, found in
  * libc.so.6 itself: under ASan the program's malloc is ASan's. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -34,6 +35,8 @@ static void same(void *p)
 {
     assert_non_null(p);
     assert_int_equal(rt_glibc_usable(p), c.malloc_usable_size(p));
+    /* free's fast path takes a block with this bit for cprof's own */
+    assert_int_equal(((const size_t *)p)[-1] & RT_CPROF_BLOCK, 0);
     c.free(p);
 }
 
