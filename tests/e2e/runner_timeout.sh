@@ -6,7 +6,8 @@
 # timeout, and neither the test's $T nor anything else is left in TMPDIR.
 # Nor a program it started under a timeout of its own (as arm64_common.inc's
 # arun runs qemu), which GNU timeout moves to a process group of its own:
-# such a qemu once ran on for 240 s after its test was killed.
+# such a qemu once ran on for 240 s after its test was killed. And the
+# report shows what still ran at the timeout, with its stacks.
 # timeout: 60
 . "$(dirname "$0")/../lib.sh"
 mkdir -p "$T/e2e" "$T/logs" "$T/tmp"
@@ -23,6 +24,11 @@ EOF2
 chmod +x "$T/e2e/sleeper.sh"
 res=$(cd "$TOP" && TMPDIR="$T/tmp" sh tests/run-one.sh "$T/e2e/sleeper.sh" "$T/logs")
 echo "$res" | grep -q '^FAIL .*(timeout after 2s)$' || fail "not reported as a timeout: $res"
+# What still ran is shown, stacks then processes: the sleeper is one
+# (it outlives the snapshot, taken before any signal).
+for l in 'run-one: stacks of ' 'run-one: still running at the timeout (2s):' 'sleeper\.sh'; do
+  echo "$res" | grep -q "$l" || fail "the timeout's report lacks \"$l\": $res"
+done
 [ -s "$T/made" ] || fail "the sleeper made no \$T"
 made=$(cat "$T/made")
 case $made in "$T/tmp/"*) ;; *) fail "the sleeper's \$T is not under TMPDIR: $made" ;; esac
