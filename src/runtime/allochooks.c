@@ -170,10 +170,10 @@ static inline bool own_heap(const rt_thread_t *t)
  * sampler countdown, two counter stores per call, the chunk header read,
  * and on free the test of cprof's mark (rt.h) and the live-map filter.
  * glibc's malloc and free call nothing cprof hooks, so they run without
- * the guard (a plain call, and on free a jump). Anything else (the first call of a thread,
- * cprof's own work, the bootstrap and private heaps, another allocator,
- * a sample) goes to the general paths by a tail call, which leaves no
- * frame of its own on the stack. */
+ * the guard (a plain call, and on free a jump). Anything else (the first
+ * call of a thread, cprof's own work, the bootstrap and private heaps,
+ * another allocator, a sample) goes to the general paths by a tail call,
+ * which leaves no frame of its own on the stack. */
 
 static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
