@@ -5,6 +5,7 @@
 #include "outfile.h"
 #include "runtime/symtab.h"
 #include "procmaps.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -103,9 +104,6 @@ static int grow(profwriter_t *b)
     return 0;
 }
 
-/* The frames a sample keeps at most: the deepest stack a table holds
- * (unwind.h's UNWIND_MAX_DEPTH). */
-#define MAX_FRAMES 256
 
 /* Room in the table for k more return addresses, kept at most half full:
  * checked once a sample, not once a frame. 0 or -ENOMEM. */
@@ -153,8 +151,8 @@ int profwriter_add(profwriter_t *b, const uintptr_t *pcs, uint32_t depth, const 
                   const profile_label_t *labels, size_t nlabels)
 {
     profile_t *p = b->p;
-    if (depth > MAX_FRAMES)
-        depth = MAX_FRAMES;
+    if (depth > UNWIND_MAX_DEPTH) /* the deepest stack a table holds */
+        depth = UNWIND_MAX_DEPTH;
     uint64_t *locs = depth ? profile_alloc_stack(p, NULL, depth) : NULL;
     size_t vsize = p->n_sample_types * sizeof(*values);
     int64_t *v = vsize ? profile_alloc(p, vsize) : NULL;
