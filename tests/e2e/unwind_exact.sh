@@ -91,16 +91,24 @@ gcc -shared -fPIC -o "$T/liba.so" "$PROGS/unwind_reload.S" &&
   gcc -std=gnu11 -g -O1 -o "$T/stacks" "$PROGS/unwind_stacks.c" -ldl -lpthread ||
   fail "cannot build unwind_stacks"
 PROG=$T/stacks
+# The memo is direct-mapped and keyed by addresses (buckets.c), so under
+# ASLR some layouts put stacks the program alternates between in one
+# entry, where they evict each other. The shares asked of these short
+# runs are what every layout gives, not the usual one. reload: of 434
+# stacks, 410 came from the memo in most of 1,500 runs, 372 in the worst
+# seen here, 334 in a CI run; the 300 stacks of its loop, one stack, do
+# whatever the layout (69%). stacks: 1,037-1,049 of 1,950 in most of 760
+# runs, 669 (34%) in the worst.
 for how in dlclose bypass; do
   ARGS="reload $T/liba.so $T/libb.so $how"
   run reload-$how 400 CPROF_UNWIND=cfi
-  cfi_share reload-$how 95 50 80
+  cfi_share reload-$how 95 50 65
   grep -q '^same address: yes$' "$T/reload-$how.out" ||
     { cat "$T/reload-$how.out"; fail "reload-$how: libb.so not loaded where liba.so was"; }
 done
 ARGS=stacks
 run stacks 1500 CPROF_UNWIND=cfi
 # The coroutine's and the handler's stacks are libunwind's, the rest cfi's.
-cfi_share stacks 40 40 40
+cfi_share stacks 40 40 20
 [ "$fallbacks" -ge 200 ] || fail "stacks: only $fallbacks fallbacks (the other stacks)"
 exit 0
