@@ -14,13 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpname.h"
 #include "runtime/cgroupmem.h"
 
-static char dir[64];
+static char dir[256];
 
 static void put(const char *name, const char *text)
 {
-    char path[128];
+    char path[512];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -39,7 +40,7 @@ static void cg_files(const char *current, const char *max, const char *high, con
 static int setup(void **state)
 {
     (void)state;
-    strcpy(dir, "/tmp/test_cgroupmem.XXXXXX");
+    tmpname(dir, sizeof(dir), "test_cgroupmem");
     return mkdtemp(dir) ? 0 : -1;
 }
 
@@ -48,7 +49,7 @@ static int teardown(void **state)
     (void)state;
     static const char *const names[] = {"memory.current", "memory.max", "memory.high",
                                         "memory.events"};
-    char path[128];
+    char path[512];
     for (size_t i = 0; i < 4; i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
         unlink(path);

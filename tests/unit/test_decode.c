@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "tmpname.h"
 #include "gen/gen.h"
 #include "profile/decode.h"
 #include "profile/parse.h"
@@ -587,7 +588,8 @@ static void test_read_file(void **state)
     assert_null(p);
     assert_string_equal(err, "/nonexistent/x.pb.gz: No such file or directory");
 
-    char path[] = "/tmp/cprof-test-decode-XXXXXX";
+    char path[256];
+    tmpname(path, sizeof(path), "cprof-test-decode");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     profgen_opts_t o;
@@ -614,7 +616,8 @@ static void test_read_file(void **state)
 static void test_read_file_windows(void **state)
 {
     (void)state;
-    char path[] = "/tmp/cprof-test-decode-XXXXXX";
+    char path[256];
+    tmpname(path, sizeof(path), "cprof-test-decode");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     profgen_opts_t o;
@@ -645,10 +648,10 @@ static void test_read_file_windows(void **state)
 static void test_read_file_reuse(void **state)
 {
     (void)state;
-    char path[3][32], err[256], why[256];
+    char path[3][256], err[256], why[256];
     profile_t *g[3];
     for (int k = 0; k < 3; k++) {
-        snprintf(path[k], sizeof(path[k]), "/tmp/cprof-test-reuse-XXXXXX");
+        tmpname(path[k], sizeof(path[k]), "cprof-test-reuse");
         int fd = mkstemp(path[k]);
         assert_true(fd >= 0);
         profgen_opts_t o;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpname.h"
 #include "base/fdio.h"
 
 #define BIG (1u << 20) /* far over a pipe's 64 KiB */
@@ -96,7 +97,8 @@ static void test_reader_gone_is_epipe(void **state)
 static void test_regular_file(void **state)
 {
     (void)state;
-    char path[] = "/tmp/test_fdio.XXXXXX";
+    char path[256];
+    tmpname(path, sizeof(path), "test_fdio");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     unlink(path);

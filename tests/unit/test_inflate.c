@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpname.h"
 #include "gen/gen.h"
 #include "tool/fetch/fetch.h"
 
@@ -27,7 +28,9 @@ static char *write_profile(uint64_t seed, size_t *size)
     o.functions = 1500;
     profile_t *p = profgen_make(&o);
     assert_non_null(p);
-    char *path = strdup("/tmp/test_inflate.XXXXXX");
+    char name[256];
+    tmpname(name, sizeof(name), "test_inflate");
+    char *path = strdup(name);
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(profile_write_fd(p, fd), 0);

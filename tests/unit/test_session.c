@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpname.h"
 #include "runtime/session.h"
 
 static int start_rc, stop_rc, starts, stops;
@@ -42,7 +43,7 @@ static session_t fresh(void)
                        .stop = mod_stop};
 }
 
-static char dir[] = "/tmp/cprof-session.XXXXXX";
+static char dir[256];
 
 static bool exists(const char *name)
 {
@@ -145,6 +146,7 @@ static int setup(void **state)
 {
     (void)state;
     /* relative patterns are taken from the current directory */
+    tmpname(dir, sizeof(dir), "cprof-session");
     return mkdtemp(dir) && chdir(dir) == 0 ? 0 : -1;
 }
 

@@ -16,14 +16,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmpname.h"
 #include "tool/ui/settings.h"
 
-static char dir[64], path[128];
+static char dir[256], path[512];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/cprof-settings-XXXXXX");
+    tmpname(dir, sizeof(dir), "cprof-settings");
     if (!mkdtemp(dir))
         return -1;
     snprintf(path, sizeof(path), "%s/pprof/settings.json", dir);
@@ -34,7 +35,7 @@ static int teardown(void **state)
 {
     (void)state;
     unlink(path);
-    char sub[128];
+    char sub[512];
     snprintf(sub, sizeof(sub), "%s/pprof", dir);
     rmdir(sub);
     rmdir(dir);
@@ -96,7 +97,7 @@ static void test_save_layout(void **state)
 static void test_read_any_json(void **state)
 {
     (void)state;
-    char sub[128];
+    char sub[512];
     snprintf(sub, sizeof(sub), "%s/pprof", dir);
     assert_int_equal(mkdir(sub, 0700), 0);
     FILE *f = fopen(path, "w");

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmpname.h"
 #include "profile/profile.h"
 #include "tool/symbolize/demangle.h"
 #include "tool/symbolize/elfobj.h"
@@ -138,7 +139,7 @@ static int setup(void **state)
     memcpy(top, real, strlen(real) + 1);
     snprintf(prog_c, sizeof(prog_c), "%s/tests/progs/symbolize_prog.c", top);
     snprintf(prog_cc, sizeof(prog_cc), "%s/tests/progs/symbolize_cxx.cc", top);
-    snprintf(tmp, sizeof(tmp), "/tmp/cprof-symbolize-XXXXXX");
+    tmpname(tmp, sizeof(tmp), "cprof-symbolize");
     if (!mkdtemp(tmp))
         return -1;
     /* Nothing from the caller's environment may find files for us. */
@@ -191,7 +192,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    if (tmp[0] && strncmp(tmp, "/tmp/cprof-symbolize-", 21) == 0)
+    if (strstr(tmp, "/cprof-symbolize."))
         sh("rm -rf %s", tmp);
     return 0;
 }
