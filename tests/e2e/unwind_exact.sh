@@ -68,11 +68,13 @@ cfi_share() {
 # Each exact mode at the default depth and at a depth the recursion
 # exceeds (walks cut at the maximum). At depth 12 nearly every stack is
 # cut: their buckets come from the memo too, by the stack (buckets.c).
+# Shares over 30 runs (the memo's conflicts move with ASLR): 64%-79% at
+# depth 64, 83%-93% at depth 12.
 ARGS="all 150"
 for depth in 64 12; do
   for mode in libunwind cfi; do
     run $mode-$depth 40000 CPROF_UNWIND=$mode CPROF_DEPTH=$depth
-    [ $mode = cfi ] && cfi_share $mode-$depth 95 50 $([ $depth = 12 ] && echo 75 || echo 25)
+    [ $mode = cfi ] && cfi_share $mode-$depth 95 50 $([ $depth = 12 ] && echo 70 || echo 25)
     go tool pprof -traces -sample_index=alloc_space "$T/deep" "$T/$mode-$depth.pb.gz" 2>/dev/null |
       grep -v -e '^File:' -e '^Type:' -e '^Time:' -e '^Duration:' > "$T/$mode-$depth.traces"
     [ -s "$T/$mode-$depth.traces" ] || fail "$mode-$depth: no traces"
