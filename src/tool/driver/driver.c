@@ -957,11 +957,8 @@ profile_t *driver_fetch(const source_opts_t *s)
         profile_free(p);
         return NULL;
     }
-    if (profile_index(p) < 0) {
-        driver_msg("out of memory");
-        profile_free(p);
-        return NULL;
-    }
+    /* Indexed: symbolize_profile and symbolz_profile leave it so, and
+     * what came after them added no element. */
     if (f.remote)
         save_fetched(p);
     return p;
