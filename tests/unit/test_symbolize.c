@@ -533,6 +533,15 @@ static void test_demangle_modes(void **state)
     expect_demangled("ns::f<int>(int)", DEMANGLE_DEFAULT, "ns::f");
     expect_demangled("ns::f<int>(int)", DEMANGLE_TEMPLATES, "ns::f<int>");
     expect_demangled("main.(*T).M", DEMANGLE_DEFAULT, "main.(*T).M");
+    /* Each mark alone makes a name look demangled ("::", a bracket);
+     * Go's generics and Java's ".<" do not. */
+    expect_demangled("ns::f(int)", DEMANGLE_DEFAULT, "ns::f");
+    expect_demangled("f[2](int)", DEMANGLE_DEFAULT, "f[2]");
+    expect_demangled("f>(int)", DEMANGLE_DEFAULT, "f>");
+    expect_demangled("pkg.F[...](int)", DEMANGLE_DEFAULT, "pkg.F[...]");
+    expect_demangled("pkg.F[int]).m(x)", DEMANGLE_DEFAULT, "pkg.F[int]).m(x)");
+    expect_demangled("a.<init>(int)", DEMANGLE_DEFAULT, "a.<init>(int)");
+    expect_demangled("f(int)", DEMANGLE_DEFAULT, "f(int)");
 
     /* GCC clones of C functions: shown under the function's own name. */
     char *d = demangle_c_name("f.constprop.0.isra.0", DEMANGLE_DEFAULT);
