@@ -284,6 +284,18 @@ static void expect_frame(const profile_t *p, const profile_location_t *l, uint32
         assert_int_equal(l->lines[i].line, line);
 }
 
+/* Every function is found by its id's index entry, not by the scan a
+ * lookup falls back to: symbolize_profile indexes what it adds (the
+ * driver, the graph and the reports look functions up by id). */
+static void assert_fns_indexed(const profile_t *p)
+{
+    for (size_t i = 0; i < p->n_functions; i++) {
+        uint64_t id = p->functions[i].id;
+        assert_true(id < p->n_fn_index);
+        assert_int_equal(p->fn_index ? p->fn_index[id] : id, i + 1);
+    }
+}
+
 /* stderr of symbolize_profile, captured into a file. */
 static char captured[8192];
 
@@ -319,6 +331,8 @@ static void check_c_program(const run_t *r)
     profile_t *p = make_profile(r);
     assert_int_equal(symbolize_capture(p, NULL, NULL), 0);
     assert_string_equal(captured, "");
+    assert_true(p->n_functions > 0);
+    assert_fns_indexed(p);
 
     const profile_location_t *l = site_loc(p, r, "plain");
     assert_int_equal(l->n_lines, 1);
@@ -520,6 +534,15 @@ static void test_demangle_modes(void **state)
     expect_demangled("ns::f<int>(int)", DEMANGLE_DEFAULT, "ns::f");
     expect_demangled("ns::f<int>(int)", DEMANGLE_TEMPLATES, "ns::f<int>");
     expect_demangled("main.(*T).M", DEMANGLE_DEFAULT, "main.(*T).M");
+    /* Each mark alone makes a name look demangled ("::", a bracket);
+     * Go's generics and Java's ".<" do not. */
+    expect_demangled("ns::f(int)", DEMANGLE_DEFAULT, "ns::f");
+    expect_demangled("f[2](int)", DEMANGLE_DEFAULT, "f[2]");
+    expect_demangled("f>(int)", DEMANGLE_DEFAULT, "f>");
+    expect_demangled("pkg.F[...](int)", DEMANGLE_DEFAULT, "pkg.F[...]");
+    expect_demangled("pkg.F[int]).m(x)", DEMANGLE_DEFAULT, "pkg.F[int]).m(x)");
+    expect_demangled("a.<init>(int)", DEMANGLE_DEFAULT, "a.<init>(int)");
+    expect_demangled("f(int)", DEMANGLE_DEFAULT, "f(int)");
 
     /* GCC clones of C functions: shown under the function's own name. */
     char *d = demangle_c_name("f.constprop.0.isra.0", DEMANGLE_DEFAULT);
@@ -662,7 +685,9 @@ static void test_modes(void **state)
     p->mappings[0].has_functions = true;
     assert_int_equal(symbolize_capture(p, NULL, NULL), 0);
     expect_frame(p, &p->locations[0], 0, "given", NULL, 7);
+    assert_fns_indexed(p); /* none added: the first index covers it */
     assert_int_equal(symbolize_capture(p, "force", NULL), 0);
+    assert_fns_indexed(p);
     assert_string_not_equal(p->strings[line_fn(p, &p->locations[0], 0)->name], "given");
     profile_free(p);
 

@@ -935,7 +935,10 @@ profile_t *driver_fetch(const source_opts_t *s)
         }
         p = out;
     }
-    if (profile_check_sums(p, err, sizeof(err)) < 0) {
+    /* One source, no base: combine_profiles checked it as read, and its
+     * merge only adds terms of that sum (no unit to scale to), which then
+     * holds for the result too. Several may scale up, a base subtract. */
+    if ((s->n_sources > 1 || s->base) && profile_check_sums(p, err, sizeof(err)) < 0) {
         driver_msg("%s", err);
         symbolz_sources_free(&f.zs);
         profile_free(p);
@@ -957,11 +960,8 @@ profile_t *driver_fetch(const source_opts_t *s)
         profile_free(p);
         return NULL;
     }
-    if (profile_index(p) < 0) {
-        driver_msg("out of memory");
-        profile_free(p);
-        return NULL;
-    }
+    /* Indexed: symbolize_profile and symbolz_profile leave it so, and
+     * what came after them added no element. */
     if (f.remote)
         save_fetched(p);
     return p;

@@ -239,6 +239,11 @@ static void remove_matching(char *s, char start, char end)
  * Java-style names are not C++. */
 static bool looks_demangled(const char *s)
 {
+    /* One pass answers for most names (C's, every one of strings -top's
+     * 138,097): no character either test looks for. The three strstr and
+     * the strpbrk it saves were 27 M of that run's 3,455 M instructions. */
+    if (!s[strcspn(s, "<>[]:")])
+        return false;
     if (strstr(s, ".<") || strstr(s, "])."))
         return false;
     return strpbrk(s, "<>[]") || strstr(s, "::");

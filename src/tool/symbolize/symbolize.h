@@ -65,6 +65,7 @@ bool symbolize_parse_mode(const char *mode, symbolize_mode_t *m);
  * A missing object file, an unreadable one or a build-id mismatch is not an
  * error: it is reported on stderr ("Local symbolization failed for NAME:
  * ...") and that mapping's locations keep their bare addresses.
+ * On success p is indexed (profile_index), the functions added included.
  * Returns 0, or a negative errno with a message in err. */
 int symbolize_profile(profile_t *p, const symbolize_opts_t *o, char *err, size_t errlen);
 
