@@ -31,6 +31,7 @@
 #define LIVEMAP_CUSTOM (1ull << 63)
 
 #define LIVEMAP_FILTER_SLOTS (1u << 18)
+/* Never NULL: a zeroed table until livemap_init. */
 extern uint8_t *livemap_filter __attribute__((visibility("hidden")));
 
 /* The filter counts live sampled objects per 4 KiB page, the page number
@@ -49,7 +50,7 @@ static inline uint8_t *livemap_filter_slot(const void *p)
 
 static inline bool livemap_maybe(const void *p)
 {
-    return livemap_filter && __atomic_load_n(livemap_filter_slot(p), __ATOMIC_RELAXED);
+    return __atomic_load_n(livemap_filter_slot(p), __ATOMIC_RELAXED);
 }
 
 /* A counter that reaches 255 stays there: its pages are always "maybe",

@@ -212,11 +212,22 @@ static void name_locations(profwriter_t *b)
     while (n < (size_t)p->n_locations * 2)
         n *= 2;
     fnmap_t m = {calloc(n, sizeof(uint64_t)), calloc(n, sizeof(uint64_t)), n - 1};
-    symtab_t *t = m.starts && m.ids ? symtab_take() : NULL;
-    for (size_t i = 0; t && i < p->n_locations; i++) {
+    size_t nl = p->n_locations;
+    uint64_t *addrs = malloc(nl * sizeof(*addrs) + 1), *starts = malloc(nl * sizeof(*starts) + 1);
+    const char **names = malloc(nl * sizeof(*names) + 1);
+    symtab_t *t = m.starts && m.ids && addrs && starts && names ? symtab_take() : NULL;
+    size_t k = 0;
+    for (size_t i = 0; t && i < nl; i++)
+        if (!p->locations[i].n_lines)
+            addrs[k++] = p->locations[i].address;
+    if (t && symtab_lookup_many(t, addrs, k, names, starts) < 0)
+        k = 0;
+    for (size_t i = 0, j = 0; t && i < nl && j < k; i++) {
         profile_location_t *l = &p->locations[i];
-        uint64_t start;
-        const char *name = l->n_lines ? NULL : symtab_lookup_sym(t, l->address, &start);
+        if (l->n_lines)
+            continue;
+        const char *name = names[j];
+        uint64_t start = starts[j++];
         if (!name || !start)
             continue;
         profile_line_t *line = profile_alloc(p, sizeof(*line));
@@ -229,6 +240,9 @@ static void name_locations(profwriter_t *b)
     }
     if (t)
         symtab_put(t);
+    free(addrs);
+    free(starts);
+    free(names);
     free(m.starts);
     free(m.ids);
 }

@@ -42,6 +42,7 @@ typedef struct {
 struct symtab {
     obj_t *objs;
     size_t n, cap;
+    struct names *kept; /* names the last symtab_lookup_many found */
     unsigned long long adds, subs; /* dl_iterate_phdr's counters when built */
 };
 
@@ -63,22 +64,57 @@ static bool is_function(const ElfW(Sym) *s)
            s->st_value != 0;
 }
 
-/* Appends a symbol. A name with a version suffix (.symtab of a library:
- * "free@@GLIBC_2.2.5", or "cfree@GLIBC_2.2.5" for a compat alias) loses
- * it; a single '@' marks the alias hidden, as versym's bit does. */
-static int add_sym(obj_t *o, uint64_t addr, uint64_t size, int rank, bool hidden,
-                   const char *name, size_t maxlen)
+/* The length of a symbol's name as kept, 0 when it is not kept (empty,
+ * or not terminated within maxlen). A version suffix (.symtab of a
+ * library: "free@@GLIBC_2.2.5", or "cfree@GLIBC_2.2.5" for a compat alias)
+ * is cut off; a single '@' marks the alias hidden, as versym's bit does. */
+static size_t name_len(const char *name, size_t maxlen, bool *hidden)
 {
     size_t len = strnlen(name, maxlen);
-    if (len == 0 || len == maxlen)
+    if (len == maxlen)
         return 0;
     const char *at = memchr(name, '@', len);
     if (at) {
-        hidden = hidden || at[1] != '@';
+        *hidden = *hidden || at[1] != '@';
         len = (size_t)(at - name);
-        if (len == 0)
-            return 0;
     }
+    return len;
+}
+
+static size_t underscores(const char *s)
+{
+    size_t n = 0;
+    while (s[n] == '_')
+        n++;
+    return n;
+}
+
+/* Among aliases (one address), the name a reader expects first: a default
+ * version before a compat alias (free, not cfree), fewer leading
+ * underscores (getpid, not __getpid), a global before a weak before a
+ * local binding, then by name, so the choice never depends on the table's
+ * order. Names are the kept lengths' prefixes of x and y. */
+static int alias_cmp(bool hx, int rx, const char *x, size_t lx, bool hy, int ry, const char *y,
+                     size_t ly)
+{
+    if (hx != hy)
+        return hx ? 1 : -1;
+    size_t ux = underscores(x), uy = underscores(y);
+    if (ux != uy)
+        return ux < uy ? -1 : 1;
+    if (rx != ry)
+        return rx - ry;
+    int c = memcmp(x, y, lx < ly ? lx : ly);
+    return c ? c : (lx > ly) - (lx < ly);
+}
+
+/* Appends a symbol. */
+static int add_sym(obj_t *o, uint64_t addr, uint64_t size, int rank, bool hidden,
+                   const char *name, size_t maxlen)
+{
+    size_t len = name_len(name, maxlen, &hidden);
+    if (len == 0)
+        return 0;
     if (o->nsyms == o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 256;
         sym_t *s = realloc(o->syms, cap * sizeof(*s));
@@ -103,6 +139,109 @@ static int add_sym(obj_t *o, uint64_t addr, uint64_t size, int rank, bool hidden
     o->pool[o->pool_len + len] = '\0';
     o->syms[o->nsyms++] = (sym_t){addr, size, (uint32_t)o->pool_len, (uint8_t)rank, hidden};
     o->pool_len += len + 1;
+    return 0;
+}
+
+/* --- the functions of a few addresses, without a table --------------- */
+
+/* The symbol finish() would keep with the highest address in one gap
+ * between the addresses looked up, so far. */
+typedef struct {
+    uint64_t addr, size; /* size: the largest any alias at addr declares */
+    const char *name;    /* in the reader's buffer, then in the names kept */
+    size_t len;
+    int rank;
+    bool hidden, set;
+} best_t;
+
+/* One pass over an object's symbols for the sorted, distinct addresses
+ * pcs[0..n): best[j] is taken among the symbols in (pcs[j-1], pcs[j]], so
+ * the function of pcs[j] is the last set best[k], k <= j, the symbol a
+ * binary search of the sorted table finds. */
+typedef struct {
+    const uint64_t *pcs;
+    best_t *best;
+    size_t n;
+    size_t last;        /* the gap of the symbol offered last */
+    bool named;         /* a symbol with a name was seen (load's f.nsyms > 0) */
+    struct names *kept; /* the bests' names, copied before the reader's buffers go */
+} pick_t;
+
+struct names {
+    struct names *next;
+    char s[];
+};
+
+static void offer(pick_t *pk, uint64_t addr, uint64_t size, int rank, bool hidden,
+                  const char *name, size_t maxlen)
+{
+    /* The first pc at or above addr: the last symbol's, as tables list
+     * most functions in address order, else a binary search. */
+    size_t lo = pk->last, hi = pk->n;
+    if (!(lo < hi ? addr <= pk->pcs[lo] && (lo == 0 || pk->pcs[lo - 1] < addr)
+                  : addr > pk->pcs[lo - 1])) {
+        lo = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pk->pcs[mid] < addr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        pk->last = lo;
+    }
+    best_t *b = lo < pk->n ? &pk->best[lo] : NULL;
+    bool beaten = !b || (b->set && addr < b->addr);
+    if (beaten && pk->named)
+        return;
+    size_t len = name_len(name, maxlen, &hidden);
+    if (len == 0)
+        return;
+    pk->named = true;
+    if (beaten)
+        return;
+    if (b->set && addr == b->addr) {
+        if (b->size > size)
+            size = b->size;
+        if (alias_cmp(hidden, rank, name, len, b->hidden, b->rank, b->name, b->len) >= 0) {
+            b->size = size;
+            return;
+        }
+    }
+    *b = (best_t){addr, size, name, len, rank, hidden, true};
+}
+
+/* Copies the bests' names out of the reader's buffers; 0 or -ENOMEM. */
+static int keep_names(pick_t *pk)
+{
+    size_t total = 0;
+    for (size_t j = 0; j < pk->n; j++)
+        total += pk->best[j].set ? pk->best[j].len + 1 : 0;
+    struct names *k = malloc(sizeof(*k) + total);
+    if (!k)
+        return -ENOMEM;
+    char *p = k->s;
+    for (size_t j = 0; j < pk->n; j++) {
+        best_t *b = &pk->best[j];
+        if (!b->set)
+            continue;
+        memcpy(p, b->name, b->len);
+        p[b->len] = '\0';
+        b->name = p;
+        p += b->len + 1;
+    }
+    k->next = NULL;
+    pk->kept = k;
+    return 0;
+}
+
+/* A symbol a reader found: into o's table, or offered to pk. */
+static int take(obj_t *o, pick_t *pk, uint64_t addr, uint64_t size, int rank, bool hidden,
+                const char *name, size_t maxlen)
+{
+    if (!pk)
+        return add_sym(o, addr, size, rank, hidden, name, maxlen);
+    offer(pk, addr, size, rank, hidden, name, maxlen);
     return 0;
 }
 
@@ -156,9 +295,10 @@ size_t symtab_dynsym_count(const uint32_t *hash, const uint32_t *gnu)
     return (size_t)last + 1;
 }
 
-/* Copies the function symbols of a loaded object's .dynsym (caller holds
- * the loader lock, so the image stays mapped). */
-static int read_loaded_dynsym(obj_t *o, const struct dl_phdr_info *info)
+/* Copies the function symbols of a loaded object's .dynsym into o, or
+ * offers them to pk (caller holds the loader lock, so the image stays
+ * mapped). */
+static int read_loaded_dynsym(obj_t *o, pick_t *pk, const struct dl_phdr_info *info)
 {
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
@@ -188,13 +328,13 @@ static int read_loaded_dynsym(obj_t *o, const struct dl_phdr_info *info)
     for (size_t i = 0; i < n && i < MAX_SYMS_PER_OBJECT; i++) {
         if (!is_function(&syms[i]) || syms[i].st_name >= strsz)
             continue;
-        int rc = add_sym(o, syms[i].st_value + info->dlpi_addr, syms[i].st_size,
-                         rank_of(syms[i].st_info), vs && (vs[i] & 0x8000),
-                         strs + syms[i].st_name, strsz - syms[i].st_name);
+        int rc = take(o, pk, syms[i].st_value + info->dlpi_addr, syms[i].st_size,
+                      rank_of(syms[i].st_info), vs && (vs[i] & 0x8000), strs + syms[i].st_name,
+                      strsz - syms[i].st_name);
         if (rc < 0)
             return rc;
     }
-    return 0;
+    return pk ? keep_names(pk) : 0;
 }
 
 static bool pread_all(int fd, void *buf, size_t len, uint64_t off)
@@ -233,10 +373,10 @@ static size_t file_build_id(int fd, const ElfW(Ehdr) *eh, uint8_t *out)
     return n;
 }
 
-/* Reads o's function symbols from its file into o (empty on entry);
- * -ENOENT when the file is not the loaded object (build id differs) or has
- * no usable symbol table. */
-static int read_file_syms(obj_t *o)
+/* Reads o's function symbols from its file into o (empty on entry), or
+ * offers them to pk; -ENOENT when the file is not the loaded object (build
+ * id differs) or has no usable symbol table. */
+static int read_file_syms(obj_t *o, pick_t *pk)
 {
     int fd = open(o->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -322,14 +462,14 @@ static int read_file_syms(obj_t *o)
             if (!is_function(s) || s->st_name >= st->sh_size)
                 continue;
             bool hidden = vs && (vs[i + j] & 0x8000);
-            if (add_sym(o, s->st_value + o->bias, s->st_size, rank_of(s->st_info), hidden,
-                        strs + s->st_name, st->sh_size - s->st_name) < 0) {
+            if (take(o, pk, s->st_value + o->bias, s->st_size, rank_of(s->st_info), hidden,
+                     strs + s->st_name, st->sh_size - s->st_name) < 0) {
                 rc = -ENOMEM;
                 goto out;
             }
         }
     }
-    rc = 0;
+    rc = pk ? keep_names(pk) : 0;
 out:
     free(vs);
     free(chunk);
@@ -339,32 +479,15 @@ out:
     return rc;
 }
 
-static size_t underscores(const char *s)
-{
-    size_t n = 0;
-    while (s[n] == '_')
-        n++;
-    return n;
-}
-
-/* By address; among aliases, the name a reader expects: a default version
- * before a compat alias (free, not cfree), fewer leading underscores
- * (getpid, not __getpid), a global before a weak before a local binding,
- * then by name, so the choice never depends on the table's order. */
+/* By address; among aliases, alias_cmp's order. */
 static int by_addr(const void *a, const void *b, void *arg)
 {
     const sym_t *x = a, *y = b;
     const char *pool = arg;
     if (x->addr != y->addr)
         return x->addr < y->addr ? -1 : 1;
-    if (x->hidden != y->hidden)
-        return x->hidden ? 1 : -1;
-    size_t ux = underscores(pool + x->name), uy = underscores(pool + y->name);
-    if (ux != uy)
-        return ux < uy ? -1 : 1;
-    if (x->rank != y->rank)
-        return x->rank - y->rank;
-    return strcmp(pool + x->name, pool + y->name);
+    const char *nx = pool + x->name, *ny = pool + y->name;
+    return alias_cmp(x->hidden, x->rank, nx, strlen(nx), y->hidden, y->rank, ny, strlen(ny));
 }
 
 /* Sorts by address; among aliases keeps the first name by_addr orders,
@@ -445,17 +568,24 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* The loaded .dynsym of the object o stands for, while the loader lock
+/* Where a reader puts what it finds (read_loaded_dynsym's o and pk). */
+typedef struct {
+    obj_t *o;
+    pick_t *pk;
+} dest_t;
+
+/* The loaded .dynsym of the object d->o stands for, while the loader lock
  * keeps its image mapped (gone since the table was built: none). */
 static int loaded_dynsym(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    obj_t *o = arg;
+    dest_t *d = arg;
+    obj_t *o = d->o;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (info->dlpi_addr == o->bias && ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
             o->nranges && info->dlpi_addr + ph->p_vaddr == o->ranges[0].lo)
-            return read_loaded_dynsym(o, info) < 0 ? -1 : 1;
+            return read_loaded_dynsym(o, d->pk, info) < 0 ? -1 : 1;
     }
     return 0;
 }
@@ -470,7 +600,7 @@ static void load(obj_t *o)
     o->loaded = true;
     obj_t f = {.path = o->path, .bias = o->bias, .build_id_len = o->build_id_len};
     memcpy(f.build_id, o->build_id, sizeof(f.build_id));
-    if (o->path && read_file_syms(&f) == 0 && f.nsyms > 0) {
+    if (o->path && read_file_syms(&f, NULL) == 0 && f.nsyms > 0) {
         o->syms = f.syms;
         o->nsyms = f.nsyms;
         o->cap = f.cap;
@@ -480,7 +610,8 @@ static void load(obj_t *o)
     } else {
         free(f.syms);
         free(f.pool);
-        if (dl_iterate_phdr(loaded_dynsym, o) < 0) { /* out of memory: none */
+        dest_t d = {o, NULL};
+        if (dl_iterate_phdr(loaded_dynsym, &d) < 0) { /* out of memory: none */
             free(o->syms);
             free(o->pool);
             o->syms = NULL;
@@ -489,6 +620,26 @@ static void load(obj_t *o)
         }
     }
     finish(o);
+}
+
+/* Forgets what pk was offered. */
+static void unpick(pick_t *pk)
+{
+    memset(pk->best, 0, pk->n * sizeof(*pk->best));
+    pk->named = false;
+    free(pk->kept);
+    pk->kept = NULL;
+}
+
+/* Offers o's symbols to pk from where load() would read them. */
+static void pick(obj_t *o, pick_t *pk)
+{
+    if (o->path && read_file_syms(o, pk) == 0 && pk->named)
+        return;
+    unpick(pk);
+    dest_t d = {o, pk};
+    if (dl_iterate_phdr(loaded_dynsym, &d) < 0) /* out of memory: none */
+        unpick(pk);
 }
 
 symtab_t *symtab_build(void)
@@ -505,6 +656,15 @@ symtab_t *symtab_build(void)
     return t;
 }
 
+static void forget_names(symtab_t *t)
+{
+    while (t->kept) {
+        struct names *next = t->kept->next;
+        free(t->kept);
+        t->kept = next;
+    }
+}
+
 void symtab_free(symtab_t *t)
 {
     if (!t)
@@ -515,6 +675,7 @@ void symtab_free(symtab_t *t)
         free(t->objs[i].syms);
         free(t->objs[i].pool);
     }
+    forget_names(t);
     free(t->objs);
     free(t);
 }
@@ -558,34 +719,109 @@ const char *symtab_lookup(symtab_t *t, uint64_t addr)
     return symtab_lookup_sym(t, addr, &start);
 }
 
-const char *symtab_lookup_sym(symtab_t *t, uint64_t addr, uint64_t *start)
+/* The object whose executable segments hold addr, or NULL. */
+static obj_t *object_of(symtab_t *t, uint64_t addr)
 {
     for (size_t i = 0; i < t->n; i++) {
         obj_t *o = &t->objs[i];
-        bool in = false;
-        for (size_t r = 0; r < o->nranges && !in; r++)
-            in = addr >= o->ranges[r].lo && addr < o->ranges[r].hi;
-        if (!in)
-            continue;
-        if (!o->loaded)
-            load(o);
-        size_t lo = 0, hi = o->nsyms; /* first symbol above addr */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (o->syms[mid].addr <= addr)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == 0)
-            return NULL;
-        const sym_t *s = &o->syms[lo - 1];
-        /* A sized symbol must contain addr; an unsized one (assembly)
-         * reaches up to the next symbol. */
-        if (s->size && addr >= s->addr + s->size)
-            return NULL;
-        *start = s->addr;
-        return o->pool + s->name;
+        for (size_t r = 0; r < o->nranges; r++)
+            if (addr >= o->ranges[r].lo && addr < o->ranges[r].hi)
+                return o;
     }
     return NULL;
+}
+
+/* The function containing addr in o's table (read). */
+static const char *lookup_in(const obj_t *o, uint64_t addr, uint64_t *start)
+{
+    size_t lo = 0, hi = o->nsyms; /* first symbol above addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->syms[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const sym_t *s = &o->syms[lo - 1];
+    /* A sized symbol must contain addr; an unsized one (assembly) reaches
+     * up to the next symbol. */
+    if (s->size && addr >= s->addr + s->size)
+        return NULL;
+    *start = s->addr;
+    return o->pool + s->name;
+}
+
+const char *symtab_lookup_sym(symtab_t *t, uint64_t addr, uint64_t *start)
+{
+    obj_t *o = object_of(t, addr);
+    if (!o)
+        return NULL;
+    if (!o->loaded)
+        load(o);
+    return lookup_in(o, addr, start);
+}
+
+typedef struct {
+    uint64_t addr;
+    size_t obj, i; /* t->objs[obj], addrs[i] */
+} want_t;
+
+static int by_obj_addr(const void *a, const void *b)
+{
+    const want_t *x = a, *y = b;
+    if (x->obj != y->obj)
+        return x->obj < y->obj ? -1 : 1;
+    return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+int symtab_lookup_many(symtab_t *t, const uint64_t *addrs, size_t n, const char **names,
+                       uint64_t *starts)
+{
+    want_t *w = malloc(n * sizeof(*w) + 1);
+    uint64_t *pcs = malloc(n * sizeof(*pcs) + 1);
+    best_t *best = calloc(n + 1, sizeof(*best));
+    int rc = w && pcs && best ? 0 : -ENOMEM;
+    size_t nw = 0;
+    forget_names(t); /* a table kept between writes holds one write's */
+    for (size_t i = 0; i < n; i++) {
+        names[i] = NULL;
+        starts[i] = 0;
+        obj_t *o = rc == 0 ? object_of(t, addrs[i]) : NULL;
+        if (o && o->loaded)
+            names[i] = lookup_in(o, addrs[i], &starts[i]);
+        else if (o)
+            w[nw++] = (want_t){addrs[i], (size_t)(o - t->objs), i};
+    }
+    if (nw)
+        qsort(w, nw, sizeof(*w), by_obj_addr);
+    for (size_t a = 0, b; a < nw; a = b) {
+        size_t m = 0;
+        for (b = a; b < nw && w[b].obj == w[a].obj; b++)
+            if (m == 0 || pcs[m - 1] != w[b].addr)
+                pcs[m++] = w[b].addr;
+        pick_t pk = {pcs, best, m, 0, false, NULL};
+        pick(&t->objs[w[a].obj], &pk);
+        const best_t *cur = best[0].set ? &best[0] : NULL;
+        for (size_t k = a, j = 0; k < b; k++) {
+            while (pcs[j] != w[k].addr)
+                if (best[++j].set)
+                    cur = &best[j];
+            /* As lookup_in: a sized symbol must contain the address. */
+            if (cur && (!cur->size || w[k].addr < cur->addr + cur->size)) {
+                names[w[k].i] = cur->name;
+                starts[w[k].i] = cur->addr;
+            }
+        }
+        if (pk.kept) {
+            pk.kept->next = t->kept;
+            t->kept = pk.kept;
+        }
+        memset(best, 0, m * sizeof(*best));
+    }
+    free(w);
+    free(pcs);
+    free(best);
+    return rc;
 }

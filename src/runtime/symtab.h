@@ -47,6 +47,16 @@ const char *symtab_lookup(symtab_t *t, uint64_t addr);
 /* The same, and *start is the function's first address. */
 const char *symtab_lookup_sym(symtab_t *t, uint64_t addr, uint64_t *start);
 
+/* The same for addrs[0..n) at once (any order, repeats allowed): names[i]
+ * and starts[i] (NULL and 0 when none). An object not read yet is not read
+ * into t: one pass over its symbols keeps each address's function alone,
+ * with no table to build and sort. Cheaper when t serves one profile (at
+ * exit); later lookups in the object read it again. Names are valid until
+ * t's next symtab_lookup_many or symtab_free. 0 or -ENOMEM (then names
+ * are NULL). */
+int symtab_lookup_many(symtab_t *t, const uint64_t *addrs, size_t n, const char **names,
+                       uint64_t *starts);
+
 /* Number of .dynsym entries of a loaded object, from its DT_HASH or
  * DT_GNU_HASH table (either NULL when absent; 0 when both are). */
 size_t symtab_dynsym_count(const uint32_t *hash, const uint32_t *gnu);

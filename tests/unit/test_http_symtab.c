@@ -2,14 +2,15 @@
 /* test_http_symtab.c — /debug/pprof/symbol's in-process symbol tables:
  * static functions of the main program (only in .symtab), exported ones,
  * functions of libc (its .dynsym), addresses inside a function, addresses
- * outside any, the preferred name among aliases, and staleness after a
- * dlopen. */
+ * outside any, the preferred name among aliases, the same names looked
+ * up many at once, and staleness after a dlopen. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,17 @@ __attribute__((noinline)) int exported_function(int x)
     __asm__ volatile("" : "+r"(x));
     return local_function(x) + 2;
 }
+
+/* Two names for 64 bytes of code: alias_a, the name chosen, declares 4
+ * bytes; the function reaches as far as its widest alias says. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl alias_a\n.type alias_a, @function\n"
+        ".globl alias_b\n.type alias_b, @function\n"
+        "alias_a:\nalias_b:\n"
+        ".fill 64, 1, 0xc3\n"
+        ".size alias_a, 4\n.size alias_b, 64\n");
+extern char alias_a[];
 
 static symtab_t *table;
 
@@ -57,6 +69,7 @@ static void test_main_program(void **state)
     expect_name((uint64_t)(uintptr_t)local_function, "local_function");
     expect_name((uint64_t)(uintptr_t)local_function + 1, "local_function");
     expect_name((uint64_t)(uintptr_t)exported_function, "exported_function");
+    expect_name((uint64_t)(uintptr_t)alias_a + 32, "alias_a");
 }
 
 static void test_libc(void **state)
@@ -77,6 +90,99 @@ static void test_outside(void **state)
     assert_null(symtab_lookup(table, 0));
     assert_null(symtab_lookup(table, 16));
     assert_null(symtab_lookup(table, UINT64_MAX));
+}
+
+typedef struct {
+    uint64_t *addrs;
+    size_t n, cap;
+} addrs_t;
+
+static void push(addrs_t *a, uint64_t addr)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 4096;
+        a->addrs = realloc(a->addrs, a->cap * sizeof(*a->addrs));
+        assert_non_null(a->addrs);
+    }
+    a->addrs[a->n++] = addr;
+}
+
+typedef struct {
+    addrs_t a;
+    uint64_t stride;
+} sweep_t;
+
+/* Every stride-th byte of each object's code (the main program's, libc's,
+ * the vDSO's, whose symbols come from its loaded image) and 64 bytes
+ * around it. 16: function starts, aliases, the padding after a sized
+ * function, the space below an object's first symbol; a wide stride: many
+ * symbols between two addresses. */
+static int code_addrs(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    sweep_t *sw = arg;
+    const char *name = info->dlpi_name;
+    if (name[0] && !strstr(name, "libc.so") && !strstr(name, "vdso"))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        for (uint64_t a = lo - 64; a < hi + 64; a += sw->stride)
+            push(&sw->a, a);
+    }
+    return 0;
+}
+
+/* symtab_lookup_many finds what symtab_lookup_sym finds, in any order,
+ * with repeats, in objects read or not. */
+static void lookup_many(uint64_t stride)
+{
+    sweep_t sw = {{0}, stride};
+    dl_iterate_phdr(code_addrs, &sw);
+    addrs_t a = sw.a;
+    assert_true(a.n > 100);
+    push(&a, 0);
+    push(&a, UINT64_MAX);
+    push(&a, (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+    push(&a, (uint64_t)(uintptr_t)local_function + 1);
+    for (size_t i = 0; i < a.n; i += 7) /* out of order */
+        push(&a, a.addrs[a.n - 1 - i]);
+    const char **names = calloc(a.n, sizeof(*names));
+    uint64_t *starts = calloc(a.n, sizeof(*starts));
+    assert_non_null(names);
+    assert_non_null(starts);
+    symtab_t *fresh = symtab_build();
+    assert_non_null(fresh);
+    for (int round = 0; round < 2; round++) { /* objects unread, then read */
+        assert_int_equal(symtab_lookup_many(fresh, a.addrs, a.n, names, starts), 0);
+        size_t named = 0;
+        for (size_t i = 0; i < a.n; i++) {
+            uint64_t start = 0;
+            const char *want = symtab_lookup_sym(round ? fresh : table, a.addrs[i], &start);
+            if (!want) {
+                assert_null(names[i]);
+                continue;
+            }
+            assert_non_null(names[i]);
+            assert_string_equal(names[i], want);
+            assert_int_equal(starts[i], start);
+            named++;
+        }
+        assert_true(named > a.n / 4);
+    }
+    symtab_free(fresh);
+    free(names);
+    free(starts);
+    free(a.addrs);
+}
+
+static void test_lookup_many(void **state)
+{
+    (void)state;
+    lookup_many(16);
+    lookup_many(1009);
 }
 
 static void test_stale_after_dlopen(void **state)
@@ -113,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_main_program),
         cmocka_unit_test(test_libc),
         cmocka_unit_test(test_outside),
+        cmocka_unit_test(test_lookup_many),
         cmocka_unit_test(test_stale_after_dlopen),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -630,6 +630,17 @@ static void test_unit_from_density(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* free() asks the filter before livemap_init has mapped it (a free before
+ * cprof's constructor, or with no tables): every pointer is not sampled. */
+static void test_maybe_before_init(void **state)
+{
+    (void)state;
+    static char local;
+    const void *ps[] = {&local, state, (void *)0x1000, (void *)UINTPTR_MAX};
+    for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+        assert_false(livemap_maybe(ps[i]));
+}
+
 /* Past the memory limit an insert fails cleanly instead of crashing. */
 static void test_full(void **state)
 {
@@ -648,7 +659,8 @@ static void test_full(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unit_from_density), /* first: on empty tables, in a child */
+        cmocka_unit_test(test_maybe_before_init), /* first: before livemap_init */
+        cmocka_unit_test(test_unit_from_density), /* on empty tables, in a child */
         cmocka_unit_test(test_memory_per_object), /* on empty tables */
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_exact_sizes),
