@@ -37,6 +37,7 @@ typedef struct {
     char *pool; /* NUL-terminated names */
     size_t pool_len, pool_cap;
     bool loaded; /* syms read: at the first lookup in the object */
+    bool picked; /* a symtab_lookup_many passed over its symbols */
 } obj_t;
 
 struct symtab {
@@ -789,6 +790,11 @@ int symtab_lookup_many(symtab_t *t, const uint64_t *addrs, size_t n, const char 
         names[i] = NULL;
         starts[i] = 0;
         obj_t *o = rc == 0 ? object_of(t, addrs[i]) : NULL;
+        /* A table that serves a second profile (snapshots, HTTP fetches)
+         * will serve more: read the object once rather than pass over its
+         * symbols at every write. */
+        if (o && o->picked && !o->loaded)
+            load(o);
         if (o && o->loaded)
             names[i] = lookup_in(o, addrs[i], &starts[i]);
         else if (o)
@@ -803,6 +809,7 @@ int symtab_lookup_many(symtab_t *t, const uint64_t *addrs, size_t n, const char 
                 pcs[m++] = w[b].addr;
         pick_t pk = {pcs, best, m, 0, false, NULL};
         pick(&t->objs[w[a].obj], &pk);
+        t->objs[w[a].obj].picked = true;
         const best_t *cur = best[0].set ? &best[0] : NULL;
         for (size_t k = a, j = 0; k < b; k++) {
             while (pcs[j] != w[k].addr)
