@@ -26,15 +26,8 @@ FUNCS=${BENCH_FUNCS:-400000}
 STACKS=${BENCH_STACKS:-32000}
 FETCHES=${BENCH_FETCHES:-10}
 RUNS=${BENCH_RUNS:-5}
-say() { echo "http_symbols: $*" >&2; }
-die() { say "$*"; exit 1; }
-command -v curl >/dev/null || die "curl is needed"
-
-make -C "$TOP" -s build/libcprof.so build/libcprof-http.so >&2 || die "cannot build"
-W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$W"' EXIT
-unset http_proxy HTTP_PROXY all_proxy ALL_PROXY
+. "$TOP/bench/lib.sh"
+bench_http_init http_symbols
 LIBS="now=$TOP/build/libcprof.so"
 if [ -n "${BENCH_REF_LIB:-}" ]; then
   [ -r "$(dirname "$BENCH_REF_LIB")/libcprof-http.so" ] ||
