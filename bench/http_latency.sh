@@ -22,15 +22,8 @@ export LC_ALL=C
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 STACKS=${BENCH_STACKS:-100000}
 REQUESTS=${BENCH_REQUESTS:-10}
-say() { echo "http_latency: $*" >&2; }
-die() { say "$*"; exit 1; }
-command -v curl >/dev/null || die "curl is needed"
-
-make -C "$TOP" -s build/libcprof.so build/libcprof-http.so >&2 || die "cannot build"
-W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$W"' EXIT
-unset http_proxy HTTP_PROXY all_proxy ALL_PROXY
+. "$TOP/bench/lib.sh"
+bench_http_init http_latency
 
 gcc -std=gnu11 -O1 -g -o "$W/http_stacks" "$TOP/bench/workloads/http_stacks.c" -lpthread ||
   die "cannot build the workload"

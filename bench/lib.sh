@@ -15,6 +15,21 @@ bench_init() {
   cp "$TOP/build/libcprof.so" "$LIB"
 }
 
+# bench_http_init NAME: for a script serving a workload over CPROF_HTTP:
+# say and die, curl checked, build/libcprof.so and build/libcprof-http.so
+# built, W a scratch directory removed and the workload's pid (when set)
+# killed at exit, proxies unset.
+bench_http_init() {
+  eval "say() { echo \"$1: \$*\" >&2; }"
+  die() { say "$*"; exit 1; }
+  command -v curl >/dev/null || die "curl is needed"
+  make -C "$TOP" -s build/libcprof.so build/libcprof-http.so >&2 || die "cannot build"
+  W=$(mktemp -d "${TMPDIR:-/tmp}/cprof-bench.XXXXXX")
+  pid=""
+  trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$W"' EXIT
+  unset http_proxy HTTP_PROXY all_proxy ALL_PROXY
+}
+
 # timed_run WORKLOAD CONFIG: runs "${CENV[@]}" "${CMD[@]}" (set by the
 # caller) under GNU time, its output in $W/out, which must equal the
 # plain run's ($W/want.WORKLOAD, kept from the first plain run); appends

@@ -23,6 +23,11 @@ struct profwriter {
     /* return address -> location id, open addressing, grown by doubling */
     uint64_t *keys, *ids;
     size_t mask, n;
+    /* Locations name_locations looked up: a second write of the profile
+     * (memprof's settle) looks up none again, so it cannot read a symbol
+     * table after the memory was measured (symtab_lookup_many reads an
+     * object the second time). */
+    size_t looked_up;
 };
 
 profwriter_t *profwriter_new(void)
@@ -216,13 +221,15 @@ static void name_locations(profwriter_t *b)
     uint64_t *addrs = malloc(nl * sizeof(*addrs) + 1), *starts = malloc(nl * sizeof(*starts) + 1);
     const char **names = malloc(nl * sizeof(*names) + 1);
     symtab_t *t = m.starts && m.ids && addrs && starts && names ? symtab_take() : NULL;
-    size_t k = 0;
-    for (size_t i = 0; t && i < nl; i++)
+    size_t k = 0, from = b->looked_up;
+    for (size_t i = from; t && i < nl; i++)
         if (!p->locations[i].n_lines)
             addrs[k++] = p->locations[i].address;
     if (t && symtab_lookup_many(t, addrs, k, names, starts) < 0)
         k = 0;
-    for (size_t i = 0, j = 0; t && i < nl && j < k; i++) {
+    else if (t)
+        b->looked_up = nl;
+    for (size_t i = from, j = 0; t && i < nl && j < k; i++) {
         profile_location_t *l = &p->locations[i];
         if (l->n_lines)
             continue;

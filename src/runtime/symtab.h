@@ -48,12 +48,14 @@ const char *symtab_lookup(symtab_t *t, uint64_t addr);
 const char *symtab_lookup_sym(symtab_t *t, uint64_t addr, uint64_t *start);
 
 /* The same for addrs[0..n) at once (any order, repeats allowed): names[i]
- * and starts[i] (NULL and 0 when none). An object not read yet is not read
- * into t: one pass over its symbols keeps each address's function alone,
- * with no table to build and sort. Cheaper when t serves one profile (at
- * exit); later lookups in the object read it again. Names are valid until
- * t's next symtab_lookup_many or symtab_free. 0 or -ENOMEM (then names
- * are NULL). */
+ * and starts[i] (NULL and 0 when none). The first time, an object not read
+ * yet is not read into t: one pass over its symbols keeps each address's
+ * function alone, with no table to build and sort. Cheaper when t serves
+ * one profile (at exit); the second time (t serves periodic or HTTP
+ * writes) the object is read into t, as a single lookup reads it, so later
+ * writes do not pass over its symbols again. Names are valid until t's
+ * next symtab_lookup_many or symtab_free. 0 or -ENOMEM (then names are
+ * NULL). */
 int symtab_lookup_many(symtab_t *t, const uint64_t *addrs, size_t n, const char **names,
                        uint64_t *starts);
 

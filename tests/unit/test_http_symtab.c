@@ -136,7 +136,7 @@ static int code_addrs(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* symtab_lookup_many finds what symtab_lookup_sym finds, in any order,
- * with repeats, in objects read or not. */
+ * with repeats, in objects read or not; the second batch reads them. */
 static void lookup_many(uint64_t stride)
 {
     sweep_t sw = {{0}, stride};
@@ -154,12 +154,19 @@ static void lookup_many(uint64_t stride)
     assert_true(names && wants && starts && want_starts);
     symtab_t *fresh = symtab_build();
     assert_non_null(fresh);
-    /* Objects unread (the single lookups go to the other table), then
-     * read (they go to this one first, which reads its objects). */
-    for (int round = 0; round < 2; round++) {
-        for (size_t i = 0; i < a.n; i++)
+    /* Round 0: objects unread, the batch passes over their symbols (the
+     * single lookups go to the other table). Round 1: batched a second
+     * time, they are read into fresh, so the names are the table's own,
+     * the very strings the single lookups after the batch return. Round 2:
+     * read before the batch. */
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < a.n && round != 1; i++)
             wants[i] = symtab_lookup_sym(round ? fresh : table, a.addrs[i], &want_starts[i]);
         assert_int_equal(symtab_lookup_many(fresh, a.addrs, a.n, names, starts), 0);
+        for (size_t i = 0; i < a.n && round == 1; i++) {
+            wants[i] = symtab_lookup_sym(fresh, a.addrs[i], &want_starts[i]);
+            assert_ptr_equal(names[i], wants[i]);
+        }
         size_t named = 0;
         for (size_t i = 0; i < a.n; i++) {
             if (!wants[i]) {
