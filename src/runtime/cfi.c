@@ -560,7 +560,7 @@ static int first_subs(struct dl_phdr_info *info, size_t size, void *arg)
 static void check_subs(void)
 {
     unsigned long long subs = __atomic_load_n(&known_subs, __ATOMIC_RELAXED);
-    dl_iterate_phdr(first_subs, &subs);
+    rt_iterate_phdr(first_subs, &subs);
     note_subs(subs);
 }
 
@@ -618,7 +618,7 @@ static rule_t compute(uintptr_t pc)
 {
     rule_t none = {.kind = RULE_NONE};
     find_t f = {.pc = pc - 1, .subs = __atomic_load_n(&known_subs, __ATOMIC_RELAXED)};
-    int found = dl_iterate_phdr(find_module, &f);
+    int found = rt_iterate_phdr(find_module, &f);
     note_subs(f.subs);
     if (!found)
         return none;

@@ -324,7 +324,7 @@ void cpuring_prepare(void)
     static const char *const names[NUNSAFE] = {"gnu_get_libc_version", "__tls_get_addr", "malloc"};
     for (int k = 0; k < NUNSAFE; k++) {
         uintptr_t r[3] = {(uintptr_t)dlsym(RTLD_DEFAULT, names[k]), 0, 0};
-        if (r[0] && dl_iterate_phdr(module_span, r)) {
+        if (r[0] && rt_iterate_phdr(module_span, r)) {
             unsafe[k].lo = r[1];
             unsafe[k].hi = r[2];
         }

@@ -223,7 +223,7 @@ int gotpatch_apply(const gotpatch_sym_t *syms, size_t n)
     apply_t a = {.syms = syms, .n = n, .maps = procmaps_slurp("/proc/self/maps", NULL)};
     pending = false;
     gotpatch_modules_changed(); /* the counters as of this pass */
-    dl_iterate_phdr(apply_module, &a);
+    rt_iterate_phdr(apply_module, &a);
     free((void *)a.maps);
     return a.full ? -ENOMEM : a.changed;
 }
@@ -263,7 +263,7 @@ int gotpatch_restore(const gotpatch_sym_t *syms, size_t n)
 {
     restore_t r = {.syms = syms, .n = n};
     if (log_ents)
-        dl_iterate_phdr(restore_module, &r);
+        rt_iterate_phdr(restore_module, &r);
     return r.restored;
 }
 
@@ -280,7 +280,7 @@ static int counters(struct dl_phdr_info *info, size_t size, void *arg)
 bool gotpatch_modules_changed(void)
 {
     unsigned long long c[2] = {0, 0};
-    dl_iterate_phdr(counters, c);
+    rt_iterate_phdr(counters, c);
     bool changed = c[0] != seen_adds || c[1] != seen_subs || pending;
     seen_adds = c[0];
     seen_subs = c[1];
@@ -347,6 +347,6 @@ static int exports_module(struct dl_phdr_info *info, size_t size, void *arg)
 int gotpatch_exports(const void *addr, const char *skip_prefix, gotpatch_sym_t *out, size_t max)
 {
     exports_t x = {addr, skip_prefix, out, max, 0};
-    int rc = dl_iterate_phdr(exports_module, &x);
+    int rc = rt_iterate_phdr(exports_module, &x);
     return rc < 0 ? rc : rc == 0 ? -ENOENT : x.n;
 }

@@ -967,7 +967,7 @@ static int scan(heap_snapshot_t *out, uintptr_t self_sp)
     s.all_sampled = all_sampled == 1;
     s.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     int64_t t0 = mono_us();
-    dl_iterate_phdr(add_object, &s);
+    rt_iterate_phdr(add_object, &s);
     int rc = read_tids(&s);
     if (rc == 0)
         rc = read_excluded(&s);

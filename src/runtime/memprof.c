@@ -811,7 +811,7 @@ static int build(mem_t *m, profwriter_t *w)
         rc = add_range(m, ownheap_base, ownheap_base + ownheap_size,
                        owner(m, C_CPROF, OWN_HEAP, NULL));
     if (rc == 0)
-        rc = dl_iterate_phdr(add_object, m) ? -ENOMEM : 0;
+        rc = rt_iterate_phdr(add_object, m) ? -ENOMEM : 0;
     if (rc == 0)
         rc = add_stacks(m);
     /* the program's sampled mmaps, each with its stack */

@@ -1,6 +1,8 @@
 /* procmaps.c — executable mappings and build ids (see procmaps.h). */
 #include "procmaps.h"
 
+#include "rt.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -166,7 +168,7 @@ int procmaps_read(procmap_t **out, size_t *n_out)
         return -ENOMEM;
     qsort(m, n, sizeof(*m), cmp_start);
     note_ctx_t ctx = {m, n};
-    dl_iterate_phdr(note_cb, &ctx);
+    rt_iterate_phdr(note_cb, &ctx);
     /* The main executable first (stable: its own segments keep order). */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <linux/futex.h>
@@ -47,6 +48,26 @@ void rt_futex_wait(void *w, uint32_t v, int64_t timeout_ns)
 void rt_futex_wake(void *w, int n)
 {
     syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* The kernel's signal set (64 bits on x86-64 and arm64): SIGPROF, and
+ * each signal added by rt_loader_block. */
+static uint64_t loader_sigs = 1ull << (SIGPROF - 1);
+
+void rt_loader_block(int sig)
+{
+    __atomic_fetch_or(&loader_sigs, 1ull << (sig - 1), __ATOMIC_RELAXED);
+}
+
+int rt_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    /* The system call itself: glibc's sigprocmask is interposed by cprof
+     * (sigmask.c), and this may run in a handler (aarch64's cfi walk). */
+    uint64_t block = __atomic_load_n(&loader_sigs, __ATOMIC_RELAXED), old;
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(block));
+    int rc = dl_iterate_phdr(cb, arg);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+    return rc;
 }
 
 int rt_spawn(void *th, void *(*fn)(void *), const char *name)

@@ -165,6 +165,28 @@ static inline int64_t rt_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* dl_iterate_phdr(cb, arg) with the signals whose handlers unwind blocked
+ * (SIGPROF and those of rt_loader_block), as libunwind blocks signals
+ * around its own calls. glibc's loader lock is a recursive mutex, which a
+ * handler re-enters while its thread holds it (cprof's CPU and threads
+ * handlers do: libunwind looks unwind rules up through dl_iterate_phdr),
+ * but not in the few instructions where the thread has taken the lock
+ * word without yet being its owner, or gave up ownership without yet
+ * releasing the word: a handler there waits for its own thread forever
+ * (seen at rate 1 with a CPU profile: a sample during the cfi walk's
+ * dl_iterate_phdr). A signal that comes meanwhile is taken as this
+ * returns, with the thread's stack whole. Not every signal: a leak scan
+ * counts a thread that blocks its stop signal as missed (stopworld.c).
+ * Two system calls a call. Every call cprof makes goes through here
+ * (tests/e2e/runtime_symbols.sh, test_rt). The program's own calls are
+ * not covered: a CPU sample in those instructions of theirs still waits
+ * forever (seen with a thread calling dl_iterate_phdr in a loop, 10 kHz). */
+struct dl_phdr_info;
+int rt_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* Adds sig to what rt_iterate_phdr blocks: a signal whose handler unwinds
+ * with libunwind (the threads profile's). */
+void rt_loader_block(int sig);
+
 /* Starts a cprof thread running fn(NULL), named name, that takes none of
  * the program's signals (it is created with every signal blocked); into
  * *th, or detached when th is NULL. 0 or a negative errno. Not for hooks

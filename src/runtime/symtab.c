@@ -1,6 +1,8 @@
 /* symtab.c — function symbols of the loaded objects (see symtab.h). */
 #include "symtab.h"
 
+#include "rt.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* rt_iterate_phdr (rt.h) in libcprof.so, where this runs on the program's
+ * threads; libcprof-http.so links this object without rt.c (the weak
+ * reference is NULL there), and runs it on cprof's own threads, which
+ * take no CPU-profile or dump signal. */
+__attribute__((weak, visibility("hidden"))) int
+rt_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+
+static int iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    return rt_iterate_phdr ? rt_iterate_phdr(cb, arg) : dl_iterate_phdr(cb, arg);
+}
 
 #define MAX_SYMS_PER_OBJECT (64u << 20) /* entries of one symbol table read */
 #define MAX_STRTAB (1u << 30)           /* bytes of one string table read */
@@ -654,7 +668,7 @@ static void load(obj_t *o)
         free(f.syms);
         free(f.pool);
         dest_t d = {o, NULL};
-        if (dl_iterate_phdr(loaded_dynsym, &d) < 0) { /* out of memory: none */
+        if (iterate_phdr(loaded_dynsym, &d) < 0) { /* out of memory: none */
             free(o->syms);
             free(o->pool);
             o->syms = NULL;
@@ -681,7 +695,7 @@ static void pick(obj_t *o, pick_t *pk)
         return;
     unpick(pk);
     dest_t d = {o, pk};
-    if (dl_iterate_phdr(loaded_dynsym, &d) < 0) /* out of memory: none */
+    if (iterate_phdr(loaded_dynsym, &d) < 0) /* out of memory: none */
         unpick(pk);
 }
 
@@ -691,7 +705,7 @@ symtab_t *symtab_build(void)
     if (!t)
         return NULL;
     build_ctx_t c = {t, 0};
-    dl_iterate_phdr(collect, &c);
+    iterate_phdr(collect, &c);
     if (c.rc < 0) {
         symtab_free(t);
         return NULL;
@@ -735,7 +749,7 @@ static int first_counters(struct dl_phdr_info *info, size_t size, void *arg)
 bool symtab_stale(const symtab_t *t)
 {
     unsigned long long c[2] = {0, 0};
-    dl_iterate_phdr(first_counters, c);
+    iterate_phdr(first_counters, c);
     return c[0] != t->adds || c[1] != t->subs;
 }
 

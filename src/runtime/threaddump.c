@@ -183,7 +183,7 @@ static bool in_self(uintptr_t pc)
 int threaddump_self(uintptr_t *pcs, int max_depth)
 {
     if (nself_text < 0)
-        dl_iterate_phdr(find_text, (void *)(uintptr_t)threaddump_self);
+        rt_iterate_phdr(find_text, (void *)(uintptr_t)threaddump_self);
     uintptr_t buf[SLOT_DEPTH + 16];
     int want = (max_depth < SLOT_DEPTH ? max_depth : SLOT_DEPTH) + 16;
 #ifdef CPROF_NO_LIBUNWIND /* the musl runtime: the heap sampler's walk */
@@ -233,6 +233,7 @@ static int install_locked(void)
             if (dump_sig)
                 rt_warn("signal %d has another handler now; thread stacks use signal %d", dump_sig,
                         s);
+            rt_loader_block(s); /* its handler unwinds (rt.h) */
             __atomic_store_n(&dump_sig, s, __ATOMIC_RELAXED);
             return s;
         }

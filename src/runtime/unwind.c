@@ -119,7 +119,7 @@ void unwind_init(int which, int depth, bool check_each)
     if (learned)
         return;
     learned = true;
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
+    rt_iterate_phdr(find_self, (void *)(uintptr_t)unwind_init);
     skip_symbols();
     merge_skips();
 #ifndef CPROF_NO_LIBUNWIND

@@ -11,7 +11,8 @@
 # munmap, mremap, brk and sbrk (the memory profile's stacks of mappings) and the
 # cprof_ API; it
 # depends on no C++ runtime; and it never calls pthread mutexes (its own
-# locks must stay invisible to a program's or cprof's mutex interposers).
+# locks must stay invisible to a program's or cprof's mutex interposers);
+# and its objects enter the loader's lock only through rt_iterate_phdr.
 # timeout: 30
 . "$(dirname "$0")/../lib.sh"
 
@@ -43,5 +44,15 @@ done
 imports=$(nm -D --undefined-only "$LIB" | awk '{print $2}')
 echo "$imports" | grep -E '^pthread_mutex_|^pthread_spin_' && fail "libcprof.so uses pthread locks"
 ldd "$LIB" | grep -E 'libstdc\+\+|libmicrohttpd|libcurl' && fail "unexpected dependency"
+# The loader's lock only through rt_iterate_phdr (rt.h), which keeps a
+# signal handler on the thread from entering it too: rt.o, and symtab.o
+# for its copy in libcprof-http.so, which has no rt.o.
+for o in "$BUILD"/pic/src/runtime/*.o; do
+  nm -u "$o" | grep -qw dl_iterate_phdr || continue
+  case "${o##*/}" in
+    rt.o|symtab.o) ;;
+    *) fail "${o##*/} calls dl_iterate_phdr, not rt_iterate_phdr" ;;
+  esac
+done
 note "exports: $(echo $exports)"
 exit 0
